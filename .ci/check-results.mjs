@@ -1,0 +1,35 @@
+// Fails CI when the PostgreSQL or Redis tests were skipped instead of run.
+// Every test file runs in the sqlite project and, except the ones below, again in the postgres project.
+import { readFileSync } from 'node:fs'
+import { relative } from 'node:path'
+
+const sqliteOnly = [/\.redis\.test\.ts$/, /\.s3\.test\.ts$/, /^test\/config\.test\.ts$/]
+const report = JSON.parse(readFileSync(process.argv[2], 'utf8'))
+const problems = []
+const runs = new Map()
+for (const file of report.testResults) {
+  const name = relative(process.cwd(), file.name)
+  const entry = runs.get(name) ?? { runs: 0, passed: 0, skipped: 0 }
+  entry.runs += 1
+  for (const test of file.assertionResults) {
+    if (test.status === 'passed') entry.passed += 1
+    else if (test.status === 'pending' || test.status === 'skipped' || test.status === 'todo') entry.skipped += 1
+  }
+  runs.set(name, entry)
+}
+for (const [name, entry] of runs) {
+  const expected = sqliteOnly.some((pattern) => pattern.test(name)) ? 1 : 2
+  if (entry.runs !== expected) problems.push(`${name} ran ${entry.runs} time(s), expected ${expected} (is TEST_DATABASE_URL set?)`)
+  if (/\.(redis|s3)\.test\.ts$/.test(name) && (entry.skipped > 0 || entry.passed === 0)) {
+    problems.push(`${name}: ${entry.skipped} test(s) skipped, ${entry.passed} passed (is TEST_REDIS_URL set?)`)
+  }
+}
+if (![...runs.keys()].some((name) => name.endsWith('.redis.test.ts'))) problems.push('no Redis test file ran')
+if (report.numFailedTests > 0 || !report.success) problems.push(`${report.numFailedTests} test(s) failed`)
+if (problems.length > 0) {
+  console.error(`CI check failed:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+  process.exit(1)
+}
+const total = [...runs.values()].reduce((n, e) => n + e.passed, 0)
+console.log(`CI check: ${runs.size} test files; PostgreSQL and Redis tests ran.`)
+console.log(`${total} passed, 0 failed`)

@@ -1,0 +1,555 @@
+// The seven scenarios. Each measures the service against its yardstick in the same run (the
+// baseline server, the same work without the storm, or the same SQL without HTTP) and says, per
+// target of issue 5, whether it is met.
+import { randomBytes } from 'node:crypto'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { connectDatabase } from '../src/db/connect.js'
+import type { DirectCheckoutSpec } from './direct-checkout.js'
+import { alternate, measure, type Summary, summarize } from './measure.js'
+import { type RunningServer, rssMiB, runChild, startBaseline, startService } from './processes.js'
+import { recordResponses, sendRequest } from './recording.js'
+import type { SeededShop } from './seed.js'
+import type { DbKind, DirectCheckoutResult, LoadSpec, RequestSpec, Sample } from './types.js'
+
+export const SCENARIOS = ['catalog-list', 'catalog-item', 'catalog-filter', 'cart-view', 'checkout', 'login-storm', 'upload'] as const
+export type ScenarioName = (typeof SCENARIOS)[number]
+
+export interface Settings {
+  quick: boolean
+  /** Length of one measured window. */
+  seconds: number
+  warmupSeconds: number
+  /** Windows per contender (at least 3). */
+  rounds: number
+  /** Concurrent connections of the read scenarios. */
+  connections: number
+  uploadsPerRound: number
+}
+
+/** A running service on a seeded database. */
+export interface Shop {
+  kind: DbKind
+  databaseUrl: string
+  service: RunningServer
+  seeded: SeededShop
+  scratchDir: string
+}
+
+/** One line of the results table. */
+export interface Row {
+  scenario: ScenarioName
+  server: string
+  summary: Summary
+  /** The comparison with the yardstick, in words ("0.74× req/s, 1.6× p99"). */
+  versus: string
+}
+
+export interface TargetCheck {
+  scenario: ScenarioName
+  target: string
+  measured: string
+  met: boolean
+}
+
+export interface ScenarioResult {
+  name: ScenarioName
+  rows: Row[]
+  targets: TargetCheck[]
+  notes: string[]
+  samples: Record<string, Sample[]>
+  /** Figures other scenarios compare with (catalog-item's rate). */
+  figures?: Record<string, number>
+}
+
+const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a')
+
+/** Logs the customers in over HTTP, as a client would, a few at a time. */
+export async function logIn(origin: string, emails: readonly string[], password: string): Promise<string[]> {
+  const tokens: string[] = new Array(emails.length)
+  let next = 0
+  const worker = async () => {
+    for (let i = next++; i < emails.length; i = next++) {
+      const response = await sendRequest(origin, {
+        method: 'POST',
+        path: '/auth/login',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: emails[i], password }),
+      })
+      if (response.status !== 200) throw new Error(`login of ${emails[i]}: ${response.status} ${response.body.toString()}`)
+      tokens[i] = (JSON.parse(response.body.toString()) as { token: string }).token
+    }
+  }
+  await Promise.all(Array.from({ length: 4 }, worker))
+  return tokens
+}
+
+/** Up to `count` distinct ids, spread over the whole range. */
+function spreadIds(ids: readonly number[], count: number): number[] {
+  if (ids.length <= count) return [...ids]
+  const step = ids.length / count
+  return Array.from({ length: count }, (_, i) => ids[Math.floor(i * step)] as number)
+}
+
+function versusBaseline(service: Summary, baseline: Summary): string {
+  return `${fixed(service.rps / baseline.rps)}× req/s, ${fixed(service.p99 / baseline.p99, 1)}× p99`
+}
+
+function checkNoErrors(label: string, summary: Summary, notes: string[]): void {
+  if (summary.non2xx > 0 || summary.errors > 0) {
+    notes.push(`${label}: ${summary.non2xx} non-2xx responses and ${summary.errors} connection errors out of ${summary.requests}`)
+  }
+}
+
+/**
+ * The service against a baseline answering the service's own recorded bytes, alternately.
+ * `rpsGoal`/`p99Goal` are issue 5's targets (ratio to the baseline), when the scenario has them.
+ */
+async function againstBaseline(
+  name: ScenarioName,
+  shop: Shop,
+  settings: Settings,
+  requests: RequestSpec[],
+  goals: { rps?: number; p99?: number } = {},
+  /** Also measure a bare Fastify answering the same bytes: the framework's own ceiling. */
+  withBareFastify = false,
+): Promise<ScenarioResult> {
+  const recordings = await recordResponses(shop.service.origin, requests)
+  const baseline = await startBaseline(recordings, shop.scratchDir)
+  const bareFastify = withBareFastify ? await startBaseline(recordings, shop.scratchDir, 'fastify') : undefined
+  const load = { connections: settings.connections, requests }
+  try {
+    const [serviceSamples = [], baselineSamples = [], fastifySamples = []] = await alternate(
+      [
+        { run: (seconds: number) => measure(shop.service, { ...load, durationSeconds: seconds }) },
+        { run: (seconds: number) => measure(baseline, { ...load, durationSeconds: seconds }) },
+        ...(bareFastify ? [{ run: (seconds: number) => measure(bareFastify, { ...load, durationSeconds: seconds }) }] : []),
+      ],
+      settings.rounds,
+      settings.seconds,
+      settings.warmupSeconds,
+    )
+    const service = summarize(serviceSamples)
+    const base = summarize(baselineSamples)
+    const notes: string[] = []
+    checkNoErrors(`${name} service`, service, notes)
+    checkNoErrors(`${name} baseline`, base, notes)
+    const targets: TargetCheck[] = []
+    if (goals.rps !== undefined) {
+      const ratio = service.rps / base.rps
+      targets.push({ scenario: name, target: `req/s ≥ ${goals.rps} × baseline`, measured: `${fixed(ratio)}×`, met: ratio >= goals.rps })
+    }
+    if (goals.p99 !== undefined) {
+      const ratio = service.p99 / base.p99
+      targets.push({ scenario: name, target: `p99 ≤ ${goals.p99} × baseline`, measured: `${fixed(ratio)}×`, met: ratio <= goals.p99 })
+    }
+    return {
+      name,
+      rows: [
+        { scenario: name, server: 'service', summary: service, versus: versusBaseline(service, base) },
+        { scenario: name, server: 'baseline', summary: base, versus: '1.00× (yardstick)' },
+        ...(bareFastify
+          ? [{ scenario: name, server: 'bare Fastify, same bytes', summary: summarize(fastifySamples), versus: versusBaseline(summarize(fastifySamples), base) }]
+          : []),
+      ],
+      targets,
+      notes,
+      samples: { service: serviceSamples, baseline: baselineSamples, ...(bareFastify ? { bareFastify: fastifySamples } : {}) },
+      figures: { serviceRps: service.rps, serviceP99: service.p99 },
+    }
+  } finally {
+    await baseline.stop()
+    await bareFastify?.stop()
+  }
+}
+
+function itemRequests(shop: Shop): RequestSpec[] {
+  return spreadIds(shop.seeded.productIds, 1000).map((id) => ({ method: 'GET', path: `/products/${id}` }))
+}
+
+export function catalogList(shop: Shop, settings: Settings): Promise<ScenarioResult> {
+  return againstBaseline('catalog-list', shop, settings, [{ method: 'GET', path: '/products?limit=100' }], { rps: 0.7, p99: 2 })
+}
+
+export async function catalogItem(shop: Shop, settings: Settings): Promise<ScenarioResult> {
+  const result = await againstBaseline('catalog-item', shop, settings, itemRequests(shop), { rps: 0.7, p99: 2 }, true)
+  const coherence = await checkCacheCoherence(shop)
+  result.targets.push(...coherence.targets)
+  result.notes.push(...coherence.notes)
+  return result
+}
+
+export async function cartView(shop: Shop, settings: Settings): Promise<ScenarioResult> {
+  const tokens = await logIn(shop.service.origin, shop.seeded.cartCustomerEmails, shop.seeded.password)
+  const requests = tokens.map((token) => ({ method: 'GET', path: '/cart', headers: { authorization: `Bearer ${token}` } }))
+  return againstBaseline('cart-view', shop, settings, requests)
+}
+
+/**
+ * The filter on the large shop, against its baseline and against catalog-item on the same shop,
+ * in turn (filter, baseline, item, filter, baseline, item …).
+ */
+export async function catalogFilter(shop: Shop, settings: Settings): Promise<ScenarioResult> {
+  const name = 'catalog-filter'
+  const requests = shop.seeded.categoryIds.map((id) => ({
+    method: 'GET',
+    path: `/products?categoryId=${id}&sort=price_asc&limit=20`,
+  }))
+  const items = itemRequests(shop)
+  const recordings = await recordResponses(shop.service.origin, requests)
+  const baseline = await startBaseline(recordings, shop.scratchDir)
+  try {
+    const [filterSamples = [], baselineSamples = [], itemSamples = []] = await alternate(
+      [
+        { run: (seconds) => measure(shop.service, { connections: settings.connections, requests, durationSeconds: seconds }) },
+        { run: (seconds) => measure(baseline, { connections: settings.connections, requests, durationSeconds: seconds }) },
+        { run: (seconds) => measure(shop.service, { connections: settings.connections, requests: items, durationSeconds: seconds }) },
+      ],
+      settings.rounds,
+      settings.seconds,
+      settings.warmupSeconds,
+    )
+    const filter = summarize(filterSamples)
+    const base = summarize(baselineSamples)
+    const item = summarize(itemSamples)
+    const notes: string[] = []
+    checkNoErrors('catalog-filter service', filter, notes)
+    checkNoErrors('catalog-item (100k) service', item, notes)
+    const ratio = filter.rps / item.rps
+    const products = shop.seeded.productIds.length.toLocaleString('en-US')
+    return {
+      name,
+      rows: [
+        { scenario: name, server: 'service', summary: filter, versus: `${versusBaseline(filter, base)}; ${fixed(ratio)}× catalog-item` },
+        { scenario: name, server: 'baseline', summary: base, versus: '1.00× (yardstick)' },
+        { scenario: name, server: `service, catalog-item on ${products}`, summary: item, versus: 'yardstick of the filter' },
+      ],
+      targets: [{ scenario: name, target: `req/s ≥ 0.5 × catalog-item (${products} products)`, measured: `${fixed(ratio)}×`, met: ratio >= 0.5 }],
+      notes,
+      samples: { service: filterSamples, baseline: baselineSamples, item: itemSamples },
+    }
+  } finally {
+    await baseline.stop()
+  }
+}
+
+/** catalog-item alone, then catalog-item while 16 connections log in without pause, alternately. */
+export async function loginStorm(shop: Shop, settings: Settings): Promise<ScenarioResult> {
+  const name = 'login-storm'
+  const items = itemRequests(shop)
+  const logins: RequestSpec[] = shop.seeded.cartCustomerEmails.map((email) => ({
+    method: 'POST',
+    path: '/auth/login',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: shop.seeded.password }),
+  }))
+  const stormSamples: Sample[] = []
+  const withStorm = async (seconds: number): Promise<Sample> => {
+    // The storm starts first and ends last, so the whole catalog window runs inside it.
+    const storm = measure(shop.service, { connections: 16, requests: logins, durationSeconds: seconds + 1.5 })
+    await new Promise((resolve) => setTimeout(resolve, 700))
+    const sample = await measure(shop.service, { connections: settings.connections, requests: items, durationSeconds: seconds })
+    stormSamples.push(await storm)
+    return sample
+  }
+  const [calmSamples = [], stormySamples = []] = await alternate(
+    [
+      { run: (seconds) => measure(shop.service, { connections: settings.connections, requests: items, durationSeconds: seconds }) },
+      { run: withStorm },
+    ],
+    settings.rounds,
+    settings.seconds,
+    settings.warmupSeconds,
+  )
+  const calm = summarize(calmSamples)
+  const stormy = summarize(stormySamples)
+  const storm = summarize(stormSamples.slice(1)) // the first storm was the warm-up
+  const notes: string[] = []
+  checkNoErrors('login-storm catalog-item', stormy, notes)
+  checkNoErrors('login-storm logins', storm, notes)
+  const ratio = stormy.p99 / calm.p99
+  return {
+    name,
+    rows: [
+      { scenario: name, server: 'service, catalog-item, no storm', summary: calm, versus: 'yardstick' },
+      { scenario: name, server: 'service, catalog-item, during storm', summary: stormy, versus: `${fixed(ratio, 1)}× p99, ${fixed(stormy.rps / calm.rps)}× req/s` },
+      { scenario: name, server: 'service, the 16 logins', summary: storm, versus: '' },
+    ],
+    targets: [{ scenario: name, target: 'catalog-item p99 during storm ≤ 3 × without', measured: `${fixed(ratio, 2)}×`, met: ratio <= 3 }],
+    notes,
+    samples: { calm: calmSamples, stormy: stormySamples, storm: stormSamples },
+  }
+}
+
+interface CheckoutLedger {
+  orders: number
+  orderUnits: number
+  stock: number
+  badTotals: number
+  negativeStock: number
+}
+
+async function readLedger(databaseUrl: string): Promise<CheckoutLedger> {
+  const { db } = connectDatabase(databaseUrl, { poolSize: 1 })
+  try {
+    const orders = await db.selectFrom('orders').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    const units = await db.selectFrom('order_items').select((eb) => eb.fn.sum<number>('quantity').as('n')).executeTakeFirstOrThrow()
+    const stock = await db.selectFrom('products').select((eb) => eb.fn.sum<number>('stock').as('n')).executeTakeFirstOrThrow()
+    const negative = await db.selectFrom('products').where('stock', '<', 0).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    // Orders whose total is not the sum of their lines.
+    const totals = await db
+      .selectFrom('orders')
+      .leftJoin('order_items', 'order_items.order_id', 'orders.id')
+      .groupBy(['orders.id', 'orders.total_cents'])
+      .having((eb) => eb(eb.fn.coalesce(eb.fn.sum<number>(eb('order_items.price_cents', '*', eb.ref('order_items.quantity'))), eb.lit(0)), '!=', eb.ref('orders.total_cents')))
+      .select('orders.id')
+      .execute()
+    return {
+      orders: Number(orders.n),
+      orderUnits: Number(units.n ?? 0),
+      stock: Number(stock.n ?? 0),
+      badTotals: totals.length,
+      negativeStock: Number(negative.n),
+    }
+  } finally {
+    await db.destroy()
+  }
+}
+
+async function clearCarts(databaseUrl: string, userIds: number[]): Promise<void> {
+  const { db } = connectDatabase(databaseUrl, { poolSize: 1 })
+  try {
+    await db.deleteFrom('cart_items').where('user_id', 'in', userIds).execute()
+  } finally {
+    await db.destroy()
+  }
+}
+
+async function userIdsOf(databaseUrl: string, emails: string[]): Promise<number[]> {
+  const { db } = connectDatabase(databaseUrl, { poolSize: 1 })
+  try {
+    const rows = await db.selectFrom('users').select(['id', 'email']).where('email', 'in', emails).execute()
+    const byEmail = new Map(rows.map((r) => [r.email, r.id]))
+    return emails.map((email) => byEmail.get(email) as number)
+  } finally {
+    await db.destroy()
+  }
+}
+
+/**
+ * 32 customers, each looping add-to-cart then POST /orders, against the same two service calls
+ * driven directly (no HTTP, no auth) with the same concurrency, alternately. Afterwards the
+ * books must balance: stock sold = units ordered, orders = successful checkouts, totals = lines.
+ */
+export async function checkout(shop: Shop, settings: Settings): Promise<ScenarioResult> {
+  const name = 'checkout'
+  const emails = shop.seeded.checkoutCustomerEmails
+  const tokens = await logIn(shop.service.origin, emails, shop.seeded.password)
+  const userIds = await userIdsOf(shop.databaseUrl, emails)
+  const productIds = shop.seeded.productIds
+  const before = await readLedger(shop.databaseUrl)
+
+  const directSamples: Sample[] = []
+  let httpOrders = 0
+  let httpWindows = 0
+  let directOrders = 0
+  let directFailures = 0
+  const overHttp = async (seconds: number): Promise<Sample> => {
+    await clearCarts(shop.databaseUrl, userIds)
+    const sample = await measure(shop.service, {
+      connections: tokens.length,
+      requests: [],
+      durationSeconds: seconds,
+      checkout: { tokens, productIds },
+    })
+    httpOrders += sample.orders ?? 0
+    httpWindows += 1
+    return sample
+  }
+  const direct = async (seconds: number): Promise<Sample> => {
+    await clearCarts(shop.databaseUrl, userIds)
+    const result = await runChild<DirectCheckoutSpec, DirectCheckoutResult>('direct-checkout.ts', {
+      databaseUrl: shop.databaseUrl,
+      userIds,
+      productIds,
+      seconds,
+    })
+    directOrders += result.orders
+    directFailures += result.failures
+    const sample: Sample = {
+      requests: result.orders,
+      seconds: result.seconds,
+      rps: result.ordersPerSecond,
+      p50: Number.NaN,
+      p99: Number.NaN,
+      bytesPerResponse: Number.NaN,
+      statuses: {},
+      non2xx: 0,
+      errors: result.failures,
+      timeouts: 0,
+      orders: result.orders,
+      ordersPerSecond: result.ordersPerSecond,
+      peakRssMiB: Number.NaN,
+    }
+    directSamples.push(sample)
+    return sample
+  }
+  const [httpSamples = [], directRounds = []] = await alternate(
+    [{ run: overHttp }, { run: direct }],
+    settings.rounds,
+    settings.seconds,
+    settings.warmupSeconds,
+  )
+  await clearCarts(shop.databaseUrl, userIds)
+  const after = await readLedger(shop.databaseUrl)
+
+  const http = summarize(httpSamples)
+  const sql = summarize(directRounds)
+  const ratio = (http.ordersPerSecond ?? 0) / (sql.ordersPerSecond ?? Number.NaN)
+  const notes: string[] = []
+  const newOrders = after.orders - before.orders
+  const unitsSold = before.stock - after.stock
+  const newUnits = after.orderUnits - before.orderUnits
+  // A window ends with up to one order per connection in flight: written, its 201 never read.
+  const unread = newOrders - httpOrders - directOrders
+  const balanced =
+    unread >= 0 && unread <= tokens.length * httpWindows && unitsSold === newUnits && after.badTotals === 0 && after.negativeStock === 0
+  notes.push(
+    `checkout books ${balanced ? 'balance' : 'DO NOT balance'}: ${unitsSold} units left stock and ${newUnits} units were ordered; ` +
+      `${newOrders} new orders = ${httpOrders} HTTP 201s + ${directOrders} direct + ${unread} in flight when a window closed (at most ${tokens.length} per window); ` +
+      `${after.badTotals} orders whose total ≠ Σ lines; ${after.negativeStock} products below 0 stock`,
+  )
+  if (directFailures > 0) notes.push(`checkout direct: ${directFailures} failed loops`)
+  checkNoErrors('checkout service', http, notes)
+  return {
+    name,
+    rows: [
+      { scenario: name, server: 'service (HTTP)', summary: http, versus: `${fixed(http.ordersPerSecond ?? Number.NaN, 0)} orders/s = ${fixed(ratio)}× direct` },
+      { scenario: name, server: 'same service calls, no HTTP', summary: sql, versus: `${fixed(sql.ordersPerSecond ?? Number.NaN, 0)} orders/s (yardstick)` },
+    ],
+    targets: [
+      { scenario: name, target: 'orders/s ≥ 0.5 × direct SQL', measured: `${fixed(ratio)}×`, met: ratio >= 0.5 },
+      { scenario: name, target: 'stock and orders add up', measured: balanced ? 'yes' : 'no', met: balanced },
+    ],
+    notes,
+    samples: { service: httpSamples, direct: directRounds },
+  }
+}
+
+/** A multipart product create with an image of exactly 5 MiB (the largest the contract accepts). */
+function writeUploadBody(scratchDir: string, categoryId: number | undefined): { file: string; boundary: string } {
+  const boundary = `----bench${randomBytes(8).toString('hex')}`
+  const field = (name: string, value: string) =>
+    `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
+  const image = randomBytes(5 * 1024 * 1024)
+  // A JPEG signature, in case the host looks at the bytes.
+  image.set([0xff, 0xd8, 0xff, 0xe0], 0)
+  const head =
+    field('name', 'Bench upload') +
+    field('description', 'Uploaded by the benchmark') +
+    field('price', '19.99') +
+    field('stock', '5') +
+    (categoryId !== undefined ? field('categoryId', String(categoryId)) : '') +
+    `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="photo.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`
+  const file = join(scratchDir, 'upload-body.bin')
+  writeFileSync(file, Buffer.concat([Buffer.from(head), image, Buffer.from(`\r\n--${boundary}--\r\n`)]))
+  return { file, boundary }
+}
+
+/** 10 concurrent 5 MiB product creates; the service's peak memory over its idle memory. */
+export async function upload(shop: Shop, settings: Settings): Promise<ScenarioResult> {
+  const name = 'upload'
+  const [token] = await logIn(shop.service.origin, [shop.seeded.adminEmail], shop.seeded.password)
+  const { file, boundary } = writeUploadBody(shop.scratchDir, shop.seeded.categoryIds[0])
+  const spec: Omit<LoadSpec, 'url'> = {
+    connections: 10,
+    amount: settings.uploadsPerRound,
+    bodyFile: file,
+    requests: [
+      {
+        method: 'POST',
+        path: '/products',
+        headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      },
+    ],
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  const idle = rssMiB(shop.service.pid)
+  const samples: Sample[] = []
+  for (let round = 0; round < settings.rounds; round++) samples.push(await measure(shop.service, spec))
+  const summary = summarize(samples)
+  const growth = summary.peakRssMiB - idle
+  const notes: string[] = []
+  checkNoErrors('upload service', summary, notes)
+  const created = samples.reduce((sum, s) => sum + (s.statuses['201'] ?? 0), 0)
+  notes.push(`upload: idle RSS ${fixed(idle, 0)} MiB before the first upload; ${created} products created with 5 MiB images`)
+  return {
+    name,
+    rows: [{ scenario: name, server: 'service', summary, versus: `peak ${fixed(growth, 0)} MiB above idle (${fixed(idle, 0)} MiB)` }],
+    targets: [{ scenario: name, target: 'peak memory ≤ idle + 150 MB', measured: `+${fixed(growth * 1.048576, 0)} MB`, met: growth * 1.048576 <= 150 }],
+    notes,
+    samples: { service: samples },
+    figures: { idleRssMiB: idle },
+  }
+}
+
+/**
+ * The cache's promise, checked on two running instances of the service on one database: a write
+ * shows on the very next read of the instance that made it, and on the other instance soon after
+ * (the delay is measured from the write's response to the first read on the other instance that
+ * shows it, reading every 2 ms).
+ */
+export async function checkCacheCoherence(shop: Shop, writes = 20): Promise<{ targets: TargetCheck[]; notes: string[] }> {
+  const other = await startService({
+    databaseUrl: shop.databaseUrl,
+    dataDir: join(shop.scratchDir, 'data-second-instance'),
+    uploadDir: join(shop.scratchDir, 'uploads-second-instance'),
+    jwtSecret: randomBytes(48).toString('base64url'),
+  })
+  try {
+    const [token] = await logIn(shop.service.origin, [shop.seeded.adminEmail], shop.seeded.password)
+    const id = shop.seeded.productIds[0] as number
+    const path = `/products/${id}`
+    const nameAt = async (origin: string) =>
+      (JSON.parse((await sendRequest(origin, { method: 'GET', path })).body.toString()) as { name: string }).name
+    let sameInstanceStale = 0
+    const delays: number[] = []
+    for (let i = 0; i < writes; i++) {
+      // Both instances have the product in their caches (if they cache).
+      await nameAt(shop.service.origin)
+      await nameAt(other.origin)
+      await nameAt(other.origin)
+      const name = `Coherence check ${i} ${randomBytes(3).toString('hex')}`
+      const update = await sendRequest(shop.service.origin, {
+        method: 'PUT',
+        path,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name }),
+      })
+      if (update.status !== 200) throw new Error(`PUT ${path}: ${update.status} ${update.body.toString()}`)
+      const written = performance.now()
+      if ((await nameAt(shop.service.origin)) !== name) sameInstanceStale += 1
+      for (;;) {
+        if ((await nameAt(other.origin)) === name) break
+        if (performance.now() - written > 10_000) break
+        await new Promise((resolve) => setTimeout(resolve, 2))
+      }
+      delays.push(performance.now() - written)
+    }
+    delays.sort((a, b) => a - b)
+    const worst = delays[delays.length - 1] ?? Number.NaN
+    const middle = delays[Math.floor(delays.length / 2)] ?? Number.NaN
+    return {
+      targets: [
+        { scenario: 'catalog-item', target: 'cache: the writing instance shows a write on its next read', measured: `${writes - sameInstanceStale}/${writes}`, met: sameInstanceStale === 0 },
+        { scenario: 'catalog-item', target: 'cache: another instance shows it within 100 ms', measured: `max ${fixed(worst, 1)} ms`, met: worst <= 100 },
+      ],
+      notes: [
+        `cache coherence, two instances on one ${shop.kind === 'postgres' ? 'PostgreSQL' : 'SQLite'} database, ${writes} writes: ` +
+          `the other instance showed each write after ${fixed(middle, 1)} ms (median), ${fixed(worst, 1)} ms (max)`,
+      ],
+    }
+  } finally {
+    await other.stop()
+  }
+}

@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto'
+import cors from '@fastify/cors'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { Redis } from 'ioredis'
+import type { Config } from './config.js'
+import { connectDatabase, type DatabaseHandle } from './db/connect.js'
+import { migrateToLatest } from './db/migrate.js'
+import { cartRoutes } from './modules/cart/cart.routes.js'
+import { catalogRoutes } from './modules/catalog/catalog.routes.js'
+import { healthRoutes } from './modules/health/health.routes.js'
+import { ordersRoutes } from './modules/orders/orders.routes.js'
+import type { ImageHost } from './modules/images/image-host.js'
+import { ensureAdmin } from './modules/users/users.service.js'
+import { usersRoutes } from './modules/users/users.routes.js'
+import authPlugin from './plugins/auth.js'
+import catalogCachePlugin from './plugins/catalog-cache.js'
+import databasePlugin from './plugins/database.js'
+import docsPlugin from './plugins/docs.js'
+import errorsPlugin from './plugins/errors.js'
+import rateLimitPlugin from './plugins/rate-limit.js'
+import { schemaErrorFormatter, validatorCompiler } from './shared/validation.js'
+
+export interface AppOptions {
+  /** An open database; by default the one named by config.databaseUrl, closed with the app. */
+  database?: DatabaseHandle
+  /** A Redis client for the auth rate limit; by default one for config.redisUrl when set. */
+  redis?: Redis
+  logger?: FastifyServerOptions['logger']
+  /** Where product images go; by default the host named by config.storage (tests inject failing ones). */
+  imageHost?: ImageHost
+  /**
+   * The product read cache (plugins/catalog-cache.ts). Off by default under NODE_ENV=test: tests
+   * write rows straight into the database, behind the cache's back.
+   */
+  catalogCache?: boolean
+}
+
+const REQUEST_ID = /^[\w.:-]{1,64}$/
+
+/** Builds the whole service on a migrated database; used by the server, the CLI and the tests. */
+export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  const handle = options.database ?? connectDatabase(config.databaseUrl)
+  await migrateToLatest(handle.db, handle.schema)
+  if (config.admin) await ensureAdmin(handle.db, config.admin)
+
+  const app = Fastify({
+    logger: options.logger ?? {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'], censor: '[redacted]' },
+    },
+    trustProxy: config.trustProxy as FastifyServerOptions["trustProxy"],
+    bodyLimit: 1024 * 1024,
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id']
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
+    },
+    schemaErrorFormatter,
+  })
+  app.setValidatorCompiler(validatorCompiler)
+
+  // Only JSON (and multipart where a module registers it): a text/plain body is a 415, not a string to validate.
+  app.removeContentTypeParser('text/plain')
+  // An empty JSON body is "no body" (POST /orders takes none), not a syntax error.
+  const parseJson = app.getDefaultJsonParser('error', 'ignore')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
+    return parseJson(request, body as string, done)
+  })
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id)
+  })
+
+  await app.register(errorsPlugin)
+  await app.register(databasePlugin, { handle, ownsDatabase: options.database === undefined })
+  if (config.corsOrigin) {
+    const origin = config.corsOrigin === '*' ? true : config.corsOrigin.split(',').map((o) => o.trim())
+    await app.register(cors, { origin, exposedHeaders: ['X-Total-Count', 'Link', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'] })
+  }
+  await app.register(docsPlugin, { config })
+  await app.register(authPlugin, { config })
+  await app.register(rateLimitPlugin, { config, ...(options.redis ? { redis: options.redis } : {}) })
+
+  await app.register(catalogCachePlugin, { handle, enabled: options.catalogCache ?? config.nodeEnv !== 'test' })
+
+  await app.register(healthRoutes)
+  await app.register(usersRoutes)
+  await app.register(cartRoutes)
+  await app.register(ordersRoutes)
+  await app.register(catalogRoutes, { config, ...(options.imageHost ? { imageHost: options.imageHost } : {}) })
+
+  return app
+}

@@ -1,0 +1,211 @@
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { isAbsolute, join, resolve } from 'node:path'
+
+/** Everything the service reads from its environment, validated once at boot. */
+export interface Config {
+  readonly nodeEnv: 'development' | 'production' | 'test'
+  readonly port: number
+  readonly host: string
+  readonly publicUrl: string
+  readonly dataDir: string
+  readonly databaseUrl: string
+  readonly jwtSecret: string
+  readonly jwtExpiresIn: string
+  readonly admin: { readonly email: string; readonly password: string; readonly name: string } | null
+  readonly authRateLimit: { readonly max: number; readonly windowMs: number }
+  readonly redisUrl: string | null
+  readonly trustProxy: boolean | number | string
+  readonly logLevel: string
+  readonly corsOrigin: string | null
+  readonly storage: StorageConfig
+}
+
+export type StorageConfig =
+  | { readonly driver: 'local'; readonly uploadDir: string }
+  | {
+      readonly driver: 's3'
+      readonly bucket: string
+      readonly region: string
+      readonly endpoint: string | null
+      readonly accessKeyId: string | null
+      readonly secretAccessKey: string | null
+      readonly publicUrl: string
+      readonly forcePathStyle: boolean
+    }
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+const DURATION = /^\d+(ms|s|m|h|d|w|y)?$|^\d+\s?(seconds?|minutes?|hours?|days?|weeks?)$/
+
+/**
+ * Reads the configuration from `env`; collects every problem and throws one ConfigError
+ * listing them, one line per bad variable.
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = []
+  const value = (name: string): string | undefined => {
+    const v = env[name]
+    return v === undefined || v.trim() === '' ? undefined : v.trim()
+  }
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = value(name)
+    if (raw === undefined) return fallback
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max} (got "${raw}")`)
+      return fallback
+    }
+    return Number(raw)
+  }
+
+  const nodeEnvRaw = value('NODE_ENV') ?? 'development'
+  if (!['development', 'production', 'test'].includes(nodeEnvRaw)) {
+    problems.push(`NODE_ENV must be development, production or test (got "${nodeEnvRaw}")`)
+  }
+  const nodeEnv = (['production', 'test'].includes(nodeEnvRaw) ? nodeEnvRaw : 'development') as Config['nodeEnv']
+
+  const port = integer('PORT', 3000, 0, 65535)
+  const host = value('HOST') ?? '0.0.0.0'
+  const dataDir = resolve(value('DATA_DIR') ?? './data')
+
+  let publicUrl = value('PUBLIC_URL') ?? `http://localhost:${port}`
+  if (!/^https?:\/\/[^/\s]+/.test(publicUrl)) {
+    problems.push(`PUBLIC_URL must be an absolute http(s) URL (got "${publicUrl}")`)
+  }
+  publicUrl = publicUrl.replace(/\/+$/, '')
+
+  const databaseUrl = value('DATABASE_URL') ?? `sqlite:${join(dataDir, 'shop.db')}`
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+    problems.push('DATABASE_URL must start with sqlite: or postgres:// (got another scheme)')
+  }
+
+  const jwtExpiresIn = value('JWT_EXPIRES_IN') ?? '1d'
+  if (!DURATION.test(jwtExpiresIn)) {
+    problems.push(`JWT_EXPIRES_IN must be a duration such as 1d, 12h, 3600 or 30m (got "${jwtExpiresIn}")`)
+  }
+
+  let jwtSecret = value('JWT_SECRET') ?? ''
+  if (jwtSecret !== '' && jwtSecret.length < 32) {
+    problems.push('JWT_SECRET must be at least 32 characters long')
+  } else if (jwtSecret === '' && nodeEnv === 'production') {
+    problems.push('JWT_SECRET is required when NODE_ENV=production (at least 32 random characters)')
+  }
+
+  const adminEmail = value('ADMIN_EMAIL')
+  const adminPassword = env.ADMIN_PASSWORD
+  let admin: Config['admin'] = null
+  if (adminEmail !== undefined || (adminPassword !== undefined && adminPassword !== '')) {
+    if (adminEmail === undefined || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(adminEmail)) {
+      problems.push('ADMIN_EMAIL must be a valid e-mail address when ADMIN_PASSWORD is set')
+    } else if (adminPassword === undefined || adminPassword.length < 6) {
+      problems.push('ADMIN_PASSWORD must be at least 6 characters when ADMIN_EMAIL is set')
+    } else {
+      admin = { email: adminEmail.toLowerCase(), password: adminPassword, name: value('ADMIN_NAME') ?? 'Admin' }
+    }
+  }
+
+  const authRateLimit = {
+    max: integer('AUTH_RATE_LIMIT_MAX', 10, 1, 1_000_000),
+    windowMs: integer('AUTH_RATE_LIMIT_WINDOW_MS', 900_000, 1000, 86_400_000 * 7),
+  }
+
+  const redisUrl = value('REDIS_URL') ?? null
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
+    problems.push('REDIS_URL must start with redis:// or rediss://')
+  }
+
+  const trustProxy = parseTrustProxy(value('TRUST_PROXY'), problems)
+
+  const logLevel = value('LOG_LEVEL') ?? 'info'
+  if (!LOG_LEVELS.includes(logLevel)) {
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`)
+  }
+
+  const storage = parseStorage(env, value, dataDir, problems)
+
+  if (problems.length > 0) throw new ConfigError(problems)
+
+  if (jwtSecret === '') jwtSecret = readOrCreateDevSecret(dataDir)
+
+  return Object.freeze({
+    nodeEnv,
+    port,
+    host,
+    publicUrl,
+    dataDir,
+    databaseUrl,
+    jwtSecret,
+    jwtExpiresIn,
+    admin,
+    authRateLimit: Object.freeze(authRateLimit),
+    redisUrl,
+    trustProxy,
+    logLevel,
+    corsOrigin: value('CORS_ORIGIN') ?? null,
+    storage: Object.freeze(storage),
+  })
+}
+
+function parseTrustProxy(raw: string | undefined, problems: string[]): Config['trustProxy'] {
+  if (raw === undefined || raw === 'false') return false
+  if (raw === 'true') return true
+  if (/^\d+$/.test(raw)) return Number(raw)
+  if (/^[0-9a-fA-F:.,/\s]+$/.test(raw) || /^(loopback|linklocal|uniquelocal)/.test(raw)) return raw
+  problems.push(`TRUST_PROXY must be true, false, a hop count or a list of addresses (got "${raw}")`)
+  return false
+}
+
+function parseStorage(
+  env: Env,
+  value: (name: string) => string | undefined,
+  dataDir: string,
+  problems: string[],
+): StorageConfig {
+  const driver = value('STORAGE_DRIVER') ?? 'local'
+  if (driver === 'local') {
+    const dir = value('UPLOAD_DIR') ?? join(dataDir, 'uploads')
+    return { driver: 'local', uploadDir: isAbsolute(dir) ? dir : resolve(dir) }
+  }
+  if (driver !== 's3') {
+    problems.push(`STORAGE_DRIVER must be local or s3 (got "${driver}")`)
+    return { driver: 'local', uploadDir: join(dataDir, 'uploads') }
+  }
+  const bucket = value('S3_BUCKET')
+  const publicUrl = value('S3_PUBLIC_URL')
+  if (bucket === undefined) problems.push('S3_BUCKET is required when STORAGE_DRIVER=s3')
+  if (publicUrl === undefined || !/^https?:\/\//.test(publicUrl)) {
+    problems.push('S3_PUBLIC_URL must be an absolute http(s) URL when STORAGE_DRIVER=s3')
+  }
+  const endpoint = value('S3_ENDPOINT') ?? null
+  if (endpoint !== null && !/^https?:\/\//.test(endpoint)) problems.push('S3_ENDPOINT must be an http(s) URL')
+  return {
+    driver: 's3',
+    bucket: bucket ?? '',
+    region: value('S3_REGION') ?? 'us-east-1',
+    endpoint,
+    accessKeyId: value('S3_ACCESS_KEY_ID') ?? null,
+    secretAccessKey: env.S3_SECRET_ACCESS_KEY ?? null,
+    publicUrl: (publicUrl ?? '').replace(/\/+$/, ''),
+    forcePathStyle: (value('S3_FORCE_PATH_STYLE') ?? 'false') === 'true',
+  }
+}
+
+/** Outside production a secret is generated once and kept, so restarts keep tokens valid. */
+function readOrCreateDevSecret(dataDir: string): string {
+  const file = join(dataDir, '.jwt-secret')
+  if (existsSync(file)) {
+    const stored = readFileSync(file, 'utf8').trim()
+    if (stored.length >= 32) return stored
+  }
+  mkdirSync(dataDir, { recursive: true })
+  const secret = randomBytes(48).toString('base64url')
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 })
+  return secret
+}

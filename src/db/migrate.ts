@@ -1,0 +1,20 @@
+import { type Kysely, type Migration, type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely'
+import * as initial from './migrations/2026-11-22T0000-initial.js'
+
+/** Migrations are listed here, in order, so the built service needs no directory scan. */
+const migrations: Record<string, Migration> = {
+  '2026-11-22T0000-initial': initial,
+}
+
+const provider: MigrationProvider = { getMigrations: async () => migrations }
+
+/**
+ * Brings the schema up to date; throws with the failing migration's error. `schema` keeps
+ * Kysely's bookkeeping tables in that PostgreSQL schema (its existence check looks at all schemas).
+ */
+export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<MigrationResultSet> {
+  const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) })
+  const result = await migrator.migrateToLatest()
+  if (result.error) throw result.error
+  return result
+}

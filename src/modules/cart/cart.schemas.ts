@@ -1,0 +1,81 @@
+const id = { type: 'integer', minimum: 1, maximum: 2147483647 } as const
+const quantity = { type: 'integer', minimum: 1, maximum: 2147483647 } as const
+
+export const AddToCartBody = {
+  type: 'object',
+  required: ['productId', 'quantity'],
+  properties: { productId: id, quantity },
+  additionalProperties: false,
+} as const
+
+export const UpdateCartItemBody = {
+  type: 'object',
+  required: ['quantity'],
+  properties: { quantity },
+  additionalProperties: false,
+} as const
+
+/** A cart line as returned by add and update. */
+export const CartItem = {
+  type: 'object',
+  required: ['id', 'userId', 'productId', 'quantity', 'createdAt'],
+  properties: {
+    id: { type: 'integer' },
+    userId: { type: 'integer' },
+    productId: { type: 'integer' },
+    quantity: { type: 'integer' },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const
+
+export const CartView = {
+  type: 'object',
+  required: ['items', 'total'],
+  properties: {
+    items: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'productId', 'quantity', 'subtotal', 'product'],
+        properties: {
+          id: { type: 'integer' },
+          productId: { type: 'integer' },
+          quantity: { type: 'integer' },
+          subtotal: { type: 'number' },
+          product: {
+            type: 'object',
+            required: ['id', 'name', 'price', 'imageUrl'],
+            properties: { id: { type: 'integer' }, name: { type: 'string' }, price: { type: 'number' }, imageUrl: { type: 'string' } },
+          },
+        },
+      },
+    },
+    total: { type: 'number' },
+  },
+} as const
+
+export interface AddToCartInput {
+  productId: number
+  quantity: number
+}
+
+export interface CartItem {
+  id: number
+  userId: number
+  productId: number
+  quantity: number
+  createdAt: string
+}
+
+export interface CartLineView {
+  id: number
+  productId: number
+  quantity: number
+  subtotal: number
+  product: { id: number; name: string; price: number; imageUrl: string }
+}
+
+export interface CartView {
+  items: CartLineView[]
+  total: number
+}

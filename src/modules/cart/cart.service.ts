@@ -1,0 +1,68 @@
+import type { Kysely } from 'kysely'
+import type { Database } from '../../db/database.js'
+import { isForeignKeyViolation } from '../../shared/db-errors.js'
+import { AppError, messages } from '../../shared/errors.js'
+import { centsToAmount } from '../../shared/money.js'
+import { nowIso } from '../../shared/time.js'
+import * as repo from './cart.repository.js'
+import type { AddToCartInput, CartItem, CartView } from './cart.schemas.js'
+
+type Db = Kysely<Database>
+
+function cartItemRowToCartItem(row: repo.CartItemRecord): CartItem {
+  return { id: row.id, userId: row.user_id, productId: row.product_id, quantity: row.quantity, createdAt: row.created_at }
+}
+
+/** The caller's cart; a user without lines has an empty cart (it exists on demand, no row needed). */
+export async function getCart(db: Db, userId: number): Promise<CartView> {
+  const rows = await repo.listCartLines(db, userId)
+  let totalCents = 0
+  const items = rows.map((row) => {
+    const subtotalCents = row.price_cents * row.quantity
+    totalCents += subtotalCents
+    return {
+      id: row.id,
+      productId: row.product_id,
+      quantity: row.quantity,
+      subtotal: centsToAmount(subtotalCents),
+      product: { id: row.product_id, name: row.name, price: centsToAmount(row.price_cents), imageUrl: row.image_url },
+    }
+  })
+  return { items, total: centsToAmount(totalCents) }
+}
+
+/** Adds to the cart; `created` tells a new line (201) from quantities combined into an existing one (200). */
+export async function addToCart(db: Db, userId: number, input: AddToCartInput): Promise<{ item: CartItem; created: boolean }> {
+  let row: repo.CartItemRecord | undefined
+  try {
+    row = await repo.upsertCartLine(db, { userId, productId: input.productId, quantity: input.quantity, now: nowIso() })
+  } catch (error) {
+    // The product was deleted between the statement's read and its insert.
+    if (isForeignKeyViolation(error)) throw new AppError(404, messages.productNotFound)
+    throw error
+  }
+  if (!row) {
+    const product = await repo.findProductForCart(db, input.productId)
+    if (!product) throw new AppError(404, messages.productNotFound)
+    throw new AppError(409, messages.insufficientStock)
+  }
+  // A combined line holds more than this request added (an existing line has at least 1), so equality means new.
+  return { item: cartItemRowToCartItem(row), created: row.quantity === input.quantity }
+}
+
+export async function updateCartItem(db: Db, userId: number, id: number, quantity: number): Promise<CartItem> {
+  const row = await repo.updateCartLineQuantity(db, { id, userId, quantity, now: nowIso() })
+  if (row) return cartItemRowToCartItem(row)
+  const line = await repo.findCartLine(db, id, userId)
+  if (!line) throw new AppError(404, messages.cartItemNotFound)
+  throw new AppError(409, messages.insufficientStock)
+}
+
+export async function removeCartItem(db: Db, userId: number, id: number): Promise<void> {
+  if (!(await repo.deleteCartLine(db, id, userId))) throw new AppError(404, messages.cartItemNotFound)
+}
+
+/** Empties the caller's cart; an already empty cart is fine. */
+export async function clearCart(db: Db, userId: number): Promise<void> {
+  await repo.deleteCartLines(db, userId)
+}

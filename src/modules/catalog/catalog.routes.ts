@@ -1,0 +1,14 @@
+import type { FastifyInstance } from 'fastify'
+import type { Config } from '../../config.js'
+import { createImageHost, type ImageHost } from '../images/image-host.js'
+import { uploadsRoutes } from '../images/images.routes.js'
+import { categoriesRoutes } from './categories.routes.js'
+import { productsRoutes } from './products.routes.js'
+
+/** The catalog: categories, products and, with the local image host, the image files themselves. */
+export async function catalogRoutes(app: FastifyInstance, options: { config: Config; imageHost?: ImageHost }): Promise<void> {
+  const images = options.imageHost ?? createImageHost(options.config)
+  await app.register(categoriesRoutes)
+  await app.register(productsRoutes, { config: options.config, images })
+  if (options.config.storage.driver === 'local') await app.register(uploadsRoutes, { uploadDir: options.config.storage.uploadDir })
+}

@@ -1,0 +1,40 @@
+const name = { type: 'string', minLength: 1, maxLength: 100 } as const
+const description = { type: 'string', maxLength: 1000 } as const
+
+export const CreateCategoryBody = {
+  type: 'object',
+  required: ['name'],
+  properties: { name, description },
+  additionalProperties: false,
+} as const
+
+/** PUT and PATCH alike: any of the fields; omitted ones stay unchanged. */
+export const UpdateCategoryBody = {
+  type: 'object',
+  properties: { name, description },
+  additionalProperties: false,
+  minProperties: 1,
+} as const
+
+export const Category = {
+  type: 'object',
+  required: ['id', 'name', 'description', 'createdAt', 'updatedAt'],
+  properties: {
+    id: { type: 'integer' },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+} as const
+
+export const CategoryList = { type: 'array', items: Category } as const
+
+export interface CreateCategoryInput {
+  name: string
+  description?: string
+}
+export interface UpdateCategoryInput {
+  name?: string
+  description?: string
+}

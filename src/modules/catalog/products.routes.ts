@@ -1,0 +1,105 @@
+import multipart from '@fastify/multipart'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Config } from '../../config.js'
+import { ErrorResponse, IdParams, MessageResponse } from '../../shared/validation.js'
+import type { ImageHost } from '../images/image-host.js'
+import { PRODUCT_FORM_LIMITS, readProductForm } from '../images/image-upload.js'
+import * as service from './products.service.js'
+import { type ListProductsInput, ListProductsQuery, Product, ProductList } from './products.schemas.js'
+
+const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 413: ErrorResponse, 422: ErrorResponse, 500: ErrorResponse }
+const NO_FORM = { fields: {}, image: null, strayFileField: null }
+
+/** RFC 8288 `Link` with `next`/`prev` when they exist; the other query parameters are kept. */
+function pageLinks(publicUrl: string, request: FastifyRequest, page: { limit: number; offset: number }, total: number): string | null {
+  const search = new URLSearchParams(request.url.split('?')[1] ?? '')
+  const link = (offset: number, rel: string) => {
+    search.set('limit', String(page.limit))
+    search.set('offset', String(offset))
+    return `<${publicUrl}/products?${search.toString()}>; rel="${rel}"`
+  }
+  const links: string[] = []
+  if (page.offset + page.limit < total) links.push(link(page.offset + page.limit, 'next'))
+  if (page.offset > 0) links.push(link(Math.max(0, Math.min(page.offset - page.limit, total - page.limit)), 'prev'))
+  return links.length > 0 ? links.join(', ') : null
+}
+
+export async function productsRoutes(app: FastifyInstance, options: { config: Config; images: ImageHost }): Promise<void> {
+  // Multipart is parsed only on these routes; files are read as streams, never attached to the body.
+  await app.register(multipart, { limits: PRODUCT_FORM_LIMITS, throwFileSizeLimit: false })
+
+  const admin = app.requireRole('admin')
+  const tags = ['products']
+  const security = [{ bearerAuth: [] }]
+  const context = (request: FastifyRequest): service.CatalogContext => ({
+    db: app.db,
+    dialect: app.dialect,
+    images: options.images,
+    log: request.log,
+  })
+  const { publicUrl } = options.config
+
+  app.get<{ Querystring: ListProductsInput }>('/products', {
+    schema: {
+      tags,
+      summary: 'List products (filters, sort, paging; X-Total-Count and Link headers)',
+      querystring: ListProductsQuery,
+      response: { 200: ProductList, 422: ErrorResponse },
+    },
+    handler: async (request, reply) => {
+      const { items, total } = await service.listProducts(app, request.query)
+      reply.header('X-Total-Count', total)
+      const links = pageLinks(publicUrl, request, request.query, total)
+      if (links) reply.header('Link', links)
+      return items
+    },
+  })
+
+  app.get<{ Params: { id: number } }>('/products/:id', {
+    schema: { tags, summary: 'Get a product', params: IdParams, response: { 200: Product, 404: ErrorResponse, 422: ErrorResponse } },
+    handler: async (request) => service.getProduct(app, request.params.id),
+  })
+
+  app.post('/products', {
+    onRequest: admin,
+    schema: {
+      tags,
+      summary: 'Create a product with its image (admin, multipart/form-data)',
+      security,
+      consumes: ['multipart/form-data'],
+      response: { 201: Product, ...errors },
+    },
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      // A body that is not multipart carries no image: the contract's 400.
+      const form = request.isMultipart() ? await readProductForm(request) : NO_FORM
+      return reply.code(201).send(await service.createProduct(context(request), form))
+    },
+  })
+
+  app.put<{ Params: { id: number } }>('/products/:id', {
+    onRequest: admin,
+    schema: {
+      tags,
+      summary: 'Change a product (admin; multipart, or JSON without an image)',
+      security,
+      params: IdParams,
+      consumes: ['multipart/form-data', 'application/json'],
+      response: { 200: Product, ...errors },
+    },
+    handler: async (request) => {
+      if (request.isMultipart()) return service.updateProductFromForm(context(request), request.params.id, await readProductForm(request))
+      return service.updateProductFromJson(context(request), request.params.id, request.body)
+    },
+  })
+
+  app.delete<{ Params: { id: number } }>('/products/:id', {
+    onRequest: admin,
+    schema: { tags, summary: 'Delete a product (admin)', security, params: IdParams, response: { 200: MessageResponse, ...errors } },
+    handler: async (request) => {
+      await service.deleteProduct(context(request), request.params.id)
+      return { message: 'Producto eliminado correctamente' }
+    },
+  })
+}
+
+

@@ -1,0 +1,126 @@
+import { parseCents } from '../../shared/money.js'
+import { PageQueryProperties, ValidationError } from '../../shared/validation.js'
+
+export const PRODUCT_SORTS = ['newest', 'price_asc', 'price_desc', 'name'] as const
+export type ProductSort = (typeof PRODUCT_SORTS)[number]
+
+export const ListProductsQuery = {
+  type: 'object',
+  properties: {
+    ...PageQueryProperties,
+    categoryId: { type: 'integer', minimum: 1, maximum: 2147483647 },
+    q: { type: 'string', maxLength: 100 },
+    // Checked for at most 2 decimals by the service (see parseAmountFilter).
+    minPrice: { type: 'number', minimum: 0 },
+    maxPrice: { type: 'number', minimum: 0 },
+    sort: { type: 'string', enum: PRODUCT_SORTS, default: 'newest' },
+  },
+  additionalProperties: false,
+} as const
+
+export interface ListProductsInput {
+  limit: number
+  offset: number
+  categoryId?: number
+  q?: string
+  minPrice?: number
+  maxPrice?: number
+  sort: ProductSort
+}
+
+export const Product = {
+  type: 'object',
+  required: ['id', 'name', 'description', 'price', 'stock', 'imageUrl', 'categoryId', 'createdAt', 'updatedAt'],
+  properties: {
+    id: { type: 'integer' },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    price: { type: 'number' },
+    stock: { type: 'integer' },
+    imageUrl: { type: 'string' },
+    categoryId: { type: ['integer', 'null'] },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+} as const
+
+export const ProductList = { type: 'array', items: Product } as const
+
+/** Product fields after conversion; absent ones were not sent. `categoryId: null` clears the category. */
+export interface ProductFieldsInput {
+  name?: string
+  description?: string
+  priceCents?: number
+  stock?: number
+  categoryId?: number | null
+}
+
+export const PRODUCT_FIELDS = ['name', 'description', 'price', 'stock', 'categoryId'] as const
+const NAME_MAX = 200
+const DESCRIPTION_MAX = 5000
+const PRICE_MAX_CENTS = 9_999_999_999 // 99,999,999.99
+const INT_MAX = 2_147_483_647
+
+function fail(message: string): never {
+  throw new ValidationError(message)
+}
+
+/**
+ * Converts and validates product fields, in the contract's field order (the first failed rule wins).
+ * `text` is true for multipart values (all strings: "19.99", "10"); JSON keeps its types, except
+ * that a price may be a number or a decimal string. `create` makes name and price required.
+ */
+export function parseProductFields(raw: Record<string, unknown>, options: { create: boolean; text: boolean }): ProductFieldsInput {
+  const out: ProductFieldsInput = {}
+  const { name, description, price, stock, categoryId } = raw
+
+  if (name !== undefined) {
+    if (typeof name !== 'string') fail('name must be a string')
+    const trimmed = name.trim()
+    if (trimmed === '') fail('name should not be empty')
+    if (trimmed.length > NAME_MAX) fail(`name must be shorter than or equal to ${NAME_MAX} characters`)
+    out.name = trimmed
+  } else if (options.create) fail('name should not be empty')
+
+  if (description !== undefined) {
+    if (typeof description !== 'string') fail('description must be a string')
+    if (description.length > DESCRIPTION_MAX) fail(`description must be shorter than or equal to ${DESCRIPTION_MAX} characters`)
+    out.description = description
+  }
+
+  if (price !== undefined) {
+    if (typeof price !== 'string' && typeof price !== 'number') fail('price must be a number conforming to the specified constraints')
+    if (typeof price === 'string' && price.trim() === '') fail('price should not be empty')
+    const asNumber = Number(price)
+    if (Number.isFinite(asNumber) && asNumber < 0) fail('price must not be less than 0')
+    const cents = parseCents(price)
+    if (cents === null) fail('price must be a number conforming to the specified constraints')
+    if (cents > PRICE_MAX_CENTS) fail('price must not be greater than 99999999.99')
+    out.priceCents = cents
+  } else if (options.create) fail('price should not be empty')
+
+  if (stock !== undefined) out.stock = parseInteger('stock', stock, options.text, 0)
+
+  if (categoryId !== undefined) {
+    // An empty form value or JSON null takes the product out of its category.
+    if (categoryId === null || (options.text && categoryId === '')) out.categoryId = null
+    else out.categoryId = parseInteger('categoryId', categoryId, options.text, 1)
+  }
+  return out
+}
+
+function parseInteger(field: string, value: unknown, text: boolean, min: number): number {
+  let n: number
+  if (text && typeof value === 'string') {
+    const trimmed = value.trim()
+    if (!/^-?\d+$/.test(trimmed)) fail(`${field} must be an integer number`)
+    n = Number(trimmed)
+  } else if (typeof value === 'number' && Number.isInteger(value)) {
+    n = value
+  } else {
+    fail(`${field} must be an integer number`)
+  }
+  if (n < min) fail(`${field} must not be less than ${min}`)
+  if (n > INT_MAX) fail(`${field} must not be greater than ${INT_MAX}`)
+  return n
+}

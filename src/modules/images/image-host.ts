@@ -1,0 +1,21 @@
+import type { Readable } from 'node:stream'
+import type { Config } from '../../config.js'
+import { createLocalImageHost } from './local-image-host.js'
+import { createS3ImageHost } from './s3-image-host.js'
+
+/** Where product images live: the service only stores, deletes and links them by key (`products/<name>`). */
+export interface ImageHost {
+  /** Stores `body` under `key`; rejects when the host fails. `size` is the byte length when known. */
+  store(key: string, body: Readable, contentType: string, size?: number): Promise<void>
+  /** Removes the object under `key`; a missing object is not an error. */
+  delete(key: string): Promise<void>
+  /** The absolute URL clients use to fetch `key`. */
+  publicUrl(key: string): string
+}
+
+/** The image host named by the configuration (`STORAGE_DRIVER`). */
+export function createImageHost(config: Pick<Config, 'storage' | 'publicUrl'>): ImageHost {
+  const storage = config.storage
+  if (storage.driver === 's3') return createS3ImageHost(storage)
+  return createLocalImageHost(storage.uploadDir, config.publicUrl)
+}

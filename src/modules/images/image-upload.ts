@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto'
+import { createWriteStream } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { extname, join } from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import type { FastifyRequest } from 'fastify'
+import { AppError, messages } from '../../shared/errors.js'
+
+/** The contract's image rules. */
+export const IMAGE_FIELD = 'image'
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024
+export const ALLOWED_IMAGE_TYPES = ['image/jpeg', 'image/jpg', 'image/png', 'image/webp', 'image/gif'] as const
+export const ALLOWED_IMAGE_EXTENSIONS = ['.jpg', '.jpeg', '.png', '.webp', '.gif'] as const
+
+/** Limits for @fastify/multipart on product forms: one file of at most 5 MiB, a handful of small text fields. */
+export const PRODUCT_FORM_LIMITS = {
+  fileSize: MAX_IMAGE_BYTES,
+  files: 1,
+  fields: 20,
+  parts: 21,
+  fieldSize: 64 * 1024,
+  fieldNameSize: 100,
+  headerPairs: 100,
+} as const
+
+/** An uploaded image, spooled to a temporary file while it streamed in (never held whole in memory). */
+export interface SpooledImage {
+  readonly path: string
+  readonly size: number
+  readonly contentType: string
+  /** The sanitized base name, as used in the stored key. */
+  readonly fileName: string
+}
+
+/** A product form as read from multipart: text fields (every value sent, in order) and the image. */
+export interface ProductForm {
+  readonly fields: Record<string, string[]>
+  readonly image: SpooledImage | null
+  /** The name of a file field other than `image`, when one was sent. */
+  readonly strayFileField: string | null
+}
+
+/** Drops any directory part, then turns every character outside `A-Za-z0-9._-` into `_`. */
+export function sanitizeFileName(fileName: string): string {
+  const base = fileName.split(/[/\\]/).pop() ?? ''
+  const safe = base.replace(/[^A-Za-z0-9._-]/g, '_')
+  // Keep keys short; the end of the name carries the extension.
+  return safe.length > 100 ? safe.slice(-100) : safe
+}
+
+let lastTimestamp = 0
+
+/** Strictly increasing milliseconds in this process, so two uploads of one name in one millisecond get two keys. */
+function nextTimestamp(): number {
+  lastTimestamp = Math.max(Date.now(), lastTimestamp + 1)
+  return lastTimestamp
+}
+
+/** The stored name of an image: `products/<timestamp>-<sanitized base name>`. */
+export function productImageKey(fileName: string): string {
+  return `products/${nextTimestamp()}-${sanitizeFileName(fileName)}`
+}
+
+/** The content type to store for an accepted MIME type (`image/jpg` is not a registered type). */
+function storedContentType(mime: string): string {
+  return mime === 'image/jpg' ? 'image/jpeg' : mime
+}
+
+/** Applies the contract's MIME and extension rules to a file part; both failures are the contract's 500s. */
+export function checkImageRules(mime: string, fileName: string): void {
+  if (!(ALLOWED_IMAGE_TYPES as readonly string[]).includes(mime.toLowerCase())) {
+    throw new AppError(500, messages.invalidImageType(mime))
+  }
+  const ext = extname(fileName.split(/[/\\]/).pop() ?? '')
+  if (!(ALLOWED_IMAGE_EXTENSIONS as readonly string[]).includes(ext.toLowerCase())) {
+    throw new AppError(500, messages.invalidImageExtension(ext))
+  }
+}
+
+/** Removes the temporary file of a spooled image. */
+export async function discardSpooledImage(image: SpooledImage | null): Promise<void> {
+  if (image) await rm(image.path, { force: true })
+}
+
+/** Multipart parser failures, as the client errors they are. */
+function multipartError(error: unknown): unknown {
+  if (error instanceof AppError) return error
+  const code = (error as { code?: string } | null)?.code
+  switch (code) {
+    case 'FST_FILES_LIMIT':
+      return new AppError(422, messages.singleImageFile)
+    case 'FST_FIELDS_LIMIT':
+    case 'FST_PARTS_LIMIT':
+      return new AppError(413, messages.bodyTooLarge)
+    case 'FST_PROTO_VIOLATION':
+      return new AppError(422, messages.malformedMultipart)
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new AppError(415, messages.unsupportedMediaType)
+    default:
+      // busboy's "Unexpected end of form", "Malformed part header", a missing boundary...
+      if (error instanceof Error && !('statusCode' in error && (error as { statusCode?: number }).statusCode === 500)) {
+        return new AppError(400, messages.malformedMultipart)
+      }
+      return error
+  }
+}
+
+/**
+ * Reads a multipart product form as it streams in. The image's own rules are checked on its
+ * headers; its bytes go to a temporary file and are cut off at 5 MiB (500 when the limit is hit).
+ * Nothing reaches the image host here: the caller stores the image once every other check passed.
+ */
+export async function readProductForm(request: FastifyRequest): Promise<ProductForm> {
+  const fields: Record<string, string[]> = Object.create(null)
+  let image: SpooledImage | null = null
+  let strayFileField: string | null = null
+  try {
+    for await (const part of request.parts({ limits: PRODUCT_FORM_LIMITS })) {
+      if (part.type === 'field') {
+        const list = fields[part.fieldname] ?? (fields[part.fieldname] = [])
+        list.push(typeof part.value === 'string' ? part.value : String(part.value))
+        continue
+      }
+      // A browser sends an empty file part when no file was chosen: that is "no image".
+      if (part.fieldname !== IMAGE_FIELD || !part.filename) {
+        if (part.fieldname !== IMAGE_FIELD) strayFileField = part.fieldname
+        part.file.resume()
+        await new Promise<void>((done) => part.file.once('end', done).once('error', () => done()))
+        continue
+      }
+      checkImageRules(part.mimetype, part.filename)
+      const path = join(tmpdir(), `shop-upload-${randomUUID()}`)
+      const out = createWriteStream(path, { flags: 'wx' })
+      image = { path, size: 0, contentType: storedContentType(part.mimetype.toLowerCase()), fileName: sanitizeFileName(part.filename) }
+      await pipeline(part.file, out)
+      // busboy stops passing bytes at the limit and marks the stream truncated.
+      if (part.file.truncated) throw new AppError(500, messages.imageTooLarge)
+      image = { ...image, size: out.bytesWritten }
+    }
+  } catch (error) {
+    await discardSpooledImage(image)
+    throw multipartError(error)
+  }
+  return { fields, image, strayFileField }
+}

@@ -1,0 +1,44 @@
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import { extname } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { AppError, messages } from '../../shared/errors.js'
+import { ErrorResponse } from '../../shared/validation.js'
+import { localImagePath } from './local-image-host.js'
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.png': 'image/png',
+  '.webp': 'image/webp',
+  '.gif': 'image/gif',
+}
+/** Stored names are `<timestamp>-<sanitized name>`: nothing else is ever served. */
+const STORED_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,200}$/
+
+/** Serves the local image host's files at `/uploads/products/<name>`; keys are never reused, so they cache forever. */
+export async function uploadsRoutes(app: FastifyInstance, options: { uploadDir: string }): Promise<void> {
+  app.get<{ Params: { name: string } }>('/uploads/products/:name', {
+    schema: {
+      tags: ['products'],
+      summary: 'A product image (local image host)',
+      params: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+      response: { 404: ErrorResponse },
+    },
+    handler: async (request, reply) => {
+      const { name } = request.params
+      const type = CONTENT_TYPES[extname(name).toLowerCase()]
+      if (!STORED_NAME.test(name) || !type) throw new AppError(404, messages.imageNotFound)
+      const path = localImagePath(options.uploadDir, `products/${name}`)
+      const info = await stat(path).catch(() => null)
+      if (!info?.isFile()) throw new AppError(404, messages.imageNotFound)
+      return reply
+        .header('Content-Type', type)
+        .header('Content-Length', info.size)
+        .header('X-Content-Type-Options', 'nosniff')
+        .header('Cache-Control', 'public, max-age=31536000, immutable')
+        .header('Last-Modified', info.mtime.toUTCString())
+        .send(createReadStream(path))
+    },
+  })
+}

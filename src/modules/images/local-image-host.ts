@@ -1,0 +1,50 @@
+import { createWriteStream } from 'node:fs'
+import { mkdir, rm } from 'node:fs/promises'
+import { dirname, join, resolve, sep } from 'node:path'
+import type { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import type { ImageHost } from './image-host.js'
+
+/** Thrown when a key is already taken: a stored image is never overwritten. */
+export class ImageKeyTakenError extends Error {
+  constructor(key: string) {
+    super(`Image key already exists: ${key}`)
+    this.name = 'ImageKeyTakenError'
+  }
+}
+
+/** Files under `uploadDir`, served by the service itself at `<publicUrl>/uploads/<key>`. */
+export function createLocalImageHost(uploadDir: string, publicUrl: string): ImageHost {
+  const root = resolve(uploadDir)
+  const pathOf = (key: string): string => {
+    const path = resolve(root, key)
+    if (!path.startsWith(root + sep)) throw new Error(`Image key outside the upload directory: ${key}`)
+    return path
+  }
+  return {
+    async store(key, body: Readable) {
+      const path = pathOf(key)
+      await mkdir(dirname(path), { recursive: true })
+      // 'wx' fails when the file exists: two uploads never overwrite each other.
+      const out = createWriteStream(path, { flags: 'wx' })
+      try {
+        await pipeline(body, out)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new ImageKeyTakenError(key)
+        await rm(path, { force: true })
+        throw error
+      }
+    },
+    async delete(key) {
+      await rm(pathOf(key), { force: true })
+    },
+    publicUrl(key) {
+      return `${publicUrl}/uploads/${key.split('/').map(encodeURIComponent).join('/')}`
+    },
+  }
+}
+
+/** The file of `key` under `uploadDir` (for serving). */
+export function localImagePath(uploadDir: string, key: string): string {
+  return join(resolve(uploadDir), key)
+}

@@ -1,0 +1,157 @@
+import type { Kysely, Transaction } from 'kysely'
+import type { Database, OrderRow } from '../../db/database.js'
+import type { OrderStatus } from './orders.schemas.js'
+
+type Db = Kysely<Database>
+type Trx = Transaction<Database>
+
+// ---- order creation (inside the order transaction) ----
+
+/** Empties the user's cart and returns what it held; the deleted rows stay locked until the transaction ends. */
+export async function takeCartLines(trx: Trx, userId: number) {
+  return trx.deleteFrom('cart_items').where('user_id', '=', userId).returning(['product_id', 'quantity']).execute()
+}
+
+/**
+ * Takes `quantity` units of a product when that many are in stock, in one conditional statement: racing buyers
+ * cannot both pass the check. Returns undefined (and changes nothing) when the stock is short or the product is gone.
+ */
+export async function reserveStock(trx: Trx, productId: number, quantity: number) {
+  return trx
+    .updateTable('products')
+    .set((eb) => ({ stock: eb('stock', '-', quantity) }))
+    .where('id', '=', productId)
+    .where('stock', '>=', quantity)
+    .returning(['id', 'name', 'price_cents', 'image_url'])
+    .executeTakeFirst()
+}
+
+/** Puts units back (a cancelled order); a product deleted since is skipped. */
+export async function releaseStock(trx: Trx, productId: number, quantity: number): Promise<void> {
+  await trx
+    .updateTable('products')
+    .set((eb) => ({ stock: eb('stock', '+', quantity) }))
+    .where('id', '=', productId)
+    .execute()
+}
+
+export async function findProductName(trx: Trx, productId: number) {
+  return trx.selectFrom('products').select('name').where('id', '=', productId).executeTakeFirst()
+}
+
+export async function insertOrder(
+  trx: Trx,
+  order: { user_id: number; total_cents: number; status: OrderStatus; created_at: string; updated_at: string },
+): Promise<OrderRow> {
+  return trx.insertInto('orders').values(order).returningAll().executeTakeFirstOrThrow()
+}
+
+export async function setOrderTotal(trx: Trx, orderId: number, totalCents: number): Promise<void> {
+  await trx.updateTable('orders').set({ total_cents: totalCents }).where('id', '=', orderId).execute()
+}
+
+export async function insertOrderItems(
+  trx: Trx,
+  items: Array<{ order_id: number; product_id: number; quantity: number; price_cents: number }>,
+) {
+  return trx.insertInto('order_items').values(items).returningAll().execute()
+}
+
+// ---- idempotency keys ----
+
+export async function findOrderIdByIdempotencyKey(db: Db, userId: number, key: string, notBefore: string) {
+  const row = await db
+    .selectFrom('idempotency_keys')
+    .select('order_id')
+    .where('user_id', '=', userId)
+    .where('key', '=', key)
+    .where('created_at', '>=', notBefore)
+    .executeTakeFirst()
+  return row?.order_id
+}
+
+/** Frees a key whose 24 hours are over, so it can name a new order. */
+export async function deleteExpiredIdempotencyKey(trx: Trx, userId: number, key: string, before: string): Promise<void> {
+  await trx.deleteFrom('idempotency_keys').where('user_id', '=', userId).where('key', '=', key).where('created_at', '<', before).execute()
+}
+
+/** The primary key (user_id, key) decides a race between requests with the same key: the loser gets a unique violation. */
+export async function insertIdempotencyKey(trx: Trx, row: { user_id: number; key: string; order_id: number; created_at: string }) {
+  await trx.insertInto('idempotency_keys').values(row).execute()
+}
+
+// ---- reading orders (one joined query, never one per line) ----
+
+function selectOrdersWithItems(db: Db | Trx) {
+  return db
+    .selectFrom('orders as o')
+    .leftJoin('order_items as i', 'i.order_id', 'o.id')
+    .leftJoin('products as p', 'p.id', 'i.product_id')
+    .select([
+      'o.id',
+      'o.user_id',
+      'o.total_cents',
+      'o.status',
+      'o.created_at',
+      'o.updated_at',
+      'i.id as item_id',
+      'i.product_id',
+      'i.quantity',
+      'i.price_cents',
+      'p.id as p_id',
+      'p.name as p_name',
+      'p.image_url as p_image_url',
+    ])
+}
+
+export type OrderWithItemRow = Awaited<ReturnType<ReturnType<typeof selectOrdersWithItems>['execute']>>[number]
+
+/** One order with its lines; with `ownerId`, only when it belongs to that user. */
+export async function findOrderWithItems(db: Db | Trx, id: number, ownerId?: number): Promise<OrderWithItemRow[]> {
+  return selectOrdersWithItems(db)
+    .where('o.id', '=', id)
+    .$if(ownerId !== undefined, (qb) => qb.where('o.user_id', '=', ownerId as number))
+    .orderBy('i.id')
+    .execute()
+}
+
+/** A page of orders, newest first, each with its lines; the page is cut before the join so `limit` counts orders. */
+export async function listOrdersWithItems(
+  db: Db,
+  filter: { userId?: number; status?: OrderStatus; limit: number; offset: number },
+): Promise<OrderWithItemRow[]> {
+  const page = db
+    .selectFrom('orders')
+    .select('id')
+    .$if(filter.userId !== undefined, (qb) => qb.where('user_id', '=', filter.userId as number))
+    .$if(filter.status !== undefined, (qb) => qb.where('status', '=', filter.status as OrderStatus))
+    .orderBy('id', 'desc')
+    .limit(filter.limit)
+    .offset(filter.offset)
+  return selectOrdersWithItems(db)
+    .where('o.id', 'in', page)
+    .orderBy('o.id', 'desc')
+    .orderBy('i.id')
+    .execute()
+}
+
+// ---- status changes ----
+
+export async function findOrderStatus(trx: Trx, id: number) {
+  return trx.selectFrom('orders').select('status').where('id', '=', id).executeTakeFirst()
+}
+
+/** Moves an order from `from` to `to`; false when its status is no longer `from` (a concurrent change won). */
+export async function updateOrderStatus(trx: Trx, id: number, from: OrderStatus, to: OrderStatus, now: string): Promise<boolean> {
+  const result = await trx
+    .updateTable('orders')
+    .set({ status: to, updated_at: now })
+    .where('id', '=', id)
+    .where('status', '=', from)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+export async function listOrderLines(trx: Trx, orderId: number) {
+  return trx.selectFrom('order_items').select(['product_id', 'quantity']).where('order_id', '=', orderId).orderBy('product_id').execute()
+}

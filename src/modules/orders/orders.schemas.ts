@@ -1,0 +1,85 @@
+import { PageQueryProperties } from '../../shared/validation.js'
+
+export const orderStatuses = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const
+export type OrderStatus = (typeof orderStatuses)[number]
+
+/** `Idempotency-Key`: 1 to 255 printable ASCII characters (header names are lower-case in Fastify schemas). */
+export const PlaceOrderHeaders = {
+  type: 'object',
+  properties: {
+    'idempotency-key': { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+  },
+} as const
+
+export const ListOrdersQuery = {
+  type: 'object',
+  properties: { ...PageQueryProperties, status: { type: 'string', enum: orderStatuses } },
+  additionalProperties: false,
+} as const
+
+export const UpdateStatusBody = {
+  type: 'object',
+  required: ['status'],
+  // No `type`: any value outside the list (a number, say) gets the enum's message.
+  properties: { status: { enum: orderStatuses } },
+  additionalProperties: false,
+} as const
+
+const OrderItem = {
+  type: 'object',
+  required: ['id', 'orderId', 'productId', 'quantity', 'price'],
+  properties: {
+    id: { type: 'integer' },
+    orderId: { type: 'integer' },
+    productId: { type: 'integer' },
+    quantity: { type: 'integer' },
+    price: { type: 'number' },
+    product: {
+      type: 'object',
+      required: ['id', 'name', 'imageUrl'],
+      properties: { id: { type: 'integer' }, name: { type: 'string' }, imageUrl: { type: 'string' } },
+    },
+  },
+} as const
+
+export const Order = {
+  type: 'object',
+  required: ['id', 'userId', 'total', 'status', 'createdAt', 'updatedAt', 'items'],
+  properties: {
+    id: { type: 'integer' },
+    userId: { type: 'integer' },
+    total: { type: 'number' },
+    status: { type: 'string', enum: orderStatuses },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+    items: { type: 'array', items: OrderItem },
+  },
+} as const
+
+export const OrderList = { type: 'array', items: Order } as const
+
+export interface OrderItem {
+  id: number
+  orderId: number
+  productId: number
+  quantity: number
+  price: number
+  /** Present while the product exists. */
+  product?: { id: number; name: string; imageUrl: string }
+}
+
+export interface Order {
+  id: number
+  userId: number
+  total: number
+  status: OrderStatus
+  createdAt: string
+  updatedAt: string
+  items: OrderItem[]
+}
+
+export interface ListOrdersQuery {
+  limit: number
+  offset: number
+  status?: OrderStatus
+}

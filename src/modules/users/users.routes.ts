@@ -1,0 +1,99 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ErrorResponse, IdParams, MessageResponse } from '../../shared/validation.js'
+import * as service from './users.service.js'
+import {
+  CreateUserBody,
+  type CreateUserInput,
+  ListUsersQuery,
+  LoginBody,
+  LoginResponse,
+  RegisterBody,
+  type RegisterInput,
+  RegisterResponse,
+  UpdateUserBody,
+  type UpdateUserInput,
+  User,
+} from './users.schemas.js'
+
+const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
+
+/** Trims `name` and `email` before validation, so "  ana@shop.test " is a valid e-mail and "  " an empty name. */
+async function trimTextFields(request: FastifyRequest): Promise<void> {
+  const body = request.body as Record<string, unknown> | undefined
+  if (!body || typeof body !== 'object') return
+  for (const field of ['name', 'email']) {
+    const value = body[field]
+    if (typeof value === 'string') body[field] = value.trim()
+  }
+}
+
+export async function usersRoutes(app: FastifyInstance): Promise<void> {
+  const admin = app.requireRole('admin')
+  const tags = ['auth']
+  const secured = [{ bearerAuth: [] }]
+
+  app.post<{ Body: RegisterInput }>('/auth/register', {
+    onRequest: app.authRateLimit,
+    preValidation: trimTextFields,
+    schema: { tags, summary: 'Register a customer', body: RegisterBody, response: { 201: RegisterResponse, ...errors, 429: ErrorResponse } },
+    handler: async (request, reply) => {
+      const user = await service.registerCustomer(app.db, request.body)
+      return reply.code(201).send({ message: 'Usuario registrado correctamente', user })
+    },
+  })
+
+  app.post<{ Body: { email: string; password: string } }>('/auth/login', {
+    onRequest: app.authRateLimit,
+    preValidation: trimTextFields,
+    schema: { tags, summary: 'Exchange credentials for a token', body: LoginBody, response: { 200: LoginResponse, ...errors, 429: ErrorResponse } },
+    handler: async (request) => {
+      const user = await service.authenticateCredentials(app.db, request.body.email, request.body.password)
+      return { token: app.signToken(user), user }
+    },
+  })
+
+  const createUserRoute = {
+    onRequest: admin,
+    preValidation: trimTextFields,
+    schema: { tags, summary: 'Create a user with a role (admin)', security: secured, body: CreateUserBody, response: { 201: User, ...errors } },
+    handler: async (request: FastifyRequest<{ Body: CreateUserInput }>, reply: import('fastify').FastifyReply) => {
+      return reply.code(201).send(await service.createUser(app.db, request.body))
+    },
+  }
+  app.post('/auth/users', createUserRoute)
+  app.post('/auth/create-user', createUserRoute)
+
+  app.get('/auth/me', {
+    onRequest: app.authenticate,
+    schema: { tags, summary: 'The caller', security: secured, response: { 200: User, ...errors } },
+    handler: async (request) => service.getUser(app.db, request.user.id),
+  })
+
+  app.get<{ Querystring: { limit: number; offset: number } }>('/auth/users', {
+    onRequest: admin,
+    schema: { tags, summary: 'List users (admin)', security: secured, querystring: ListUsersQuery, response: { 200: { type: 'array', items: User }, ...errors } },
+    handler: async (request) => service.listUsers(app.db, request.query),
+  })
+
+  app.get<{ Params: { id: number } }>('/auth/users/:id', {
+    onRequest: admin,
+    schema: { tags, summary: 'Get a user (admin)', security: secured, params: IdParams, response: { 200: User, ...errors } },
+    handler: async (request) => service.getUser(app.db, request.params.id),
+  })
+
+  app.patch<{ Params: { id: number }; Body: UpdateUserInput }>('/auth/users/:id', {
+    onRequest: admin,
+    preValidation: trimTextFields,
+    schema: { tags, summary: 'Change a user (admin)', security: secured, params: IdParams, body: UpdateUserBody, response: { 200: User, ...errors } },
+    handler: async (request) => service.updateUser(app.db, request.user.id, request.params.id, request.body),
+  })
+
+  app.delete<{ Params: { id: number } }>('/auth/users/:id', {
+    onRequest: admin,
+    schema: { tags, summary: 'Delete a user (admin)', security: secured, params: IdParams, response: { 200: MessageResponse, ...errors } },
+    handler: async (request) => {
+      await service.deleteUser(app.db, request.user.id, request.params.id)
+      return { message: 'Usuario eliminado correctamente' }
+    },
+  })
+}

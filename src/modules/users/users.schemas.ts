@@ -1,0 +1,96 @@
+import { messages } from '../../shared/errors.js'
+import { PageQueryProperties } from '../../shared/validation.js'
+
+const name = { type: 'string', minLength: 1, maxLength: 100 } as const
+const email = { type: 'string', format: 'email', maxLength: 254, errorMessages: { format: messages.invalidEmail } } as const
+const password = {
+  type: 'string',
+  minLength: 6,
+  maxLength: 128,
+  errorMessages: { minLength: messages.passwordTooShort },
+} as const
+const role = { type: 'string', enum: ['customer', 'admin'], errorMessages: { enum: messages.badRole } } as const
+
+export const RegisterBody = {
+  type: 'object',
+  required: ['name', 'email', 'password'],
+  properties: { name, email, password },
+  // Anything else (a `role`, say) is dropped before the handler sees the body.
+  additionalProperties: false,
+} as const
+
+export const LoginBody = {
+  type: 'object',
+  required: ['email', 'password'],
+  properties: { email, password: { type: 'string', minLength: 1, maxLength: 128 } },
+  additionalProperties: false,
+} as const
+
+export const CreateUserBody = {
+  type: 'object',
+  required: ['name', 'email', 'password', 'role'],
+  properties: { name, email, password, role },
+  additionalProperties: false,
+} as const
+
+export const UpdateUserBody = {
+  type: 'object',
+  properties: { name, email, role, password },
+  additionalProperties: false,
+  minProperties: 1,
+} as const
+
+export const ListUsersQuery = {
+  type: 'object',
+  properties: PageQueryProperties,
+  additionalProperties: false,
+} as const
+
+export const User = {
+  type: 'object',
+  required: ['id', 'name', 'email', 'role', 'createdAt'],
+  properties: {
+    id: { type: 'integer' },
+    name: { type: 'string' },
+    email: { type: 'string' },
+    role: { type: 'string', enum: ['customer', 'admin'] },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const
+
+/** In the responses of register and login only, the user id is a string. */
+const AuthUser = {
+  type: 'object',
+  required: ['id', 'name', 'email', 'role'],
+  properties: { ...User.properties, id: { type: 'string' } },
+} as const
+
+export const RegisterResponse = {
+  type: 'object',
+  required: ['message', 'user'],
+  properties: { message: { type: 'string' }, user: { ...AuthUser, required: [...AuthUser.required, 'createdAt'] } },
+} as const
+
+export const LoginResponse = {
+  type: 'object',
+  required: ['token', 'user'],
+  properties: {
+    token: { type: 'string' },
+    user: { ...AuthUser, properties: { id: AuthUser.properties.id, name: User.properties.name, email: User.properties.email, role: User.properties.role } },
+  },
+} as const
+
+export interface RegisterInput {
+  name: string
+  email: string
+  password: string
+}
+export interface CreateUserInput extends RegisterInput {
+  role: 'customer' | 'admin'
+}
+export interface UpdateUserInput {
+  name?: string
+  email?: string
+  role?: 'customer' | 'admin'
+  password?: string
+}

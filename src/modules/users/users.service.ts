@@ -1,0 +1,126 @@
+import type { Kysely } from 'kysely'
+import type { Database, UserRow, UserUpdate } from '../../db/database.js'
+import { isUniqueViolation } from '../../shared/db-errors.js'
+import { AppError, messages } from '../../shared/errors.js'
+import { nowIso } from '../../shared/time.js'
+import type { Role } from '../../plugins/auth.js'
+import { hashPassword, verifyPassword } from './passwords.js'
+import * as repo from './users.repository.js'
+import type { CreateUserInput, RegisterInput, UpdateUserInput } from './users.schemas.js'
+
+type Db = Kysely<Database>
+
+/** A user as the API shows it: never the hash. */
+export interface User {
+  id: number
+  name: string
+  email: string
+  role: Role
+  createdAt: string
+}
+
+export function userRowToUser(row: UserRow): User {
+  return { id: row.id, name: row.name, email: row.email, role: row.role, createdAt: row.created_at }
+}
+
+/** E-mails are trimmed and compared case-insensitively: the stored form is lower case. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase()
+}
+
+export async function createUser(db: Db, input: CreateUserInput): Promise<User> {
+  const email = normalizeEmail(input.email)
+  if (await repo.findUserByEmail(db, email)) throw new AppError(409, messages.emailTaken)
+  const passwordHash = await hashPassword(input.password)
+  const now = nowIso()
+  try {
+    const row = await repo.insertUser(db, {
+      name: input.name.trim(),
+      email,
+      password_hash: passwordHash,
+      role: input.role,
+      created_at: now,
+      updated_at: now,
+      credentials_changed_at: now,
+    })
+    return userRowToUser(row)
+  } catch (error) {
+    // Two registrations of one e-mail racing past the check above.
+    if (isUniqueViolation(error)) throw new AppError(409, messages.emailTaken)
+    throw error
+  }
+}
+
+/** Registration always makes a customer, whatever the body said. */
+export function registerCustomer(db: Db, input: RegisterInput): Promise<User> {
+  return createUser(db, { name: input.name, email: input.email, password: input.password, role: 'customer' })
+}
+
+export async function authenticateCredentials(db: Db, email: string, password: string): Promise<User> {
+  const row = await repo.findUserByEmail(db, normalizeEmail(email))
+  const valid = await verifyPassword(row?.password_hash, password)
+  if (!row || !valid) throw new AppError(401, messages.badCredentials)
+  return userRowToUser(row)
+}
+
+export async function getUser(db: Db, id: number): Promise<User> {
+  const row = await repo.findUserById(db, id)
+  if (!row) throw new AppError(404, messages.userNotFound)
+  return userRowToUser(row)
+}
+
+export async function listUsers(db: Db, page: { limit: number; offset: number }): Promise<User[]> {
+  return (await repo.listUsers(db, page)).map(userRowToUser)
+}
+
+export async function updateUser(db: Db, actorId: number, id: number, input: UpdateUserInput): Promise<User> {
+  const current = await repo.findUserById(db, id)
+  if (!current) throw new AppError(404, messages.userNotFound)
+  if (id === actorId && input.role !== undefined && input.role !== current.role) {
+    throw new AppError(403, messages.ownRole)
+  }
+  const now = nowIso()
+  const changes: UserUpdate = { updated_at: now }
+  if (input.name !== undefined) changes.name = input.name.trim()
+  if (input.email !== undefined) {
+    const email = normalizeEmail(input.email)
+    const owner = await repo.findUserByEmail(db, email)
+    if (owner && owner.id !== id) throw new AppError(409, messages.emailTaken)
+    changes.email = email
+  }
+  if (input.password !== undefined) changes.password_hash = await hashPassword(input.password)
+  if (input.role !== undefined) changes.role = input.role
+  // Tokens issued before a role or password change stop working.
+  if (input.password !== undefined || (input.role !== undefined && input.role !== current.role)) {
+    changes.credentials_changed_at = now
+  }
+  try {
+    const row = await repo.updateUserById(db, id, changes)
+    if (!row) throw new AppError(404, messages.userNotFound)
+    return userRowToUser(row)
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError(409, messages.emailTaken)
+    throw error
+  }
+}
+
+export async function deleteUser(db: Db, actorId: number, id: number): Promise<void> {
+  if (id === actorId) throw new AppError(409, messages.ownAccount)
+  if (!(await repo.deleteUserById(db, id))) throw new AppError(404, messages.userNotFound)
+}
+
+/**
+ * Creates the admin named by the operator (environment or CLI) unless a user already has that
+ * e-mail. Returns whether a user was created.
+ */
+export async function ensureAdmin(db: Db, admin: { email: string; password: string; name: string }): Promise<boolean> {
+  if (await repo.findUserByEmail(db, normalizeEmail(admin.email))) return false
+  try {
+    await createUser(db, { ...admin, role: 'admin' })
+    return true
+  } catch (error) {
+    // Another instance created it at the same moment.
+    if (error instanceof AppError && error.statusCode === 409) return false
+    throw error
+  }
+}

@@ -1,0 +1,58 @@
+/** An expected failure with the status and message the contract gives it. */
+export class AppError extends Error {
+  constructor(
+    readonly statusCode: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'AppError'
+  }
+}
+
+/** Messages quoted by the contract, in one place so routes and tests share the wording. */
+export const messages = {
+  internal: 'Error interno del servidor',
+  noUser: 'Unauthorized - No user found',
+  invalidToken: 'Token inválido o expirado',
+  noRole: 'Forbidden - No role assigned',
+  requiresRoles: (roles: readonly string[]) => `Forbidden - Requires one of the following roles: ${roles.join(', ')}`,
+  emailTaken: 'El email ya está en uso',
+  badCredentials: 'Credenciales inválidas',
+  userNotFound: 'Usuario no encontrado',
+  ownRole: 'No puedes cambiar tu propio rol',
+  ownAccount: 'No puedes eliminar tu propia cuenta',
+  invalidEmail: 'email must be a valid email',
+  passwordTooShort: 'La contraseña debe tener al menos 6 caracteres',
+  badRole: "El rol debe ser 'customer' o 'admin'",
+  tooManyAttempts: 'Demasiados intentos. Intenta de nuevo en 15 minutos.',
+  routeNotFound: 'Ruta no encontrada',
+  malformedJson: 'El cuerpo de la petición no es JSON válido',
+  bodyTooLarge: 'El cuerpo de la petición es demasiado grande',
+  unsupportedMediaType: 'Tipo de contenido no soportado',
+  notReady: 'La base de datos no responde',
+  // Cart and orders (API.md sections Cart, Orders).
+  productNotFound: 'Producto no encontrado',
+  insufficientStock: 'Stock insuficiente',
+  cartItemNotFound: 'Item del carrito no encontrado',
+  cartEmpty: 'El carrito está vacío',
+  insufficientStockFor: (productName: string) => `Stock insuficiente para ${productName}`,
+  orderNotFound: 'Orden no encontrada',
+  transitionNotAllowed: (from: string, to: string) => `Transición de estado no permitida: ${from} -> ${to}`,
+  cartItemRemoved: 'Item eliminado del carrito',
+  cartCleared: 'Carrito vaciado',
+  // Catalog and image hosting.
+  categoryNotFound: 'Categoría no encontrada',
+  categoryExists: 'La categoría ya existe',
+  categoryInUse: 'La categoría tiene productos asociados',
+  categoryMissing: 'La categoría no existe',
+  imageRequired: "La imagen del producto es obligatoria (campo 'image')",
+  invalidImageType: (mime: string) =>
+    `Invalid file type: ${mime}. Allowed types: image/jpeg, image/jpg, image/png, image/webp, image/gif`,
+  invalidImageExtension: (ext: string) => `Invalid file extension: ${ext}. Allowed extensions: .jpg, .jpeg, .png, .webp, .gif`,
+  imageTooLarge: 'El archivo es demasiado grande. Tamaño máximo: 5MB',
+  imageUploadFailed: 'Error al subir la imagen al servicio de alojamiento',
+  imageNotFound: 'Imagen no encontrada',
+  singleImageFile: "Only one file may be sent, in the field 'image'",
+  strayFileField: (field: string) => `Unexpected file field '${field}'; the image goes in the field 'image'`,
+  malformedMultipart: 'El cuerpo multipart no es válido',
+} as const

@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestApp, type TestApp } from '../helpers/app.js'
+import { makeCategory, makeProduct } from '../helpers/catalog.js'
+import type { Product } from '../../src/modules/catalog/products.service.js'
+
+let t: TestApp
+let toys: number
+let books: number
+const made: Product[] = []
+
+beforeAll(async () => {
+  t = await createTestApp()
+  toys = (await makeCategory(t.app, 'Toys')).id
+  books = (await makeCategory(t.app, 'Books')).id
+  const base = Date.parse('2026-01-01T00:00:00.000Z')
+  const specs = [
+    { name: 'Robot', description: 'A walking ROBOT toy', priceCents: 4999, categoryId: toys },
+    { name: 'Ball', description: 'Red rubber ball', priceCents: 299, categoryId: toys },
+    { name: 'Kite', description: '100% nylon', priceCents: 1500, categoryId: toys },
+    { name: 'Atlas', description: 'Maps of the world', priceCents: 3000, categoryId: books },
+    { name: 'Novel', description: 'A long story', priceCents: 1500, categoryId: books },
+    { name: 'Gift card', description: 'Any amount', priceCents: 2000, categoryId: null },
+  ]
+  for (const [i, spec] of specs.entries()) {
+    made.push(await makeProduct(t.app, { ...spec, createdAt: new Date(base + i * 1000).toISOString() }))
+  }
+})
+afterAll(async () => t.close())
+
+async function list(query = '') {
+  const res = await t.app.inject({ method: 'GET', url: `/products${query}` })
+  return { res, names: res.statusCode === 200 ? (res.json() as Product[]).map((p) => p.name) : [] }
+}
+
+describe('GET /products', () => {
+  it('is public: newest first by default, with X-Total-Count and no Link when everything fits', async () => {
+    const { res, names } = await list()
+    expect(res.statusCode).toBe(200)
+    expect(names).toEqual(['Gift card', 'Novel', 'Atlas', 'Kite', 'Ball', 'Robot'])
+    expect(res.headers['x-total-count']).toBe('6')
+    expect(res.headers.link).toBeUndefined()
+  })
+
+  it('shows each product in the contract shape', async () => {
+    const { res } = await list('?sort=name&limit=1')
+    expect(res.json()).toEqual([
+      {
+        id: made[3]!.id,
+        name: 'Atlas',
+        description: 'Maps of the world',
+        price: 30,
+        stock: 10,
+        imageUrl: made[3]!.imageUrl,
+        categoryId: books,
+        createdAt: '2026-01-01T00:00:03.000Z',
+        updatedAt: '2026-01-01T00:00:03.000Z',
+      },
+    ])
+    const gift = (await list('?q=gift')).res.json()[0]
+    expect(gift.categoryId).toBeNull()
+    expect(gift.price).toBe(20)
+  })
+
+  it('pages with limit and offset and links next/prev (RFC 8288), keeping the other parameters', async () => {
+    const first = await list('?limit=2&sort=price_asc')
+    expect(first.names).toEqual(['Ball', 'Kite'])
+    expect(first.res.headers['x-total-count']).toBe('6')
+    expect(first.res.headers.link).toBe('<http://shop.test/products?limit=2&sort=price_asc&offset=2>; rel="next"')
+    const middle = await list('?limit=2&offset=2&sort=price_asc')
+    expect(middle.names).toEqual(['Novel', 'Gift card'])
+    expect(middle.res.headers.link).toBe(
+      '<http://shop.test/products?limit=2&offset=4&sort=price_asc>; rel="next", <http://shop.test/products?limit=2&offset=0&sort=price_asc>; rel="prev"',
+    )
+    const last = await list('?limit=2&offset=4&sort=price_asc')
+    expect(last.names).toEqual(['Atlas', 'Robot'])
+    expect(last.res.headers.link).toBe('<http://shop.test/products?limit=2&offset=2&sort=price_asc>; rel="prev"')
+    const beyond = await list('?offset=50')
+    expect(beyond.names).toEqual([])
+    expect(beyond.res.headers['x-total-count']).toBe('6')
+    expect(beyond.res.headers.link).toBe('<http://shop.test/products?offset=0&limit=100>; rel="prev"')
+  })
+
+  it.each([
+    ['newest', ['Gift card', 'Novel', 'Atlas', 'Kite', 'Ball', 'Robot']],
+    ['price_asc', ['Ball', 'Kite', 'Novel', 'Gift card', 'Atlas', 'Robot']],
+    ['price_desc', ['Robot', 'Atlas', 'Gift card', 'Novel', 'Kite', 'Ball']],
+    ['name', ['Atlas', 'Ball', 'Gift card', 'Kite', 'Novel', 'Robot']],
+  ])('sort=%s', async (sort, expected) => {
+    expect((await list(`?sort=${sort}`)).names).toEqual(expected)
+  })
+
+  it('filters by category, with the count of matches', async () => {
+    const { res, names } = await list(`?categoryId=${toys}&sort=price_asc`)
+    expect(names).toEqual(['Ball', 'Kite', 'Robot'])
+    expect(res.headers['x-total-count']).toBe('3')
+    expect((await list('?categoryId=999999')).names).toEqual([])
+  })
+
+  it('q matches name or description, ignoring case; % and _ are literal', async () => {
+    expect((await list('?q=robot')).names).toEqual(['Robot'])
+    expect((await list('?q=RUBBER')).names).toEqual(['Ball'])
+    expect((await list('?q=%25')).names).toEqual(['Kite'])
+    expect((await list('?q=_')).names).toEqual([])
+    expect((await list('?q=o&categoryId=' + books + '&sort=name')).names).toEqual(['Atlas', 'Novel'])
+    const { res } = await list('?q=a&limit=1&sort=name')
+    expect(res.headers['x-total-count']).toBe(String(made.filter((p) => /a/i.test(p.name + ' ' + p.description)).length))
+  })
+
+  it('q follows renames and deletions, and takes quotes and % literally', async () => {
+    const p = await makeProduct(t.app, { name: 'Zapato "clásico"', description: 'Cuero 100% natural' })
+    expect((await list('?q="clásico"')).names).toEqual(['Zapato "clásico"'])
+    expect((await list('?q=100%25 nat')).names).toEqual(['Zapato "clásico"'])
+    expect((await list('?q=ZAPATO')).names).toEqual(['Zapato "clásico"'])
+    await t.app.db.updateTable('products').set({ name: 'Bota' }).where('id', '=', p.id).execute()
+    expect((await list('?q=zapato')).names).toEqual([])
+    expect((await list('?q=bota')).names).toEqual(['Bota'])
+    await t.app.db.deleteFrom('products').where('id', '=', p.id).execute()
+    expect((await list('?q=bota')).names).toEqual([])
+    expect((await list('?q=cuero')).res.headers['x-total-count']).toBe('0')
+  })
+
+  it('filters by price range, bounds included', async () => {
+    expect((await list('?minPrice=15&maxPrice=30&sort=price_asc')).names).toEqual(['Kite', 'Novel', 'Gift card', 'Atlas'])
+    expect((await list('?minPrice=15.01&sort=price_asc')).names).toEqual(['Gift card', 'Atlas', 'Robot'])
+    expect((await list('?maxPrice=2.99')).names).toEqual(['Ball'])
+    expect((await list('?minPrice=50&maxPrice=10')).names).toEqual([])
+  })
+
+  it.each([
+    ['limit=0', 'limit must not be less than 1'],
+    ['limit=1001', 'limit must not be greater than 1000'],
+    ['limit=abc', 'limit must be an integer number'],
+    ['offset=-1', 'offset must not be less than 0'],
+    ['sort=cheap', 'sort must be one of the following values: newest, price_asc, price_desc, name'],
+    ['categoryId=abc', 'categoryId must be an integer number'],
+    ['categoryId=0', 'categoryId must not be less than 1'],
+    ['minPrice=-1', 'minPrice must not be less than 0'],
+    ['minPrice=abc', 'minPrice must be a number'],
+    ['maxPrice=1.234', 'maxPrice must be a number conforming to the specified constraints'],
+    ['q=' + 'x'.repeat(101), 'q must be shorter than or equal to 100 characters'],
+  ])('422 for %s', async (query, message) => {
+    const res = await t.app.inject({ method: 'GET', url: `/products?${query}` })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: message })
+  })
+
+  it('limit 1000 is allowed', async () => {
+    expect((await list('?limit=1000')).res.statusCode).toBe(200)
+  })
+})
+
+describe('GET /products/:id', () => {
+  it('returns the product', async () => {
+    const res = await t.app.inject({ method: 'GET', url: `/products/${made[0]!.id}` })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual(made[0])
+    expect(res.json().price).toBe(49.99)
+  })
+
+  it('404 for an unknown id', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/products/999999' })
+    expect(res.statusCode).toBe(404)
+    expect(res.json()).toEqual({ error: 'Producto no encontrado' })
+  })
+
+  it.each(['abc', '1.5', '0'])('422 for the id %s', async (id) => {
+    const res = await t.app.inject({ method: 'GET', url: `/products/${id}` })
+    expect(res.statusCode).toBe(422)
+    expect(res.json().error).toMatch(/^id must/)
+  })
+
+  it('422 message for a non-numeric id', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/products/abc' })
+    expect(res.json()).toEqual({ error: 'id must be an integer number' })
+  })
+})

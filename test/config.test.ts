@@ -1,0 +1,96 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../src/config.js'
+
+const dataDir = () => mkdtempSync(join(tmpdir(), 'shop-config-'))
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig({ DATA_DIR: dataDir(), ...env })
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems
+    throw error
+  }
+  return []
+}
+
+describe('configuration', () => {
+  it('has working defaults: SQLite in the data folder, port 3000, 10 attempts per 15 minutes, local images', () => {
+    const dir = dataDir()
+    const config = loadConfig({ DATA_DIR: dir })
+    expect(config).toMatchObject({
+      nodeEnv: 'development',
+      port: 3000,
+      host: '0.0.0.0',
+      publicUrl: 'http://localhost:3000',
+      databaseUrl: `sqlite:${join(dir, 'shop.db')}`,
+      jwtExpiresIn: '1d',
+      admin: null,
+      authRateLimit: { max: 10, windowMs: 900000 },
+      redisUrl: null,
+      trustProxy: false,
+      logLevel: 'info',
+      corsOrigin: null,
+      storage: { driver: 'local', uploadDir: join(dir, 'uploads') },
+    })
+    expect(Object.isFrozen(config)).toBe(true)
+  })
+
+  it('reports every bad variable on its own line', () => {
+    const problems = problemsOf({
+      PORT: 'eighty',
+      DATABASE_URL: 'mysql://x',
+      AUTH_RATE_LIMIT_MAX: '-1',
+      LOG_LEVEL: 'loud',
+      REDIS_URL: 'localhost:6379',
+      JWT_SECRET: 'short',
+      STORAGE_DRIVER: 'ftp',
+    })
+    expect(problems).toHaveLength(7)
+    expect(problems[0]).toBe('PORT must be an integer between 0 and 65535 (got "eighty")')
+    expect(problems.join('\n')).toContain('DATABASE_URL')
+    expect(problems.join('\n')).toContain('AUTH_RATE_LIMIT_MAX')
+    expect(problems.join('\n')).toContain('JWT_SECRET must be at least 32 characters long')
+    const message = new ConfigError(problems).message.split('\n')
+    expect(message).toHaveLength(8)
+  })
+
+  it('refuses to start in production without a strong JWT_SECRET', () => {
+    expect(problemsOf({ NODE_ENV: 'production' })).toEqual(['JWT_SECRET is required when NODE_ENV=production (at least 32 random characters)'])
+    expect(problemsOf({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(31) })).toEqual(['JWT_SECRET must be at least 32 characters long'])
+    expect(problemsOf({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) })).toEqual([])
+  })
+
+  it('outside production generates a secret once and keeps it in the data folder', () => {
+    const dir = dataDir()
+    const first = loadConfig({ DATA_DIR: dir })
+    const second = loadConfig({ DATA_DIR: dir })
+    expect(first.jwtSecret.length).toBeGreaterThanOrEqual(32)
+    expect(second.jwtSecret).toBe(first.jwtSecret)
+    expect(readFileSync(join(dir, '.jwt-secret'), 'utf8').trim()).toBe(first.jwtSecret)
+    expect(statSync(join(dir, '.jwt-secret')).mode & 0o777).toBe(0o600)
+    expect(loadConfig({ DATA_DIR: dataDir() }).jwtSecret).not.toBe(first.jwtSecret)
+  })
+
+  it('takes the admin bootstrap from ADMIN_EMAIL and ADMIN_PASSWORD, lower-casing the e-mail', () => {
+    expect(loadConfig({ DATA_DIR: dataDir(), ADMIN_EMAIL: 'Boss@Shop.test', ADMIN_PASSWORD: 'secret1' }).admin).toEqual({ email: 'boss@shop.test', password: 'secret1', name: 'Admin' })
+    expect(problemsOf({ ADMIN_EMAIL: 'boss@shop.test' })).toEqual(['ADMIN_PASSWORD must be at least 6 characters when ADMIN_EMAIL is set'])
+    expect(problemsOf({ ADMIN_PASSWORD: 'secret1' })).toEqual(['ADMIN_EMAIL must be a valid e-mail address when ADMIN_PASSWORD is set'])
+  })
+
+  it('reads TRUST_PROXY as a boolean, a hop count or addresses', () => {
+    expect(loadConfig({ DATA_DIR: dataDir(), TRUST_PROXY: 'true' }).trustProxy).toBe(true)
+    expect(loadConfig({ DATA_DIR: dataDir(), TRUST_PROXY: '2' }).trustProxy).toBe(2)
+    expect(loadConfig({ DATA_DIR: dataDir(), TRUST_PROXY: '10.0.0.0/8,127.0.0.1' }).trustProxy).toBe('10.0.0.0/8,127.0.0.1')
+    expect(problemsOf({ TRUST_PROXY: 'maybe' })).toHaveLength(1)
+  })
+
+  it('needs the bucket and public URL for the s3 image host', () => {
+    expect(problemsOf({ STORAGE_DRIVER: 's3' })).toEqual([
+      'S3_BUCKET is required when STORAGE_DRIVER=s3',
+      'S3_PUBLIC_URL must be an absolute http(s) URL when STORAGE_DRIVER=s3',
+    ])
+  })
+})

@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import type { Redis } from 'ioredis'
+import pg from 'pg'
+import { buildApp } from '../../src/app.js'
+import { type Config, loadConfig } from '../../src/config.js'
+import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.js'
+import type { ImageHost } from '../../src/modules/images/image-host.js'
+
+export const dialect = process.env.TEST_DIALECT === 'postgres' ? 'postgres' : 'sqlite'
+
+export interface TestApp {
+  app: FastifyInstance
+  config: Config
+  database: DatabaseHandle
+  dataDir: string
+  close: () => Promise<void>
+}
+
+/** A fresh database for one test app: in-memory SQLite, or a new PostgreSQL schema dropped at close. */
+export async function openTestDatabase(): Promise<{ handle: DatabaseHandle; drop: () => Promise<void> }> {
+  if (dialect === 'sqlite') {
+    const handle = connectDatabase('sqlite::memory:')
+    return { handle, drop: () => handle.db.destroy() }
+  }
+  const url = process.env.TEST_DATABASE_URL
+  if (!url) throw new Error('TEST_DIALECT=postgres needs TEST_DATABASE_URL')
+  const schema = `test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  await admin.query(`create schema ${schema}`)
+  await admin.end()
+  const handle = connectDatabase(url, { schema, poolSize: 12 })
+  return {
+    handle,
+    drop: async () => {
+      await handle.db.destroy()
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      await client.query(`drop schema ${schema} cascade`)
+      await client.end()
+    },
+  }
+}
+
+/** The configuration of a test app; `env` overrides the defaults. */
+export function testConfig(env: Record<string, string> = {}, dataDir = mkdtempSync(join(tmpdir(), 'shop-test-'))): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-000',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    PUBLIC_URL: 'http://shop.test',
+    ...env,
+  })
+}
+
+/** Builds the whole service on a fresh database, as the server does. */
+export async function createTestApp(env: Record<string, string> = {}, extra: { redis?: Redis; imageHost?: ImageHost } = {}): Promise<TestApp> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'shop-test-'))
+  const config = testConfig(env, dataDir)
+  const { handle, drop } = await openTestDatabase()
+  const app = await buildApp(config, { database: handle, logger: false, ...extra })
+  await app.ready()
+  return {
+    app,
+    config,
+    database: handle,
+    dataDir,
+    close: async () => {
+      await app.close()
+      await drop()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}

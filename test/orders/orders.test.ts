@@ -1,0 +1,385 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { messages } from '../../src/shared/errors.js'
+import { createTestApp, type TestApp } from '../helpers/app.js'
+import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { cartOf, countRows, deleteProduct, fillCart, makeProduct, stockOf } from '../helpers/shop.js'
+
+let t: TestApp
+let admin: TestUser
+
+beforeAll(async () => {
+  t = await createTestApp()
+  admin = await makeUser(t.app, 'admin')
+})
+afterAll(async () => {
+  await t.close()
+})
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+const statusMessage = 'status must be one of the following values: pending, paid, shipped, delivered, cancelled'
+
+function order(user: TestUser, headers: Record<string, string> = {}, payload?: unknown) {
+  return t.app.inject({ method: 'POST', url: '/orders', headers: { ...bearer(user), ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) })
+}
+
+/** A customer with one line of a fresh product in the cart, ordered. */
+async function placedOrder(customer?: TestUser) {
+  const user = customer ?? (await makeUser(t.app))
+  const product = await makeProduct(t.app, { stock: 10, priceCents: 250 })
+  await fillCart(t.app, user.id, [{ productId: product.id, quantity: 2 }])
+  const res = await order(user)
+  expect(res.statusCode).toBe(201)
+  return { user, product, order: res.json() as { id: number; updatedAt: string } }
+}
+
+async function setStatus(orderId: number, status: string) {
+  await t.app.db.updateTable('orders').set({ status: status as 'pending' }).where('id', '=', orderId).execute()
+}
+
+describe('POST /orders', () => {
+  it('refuses an empty cart with 400 and writes nothing', async () => {
+    const user = await makeUser(t.app)
+    const before = await countRows(t.app, 'orders')
+    const res = await order(user)
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toEqual({ error: 'El carrito está vacío' })
+    expect(await countRows(t.app, 'orders')).toBe(before)
+  })
+
+  it('turns the cart into a pending order: stock taken, prices copied, cart emptied', async () => {
+    const user = await makeUser(t.app)
+    const lamp = await makeProduct(t.app, { name: 'Lamp', priceCents: 1999, stock: 5 })
+    const clip = await makeProduct(t.app, { name: 'Clip', priceCents: 10, stock: 4 })
+    await fillCart(t.app, user.id, [
+      { productId: lamp.id, quantity: 3 },
+      { productId: clip.id, quantity: 1 },
+    ])
+    const res = await order(user)
+    expect(res.statusCode).toBe(201)
+    const body = res.json()
+    expect(body).toEqual({
+      id: expect.any(Number),
+      userId: user.id,
+      total: 60.07,
+      status: 'pending',
+      createdAt: expect.stringMatching(ISO),
+      updatedAt: body.createdAt,
+      items: [
+        { id: expect.any(Number), orderId: body.id, productId: lamp.id, quantity: 3, price: 19.99, product: { id: lamp.id, name: 'Lamp', imageUrl: expect.any(String) } },
+        { id: expect.any(Number), orderId: body.id, productId: clip.id, quantity: 1, price: 0.1, product: { id: clip.id, name: 'Clip', imageUrl: expect.any(String) } },
+      ],
+    })
+    expect(await stockOf(t.app, lamp.id)).toBe(2)
+    expect(await stockOf(t.app, clip.id)).toBe(3)
+    expect(await cartOf(t.app, user.id)).toEqual({})
+    const row = await t.app.db.selectFrom('orders').selectAll().where('id', '=', body.id).executeTakeFirstOrThrow()
+    expect(row).toMatchObject({ user_id: user.id, total_cents: 6007, status: 'pending' })
+    const read = await t.app.inject({ method: 'GET', url: `/orders/${body.id}`, headers: bearer(user) })
+    expect(read.json()).toEqual(body)
+  })
+
+  it('keeps the unit price of the moment of ordering', async () => {
+    const { user, product, order: placed } = await placedOrder()
+    await t.app.db.updateTable('products').set({ price_cents: 99999 }).where('id', '=', product.id).execute()
+    const res = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(user) })
+    expect(res.json().items[0].price).toBe(2.5)
+    expect(res.json().total).toBe(5)
+  })
+
+  it('refuses with 409 naming the product when a line is over the stock, and changes nothing', async () => {
+    const user = await makeUser(t.app)
+    const ok = await makeProduct(t.app, { name: 'Plenty', stock: 5 })
+    const short = await makeProduct(t.app, { name: 'Scarce Mug', stock: 5 })
+    await fillCart(t.app, user.id, [
+      { productId: ok.id, quantity: 2 },
+      { productId: short.id, quantity: 3 },
+    ])
+    await t.app.db.updateTable('products').set({ stock: 2 }).where('id', '=', short.id).execute()
+    const before = await countRows(t.app, 'orders')
+    const res = await order(user)
+    expect(res.statusCode).toBe(409)
+    expect(res.json()).toEqual({ error: 'Stock insuficiente para Scarce Mug' })
+    expect(await stockOf(t.app, ok.id)).toBe(5)
+    expect(await stockOf(t.app, short.id)).toBe(2)
+    expect(await cartOf(t.app, user.id)).toEqual({ [ok.id]: 2, [short.id]: 3 })
+    expect(await countRows(t.app, 'orders')).toBe(before)
+  })
+
+  it('refuses a body with 422 and changes nothing; an empty object is accepted', async () => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app, { stock: 3 })
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 1 }])
+    const bad = await order(user, {}, { items: [1] })
+    expect(bad.statusCode).toBe(422)
+    expect(bad.json()).toEqual({ error: 'property items should not exist' })
+    const arr = await order(user, {}, [1])
+    expect(arr.statusCode).toBe(422)
+    expect(arr.json()).toEqual({ error: 'body should be empty' })
+    expect(await cartOf(t.app, user.id)).toEqual({ [p.id]: 1 })
+    expect(await stockOf(t.app, p.id)).toBe(3)
+    const ok = await order(user, {}, {})
+    expect(ok.statusCode).toBe(201)
+  })
+
+  it('requires a token', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/orders' })
+    expect(res.statusCode).toBe(401)
+    expect(res.json()).toEqual({ error: messages.noUser })
+  })
+})
+
+describe('Idempotency-Key', () => {
+  it('answers the first order with 200 for the same key, and creates nothing', async () => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app, { stock: 10 })
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 2 }])
+    const first = await order(user, { 'idempotency-key': 'checkout-1' })
+    expect(first.statusCode).toBe(201)
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 1 }])
+    const orders = await countRows(t.app, 'orders')
+    const again = await order(user, { 'idempotency-key': 'checkout-1' })
+    expect(again.statusCode).toBe(200)
+    expect(again.json()).toEqual(first.json())
+    expect(await countRows(t.app, 'orders')).toBe(orders)
+    expect(await cartOf(t.app, user.id)).toEqual({ [p.id]: 1 })
+    expect(await stockOf(t.app, p.id)).toBe(8)
+    const other = await order(user, { 'idempotency-key': 'checkout-2' })
+    expect(other.statusCode).toBe(201)
+    expect(other.json().id).not.toBe(first.json().id)
+  })
+
+  it('is per user: another user’s same key makes their own order', async () => {
+    const [a, b] = [await makeUser(t.app), await makeUser(t.app)]
+    const p = await makeProduct(t.app, { stock: 10 })
+    await fillCart(t.app, a.id, [{ productId: p.id, quantity: 1 }])
+    await fillCart(t.app, b.id, [{ productId: p.id, quantity: 1 }])
+    const ra = await order(a, { 'idempotency-key': 'same' })
+    const rb = await order(b, { 'idempotency-key': 'same' })
+    expect([ra.statusCode, rb.statusCode]).toEqual([201, 201])
+    expect(rb.json().userId).toBe(b.id)
+  })
+
+  it('after 24 hours the key names a new order', async () => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app, { stock: 10 })
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 1 }])
+    const first = await order(user, { 'idempotency-key': 'old-key' })
+    const old = new Date(Date.now() - 24 * 3600 * 1000 - 1000).toISOString()
+    await t.app.db.updateTable('idempotency_keys').set({ created_at: old }).where('user_id', '=', user.id).execute()
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 1 }])
+    const second = await order(user, { 'idempotency-key': 'old-key' })
+    expect(second.statusCode).toBe(201)
+    expect(second.json().id).not.toBe(first.json().id)
+  })
+
+  it('does not remember a key whose order failed', async () => {
+    const user = await makeUser(t.app)
+    const empty = await order(user, { 'idempotency-key': 'retry-me' })
+    expect(empty.statusCode).toBe(400)
+    const p = await makeProduct(t.app, { stock: 1 })
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 1 }])
+    const res = await order(user, { 'idempotency-key': 'retry-me' })
+    expect(res.statusCode).toBe(201)
+  })
+
+  it.each([
+    ['x'.repeat(256), 'idempotency-key must be shorter than or equal to 255 characters'],
+    ['', 'idempotency-key should not be empty'],
+    ['a\tb', 'idempotency-key has an invalid format'],
+  ])('refuses the key %j with 422 and changes nothing', async (key, message) => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app, { stock: 3 })
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 1 }])
+    const res = await order(user, { 'idempotency-key': key })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: message })
+    expect(await cartOf(t.app, user.id)).toEqual({ [p.id]: 1 })
+    expect(await stockOf(t.app, p.id)).toBe(3)
+  })
+
+  it('accepts a key of 255 printable characters', async () => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app, { stock: 3 })
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 1 }])
+    const res = await order(user, { 'idempotency-key': `${'k'.repeat(250)} ~!@#` })
+    expect(res.statusCode).toBe(201)
+  })
+})
+
+describe('GET /orders and /orders/:id', () => {
+  it('a customer sees only their own orders, newest first; an admin sees all', async () => {
+    const [a, b] = [await makeUser(t.app), await makeUser(t.app)]
+    const a1 = (await placedOrder(a)).order
+    const b1 = (await placedOrder(b)).order
+    const a2 = (await placedOrder(a)).order
+    const mine = await t.app.inject({ method: 'GET', url: '/orders', headers: bearer(a) })
+    expect(mine.statusCode).toBe(200)
+    expect(mine.json().map((o: { id: number }) => o.id)).toEqual([a2.id, a1.id])
+    expect(mine.json()[0].items).toHaveLength(1)
+    const all = await t.app.inject({ method: 'GET', url: '/orders', headers: bearer(admin) })
+    const ids = all.json().map((o: { id: number }) => o.id)
+    expect(ids).toEqual(expect.arrayContaining([a1.id, a2.id, b1.id]))
+    expect(ids).toEqual([...ids].sort((x: number, y: number) => y - x))
+  })
+
+  it('pages with limit and offset and filters by status', async () => {
+    const user = await makeUser(t.app)
+    const o1 = (await placedOrder(user)).order
+    const o2 = (await placedOrder(user)).order
+    const o3 = (await placedOrder(user)).order
+    await setStatus(o2.id, 'paid')
+    const page = await t.app.inject({ method: 'GET', url: '/orders?limit=1&offset=1', headers: bearer(user) })
+    expect(page.json().map((o: { id: number }) => o.id)).toEqual([o2.id])
+    expect(page.json()[0].items).toHaveLength(1)
+    const paid = await t.app.inject({ method: 'GET', url: '/orders?status=paid', headers: bearer(user) })
+    expect(paid.json().map((o: { id: number }) => o.id)).toEqual([o2.id])
+    const pending = await t.app.inject({ method: 'GET', url: '/orders?status=pending', headers: bearer(user) })
+    expect(pending.json().map((o: { id: number }) => o.id)).toEqual([o3.id, o1.id])
+    const none = await t.app.inject({ method: 'GET', url: '/orders?status=delivered', headers: bearer(user) })
+    expect(none.json()).toEqual([])
+  })
+
+  it('a customer without orders gets an empty list', async () => {
+    const user = await makeUser(t.app)
+    const res = await t.app.inject({ method: 'GET', url: '/orders', headers: bearer(user) })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual([])
+  })
+
+  it.each([
+    ['status=lost', statusMessage],
+    ['limit=0', 'limit must not be less than 1'],
+    ['limit=abc', 'limit must be an integer number'],
+    ['offset=-1', 'offset must not be less than 0'],
+  ])('refuses ?%s with 422', async (query, message) => {
+    const user = await makeUser(t.app)
+    const res = await t.app.inject({ method: 'GET', url: `/orders?${query}`, headers: bearer(user) })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: message })
+  })
+
+  it('someone else’s order is answered as missing; an admin may read it', async () => {
+    const { order: placed } = await placedOrder()
+    const stranger = await makeUser(t.app)
+    const res = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(stranger) })
+    expect(res.statusCode).toBe(404)
+    expect(res.json()).toEqual({ error: 'Orden no encontrada' })
+    const asAdmin = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(admin) })
+    expect(asAdmin.statusCode).toBe(200)
+    expect(asAdmin.json().id).toBe(placed.id)
+  })
+
+  it('answers an unknown order with 404 and a bad id with 422', async () => {
+    const user = await makeUser(t.app)
+    const unknown = await t.app.inject({ method: 'GET', url: '/orders/999999', headers: bearer(user) })
+    expect(unknown.statusCode).toBe(404)
+    expect(unknown.json()).toEqual({ error: 'Orden no encontrada' })
+    const bad = await t.app.inject({ method: 'GET', url: '/orders/1.5', headers: bearer(user) })
+    expect(bad.statusCode).toBe(422)
+    expect(bad.json()).toEqual({ error: 'id must be an integer number' })
+  })
+
+  it('stops showing the nested product once the product is deleted, keeping productId and price', async () => {
+    const { user, product, order: placed } = await placedOrder()
+    await deleteProduct(t.app, product.id)
+    const res = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(user) })
+    expect(res.statusCode).toBe(200)
+    expect(res.json().items).toEqual([{ id: expect.any(Number), orderId: placed.id, productId: product.id, quantity: 2, price: 2.5 }])
+    const list = await t.app.inject({ method: 'GET', url: '/orders', headers: bearer(user) })
+    expect(list.json()[0].items[0]).not.toHaveProperty('product')
+  })
+
+  it('requires a token', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/orders' })).statusCode).toBe(401)
+    expect((await t.app.inject({ method: 'GET', url: '/orders/1' })).statusCode).toBe(401)
+  })
+})
+
+describe('PATCH / PUT /orders/:id/status', () => {
+  const statuses = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const
+  const allowed = new Set(['pending>paid', 'pending>cancelled', 'paid>shipped', 'paid>cancelled', 'shipped>delivered'])
+  const cases = statuses.flatMap((from) => statuses.map((to) => [from, to] as const))
+
+  it.each(cases)('%s -> %s follows the contract', async (from, to) => {
+    const { order: placed, product } = await placedOrder()
+    await setStatus(placed.id, from)
+    const method = to === 'shipped' || to === 'delivered' ? 'PUT' : 'PATCH'
+    const res = await t.app.inject({ method, url: `/orders/${placed.id}/status`, headers: bearer(admin), payload: { status: to } })
+    const row = await t.app.db.selectFrom('orders').select('status').where('id', '=', placed.id).executeTakeFirstOrThrow()
+    if (allowed.has(`${from}>${to}`)) {
+      expect(res.statusCode).toBe(200)
+      expect(res.json()).toMatchObject({ id: placed.id, status: to, items: [{ productId: product.id, quantity: 2 }] })
+      expect(row.status).toBe(to)
+      // Cancelling gives the 2 units back; nothing else touches the stock.
+      expect(await stockOf(t.app, product.id)).toBe(to === 'cancelled' ? 10 : 8)
+    } else {
+      expect(res.statusCode).toBe(409)
+      expect(res.json()).toEqual({ error: `Transición de estado no permitida: ${from} -> ${to}` })
+      expect(row.status).toBe(from)
+      expect(await stockOf(t.app, product.id)).toBe(8)
+    }
+  })
+
+  it('walks an order to shipped and delivered, updating updatedAt', async () => {
+    const { order: placed } = await placedOrder()
+    await new Promise((r) => setTimeout(r, 5))
+    for (const status of ['paid', 'shipped', 'delivered']) {
+      const res = await t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, headers: bearer(admin), payload: { status } })
+      expect(res.statusCode).toBe(200)
+      expect(res.json().status).toBe(status)
+      expect(res.json().updatedAt > placed.updatedAt).toBe(true)
+    }
+  })
+
+  it('cancelling restocks a product, and skips one deleted since', async () => {
+    const user = await makeUser(t.app)
+    const kept = await makeProduct(t.app, { stock: 4 })
+    const gone = await makeProduct(t.app, { stock: 4 })
+    await fillCart(t.app, user.id, [
+      { productId: kept.id, quantity: 3 },
+      { productId: gone.id, quantity: 1 },
+    ])
+    const placed = (await order(user)).json()
+    await deleteProduct(t.app, gone.id)
+    const res = await t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, headers: bearer(admin), payload: { status: 'cancelled' } })
+    expect(res.statusCode).toBe(200)
+    expect(await stockOf(t.app, kept.id)).toBe(4)
+    expect(res.json().items).toHaveLength(2)
+  })
+
+  it.each([
+    [{ status: 'lost' }, statusMessage],
+    [{ status: 3 }, statusMessage],
+    [{ status: 'PAID' }, statusMessage],
+    [{}, 'status should not be empty'],
+  ])('refuses %j with 422 and changes nothing', async (body, message) => {
+    const { order: placed } = await placedOrder()
+    const res = await t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, headers: bearer(admin), payload: body })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: message })
+    const row = await t.app.db.selectFrom('orders').select('status').where('id', '=', placed.id).executeTakeFirstOrThrow()
+    expect(row.status).toBe('pending')
+  })
+
+  it('answers an unknown order with 404 (after validation)', async () => {
+    const res = await t.app.inject({ method: 'PUT', url: '/orders/999999/status', headers: bearer(admin), payload: { status: 'paid' } })
+    expect(res.statusCode).toBe(404)
+    expect(res.json()).toEqual({ error: 'Orden no encontrada' })
+    const invalid = await t.app.inject({ method: 'PUT', url: '/orders/999999/status', headers: bearer(admin), payload: { status: 'x' } })
+    expect(invalid.statusCode).toBe(422)
+  })
+
+  it('is for admins only: 401 without token, 403 for a customer (before validation), even on their own order', async () => {
+    const { user, order: placed } = await placedOrder()
+    const anon = await t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, payload: { status: 'paid' } })
+    expect(anon.statusCode).toBe(401)
+    expect(anon.json()).toEqual({ error: messages.noUser })
+    for (const payload of [{ status: 'paid' }, { status: 'bogus' }]) {
+      const res = await t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, headers: bearer(user), payload })
+      expect(res.statusCode).toBe(403)
+      expect(res.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
+    }
+    const row = await t.app.db.selectFrom('orders').select('status').where('id', '=', placed.id).executeTakeFirstOrThrow()
+    expect(row.status).toBe('pending')
+  })
+})
