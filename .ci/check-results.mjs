@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs'
 import { relative } from 'node:path'
 
-const sqliteOnly = [/\.redis\.test\.ts$/, /\.s3\.test\.ts$/, /^test\/config\.test\.ts$/]
+const sqliteOnly = [/\.redis\.test\.ts$/, /\.sqlite\.test\.ts$/, /\.s3\.test\.ts$/, /^test\/config\.test\.ts$/]
 const report = JSON.parse(readFileSync(process.argv[2], 'utf8'))
 const problems = []
 const runs = new Map()

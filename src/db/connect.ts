@@ -36,6 +36,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     database.pragma('foreign_keys = ON')
     database.pragma('busy_timeout = 5000')
     database.pragma('synchronous = NORMAL')
+    dropStat4Samples(database)
     reusePreparedStatements(database)
     return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite' }
   }
@@ -50,6 +51,19 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     createClient: () => new pg.Client(clientConfig),
     ...(options.schema ? { schema: options.schema } : {}),
   }
+}
+
+/**
+ * SQLite built with STAT4 (better-sqlite3 is) prepares a statement afresh every time a parameter changes
+ * whose value its plan looked up in `sqlite_stat4`'s samples. Once someone has run ANALYZE, every cart
+ * read and write was re-planned on each call (measured: 33 µs instead of 16 µs for a 5-line cart). The
+ * service's queries are all index lookups that `sqlite_stat1` alone plans well, so the samples are
+ * dropped when the database is opened and stat1 is kept.
+ */
+function dropStat4Samples(database: SQLite.Database): void {
+  if (!database.prepare("select 1 from sqlite_schema where type = 'table' and name = 'sqlite_stat4'").get()) return
+  if (!database.prepare('select 1 from sqlite_stat4 limit 1').get()) return
+  database.exec('delete from sqlite_stat4; analyze sqlite_schema')
 }
 
 /**
