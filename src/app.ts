@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
+import { createServer, type IncomingMessage } from 'node:http'
 import cors from '@fastify/cors'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
 import { connectDatabase, type DatabaseHandle } from './db/connect.js'
@@ -13,7 +14,8 @@ import type { ImageHost } from './modules/images/image-host.js'
 import { ensureAdmin } from './modules/users/users.service.js'
 import { usersRoutes } from './modules/users/users.routes.js'
 import authPlugin from './plugins/auth.js'
-import catalogCachePlugin from './plugins/catalog-cache.js'
+import catalogCachePlugin, { frontDoor, ResponseCache } from './plugins/catalog-cache.js'
+import changeFeedPlugin from './plugins/change-feed.js'
 import databasePlugin from './plugins/database.js'
 import docsPlugin from './plugins/docs.js'
 import errorsPlugin from './plugins/errors.js'
@@ -33,9 +35,20 @@ export interface AppOptions {
    * write rows straight into the database, behind the cache's back.
    */
   catalogCache?: boolean
+  /**
+   * Whether to hear other instances' changes (plugins/change-feed.ts); without it the caches that
+   * depend on it stay off. On by default.
+   */
+  changeFeed?: boolean
 }
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/
+
+/** A sane incoming X-Request-Id is kept (a proxy's), anything else gets a new UUID. */
+function genReqId(request: IncomingMessage): string {
+  const incoming = request.headers['x-request-id']
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
+}
 
 /** Builds the whole service on a migrated database; used by the server, the CLI and the tests. */
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
@@ -43,7 +56,20 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await migrateToLatest(handle.db, handle.schema)
   if (config.admin) await ensureAdmin(handle.db, config.admin)
 
+  // The product read cache answers its hits in the HTTP server's listener, before Fastify (plugins/catalog-cache.ts).
+  const responseCache = new ResponseCache()
+  let log: FastifyBaseLogger | undefined
   const app = Fastify({
+    serverFactory: (fastify, factoryOptions) => {
+      const serverOptions = factoryOptions as { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number; maxRequestsPerSocket?: number }
+      const server = createServer(frontDoor(responseCache, { fastify, genReqId, log: () => log, cors: Boolean(config.corsOrigin) }))
+      // What Fastify sets on the server it creates itself.
+      server.keepAliveTimeout = serverOptions.keepAliveTimeout ?? 72_000
+      server.requestTimeout = serverOptions.requestTimeout ?? 0
+      server.setTimeout(serverOptions.connectionTimeout ?? 0)
+      if (serverOptions.maxRequestsPerSocket) server.maxRequestsPerSocket = serverOptions.maxRequestsPerSocket
+      return server
+    },
     logger: options.logger ?? {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'], censor: '[redacted]' },
@@ -51,12 +77,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     trustProxy: config.trustProxy as FastifyServerOptions["trustProxy"],
     bodyLimit: 1024 * 1024,
     requestIdHeader: false,
-    genReqId: (request) => {
-      const incoming = request.headers['x-request-id']
-      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
-    },
+    genReqId,
     schemaErrorFormatter,
   })
+  log = app.log
   app.setValidatorCompiler(validatorCompiler)
 
   // Only JSON (and multipart where a module registers it): a text/plain body is a 415, not a string to validate.
@@ -78,11 +102,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     const origin = config.corsOrigin === '*' ? true : config.corsOrigin.split(',').map((o) => o.trim())
     await app.register(cors, { origin, exposedHeaders: ['X-Total-Count', 'Link', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'] })
   }
+  // Tells other instances on the same database what changed, for the caches below.
+  await app.register(changeFeedPlugin, { handle, enabled: options.changeFeed ?? true })
   await app.register(docsPlugin, { config })
   await app.register(authPlugin, { config })
   await app.register(rateLimitPlugin, { config, ...(options.redis ? { redis: options.redis } : {}) })
 
-  await app.register(catalogCachePlugin, { handle, enabled: options.catalogCache ?? config.nodeEnv !== 'test' })
+  await app.register(catalogCachePlugin, { cache: responseCache, enabled: options.catalogCache ?? config.nodeEnv !== 'test' })
 
   await app.register(healthRoutes)
   await app.register(usersRoutes)

@@ -1,4 +1,4 @@
-import fastifyJwt from '@fastify/jwt'
+import { createSigner, createVerifier } from 'fast-jwt'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
@@ -21,14 +21,11 @@ export interface AuthUser {
   role: Role | undefined
 }
 
-declare module '@fastify/jwt' {
-  interface FastifyJWT {
-    payload: TokenPayload
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by `authenticate`; routes without it never read it. */
     user: AuthUser
   }
-}
-
-declare module 'fastify' {
   interface FastifyInstance {
     /** onRequest hook: 401 unless the request carries a valid token of an existing user. */
     authenticate: onRequestHookHandler
@@ -40,16 +37,77 @@ declare module 'fastify' {
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i
 
-async function authPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
-  await app.register(fastifyJwt, {
-    secret: options.config.jwtSecret,
-    sign: { algorithm: 'HS256', expiresIn: options.config.jwtExpiresIn },
-    verify: { algorithms: ['HS256'] },
+/** A user's token state seen this long ago is read again: the bound for changes made outside the service. */
+const STATE_LIFETIME_MS = 10_000
+const MAX_STATES = 100_000
+/** Verified tokens kept by fast-jwt (each is checked again against its `exp` on every use). */
+const VERIFIED_TOKENS = 10_000
+
+/**
+ * When each user's credentials last changed (role, password), by user id: the revocation check of
+ * every authenticated request, without a query each time. Emptied by every user change made through
+ * the service, here and (through the change feed) on the other instances; a lookup started before an
+ * emptying is not stored (generation number), so a stale state is never put back.
+ */
+class CredentialsChangedCache {
+  private entries = new Map<number, { changedAt: number; storedAt: number }>()
+  generation = 0
+
+  get(id: number, now: number): number | undefined {
+    const entry = this.entries.get(id)
+    if (entry === undefined) return undefined
+    if (now - entry.storedAt > STATE_LIFETIME_MS) {
+      this.entries.delete(id)
+      return undefined
+    }
+    return entry.changedAt
+  }
+
+  set(id: number, changedAt: number, now: number): void {
+    this.entries.delete(id)
+    // Oldest first (a Map iterates in insertion order).
+    if (this.entries.size >= MAX_STATES) this.entries.delete(this.entries.keys().next().value as number)
+    this.entries.set(id, { changedAt, storedAt: now })
+  }
+
+  clear(): void {
+    this.generation += 1
+    this.entries.clear()
+  }
+}
+
+async function authPlugin(app: FastifyInstance, options: { config: Config; cacheCredentials?: boolean }): Promise<void> {
+  const { jwtSecret, jwtExpiresIn } = options.config
+  const sign = createSigner({ key: jwtSecret, algorithm: 'HS256', expiresIn: jwtExpiresIn })
+  const verify = createVerifier({ key: jwtSecret, algorithms: ['HS256'], cache: VERIFIED_TOKENS })
+
+  app.decorate('signToken', (user: { id: number; role: Role }) => sign({ sub: String(user.id), role: user.role, iat_ms: Date.now() }))
+
+  const states = new CredentialsChangedCache()
+  const feed = app.changeFeed
+  const cacheCredentials = options.cacheCredentials ?? true
+  feed.subscribe('users', () => states.clear())
+  // Any change to a user through the service (role, password, deletion) empties the cache everywhere.
+  app.addHook('onSend', (request: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+    if (request.method !== 'GET' && request.url.startsWith('/auth/users')) feed.publish('users')
+    done(null, payload)
   })
 
-  app.decorate('signToken', (user: { id: number; role: Role }) =>
-    app.jwt.sign({ sub: String(user.id), role: user.role, iat_ms: Date.now() }),
-  )
+  /** When the user's credentials last changed (ms), or undefined for a user that no longer exists. */
+  const credentialsChangedAt = async (id: number): Promise<number | undefined> => {
+    const usable = cacheCredentials && feed.live
+    const now = Date.now()
+    if (usable) {
+      const cached = states.get(id, now)
+      if (cached !== undefined) return cached
+    }
+    const generation = states.generation
+    const state = await findUserAuthState(app.db, id)
+    if (!state) return undefined
+    const changedAt = Date.parse(state.credentials_changed_at)
+    if (usable && generation === states.generation) states.set(id, changedAt, now)
+    return changedAt
+  }
 
   const authenticate = async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const header = request.headers.authorization
@@ -58,7 +116,7 @@ async function authPlugin(app: FastifyInstance, options: { config: Config }): Pr
     if (!match?.[1]) throw new AppError(401, messages.noUser)
     let payload: TokenPayload
     try {
-      payload = app.jwt.verify<TokenPayload>(match[1])
+      payload = verify(match[1]) as TokenPayload
     } catch {
       throw new AppError(401, messages.invalidToken)
     }
@@ -66,14 +124,13 @@ async function authPlugin(app: FastifyInstance, options: { config: Config }): Pr
     if (!Number.isSafeInteger(id) || id < 1 || typeof payload.iat_ms !== 'number') {
       throw new AppError(401, messages.invalidToken)
     }
-    const state = await findUserAuthState(app.db, id)
+    const changedAt = await credentialsChangedAt(id)
     // A deleted user, or a token older than the user's last role or password change.
-    if (!state || payload.iat_ms < Date.parse(state.credentials_changed_at)) {
-      throw new AppError(401, messages.invalidToken)
-    }
+    if (changedAt === undefined || payload.iat_ms < changedAt) throw new AppError(401, messages.invalidToken)
     request.user = { id, role: payload.role }
   }
 
+  app.decorateRequest('user', undefined as unknown as AuthUser)
   app.decorate('authenticate', authenticate)
   app.decorate('requireRole', (...roles: Role[]) => {
     const checkRole = async (request: FastifyRequest): Promise<void> => {
@@ -85,4 +142,4 @@ async function authPlugin(app: FastifyInstance, options: { config: Config }): Pr
   })
 }
 
-export default fp(authPlugin, { name: 'auth', dependencies: ['database'] })
+export default fp(authPlugin, { name: 'auth', dependencies: ['database', 'change-feed'] })

@@ -1,8 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { sql } from 'kysely'
-import type pg from 'pg'
-import type { DatabaseHandle } from '../db/connect.js'
 
 /**
  * The public product reads (GET /products and GET /products/:id) answered from memory: the
@@ -14,17 +12,18 @@ import type { DatabaseHandle } from '../db/connect.js'
  *   instance that made a write shows it on the very next read.
  * - A read that was already under way when the cache was emptied does not store its answer
  *   (a generation number tells).
- * - Other instances: on PostgreSQL each write also sends NOTIFY on one channel, and every instance
- *   LISTENs on a connection of its own; while that connection is down the cache is bypassed.
- *   On SQLite, `PRAGMA data_version` (it changes when another connection commits) is polled.
+ * - Other instances hear of it through the change feed (change-feed.ts: PostgreSQL LISTEN/NOTIFY,
+ *   SQLite data_version); while the feed cannot hear them, the cache is bypassed.
  * - Writes that bypass the service entirely (psql, scripts) are seen when an entry expires.
+ *
+ * Speed: a hit is answered by `frontDoor`, in the HTTP server's request listener, before Fastify
+ * builds its request and reply (see there); inside Fastify (`app.inject`, CORS requests) the
+ * onRequest hook below answers it.
  */
 
 /** Entries older than this are read again: the bound for writes made outside the service. */
 const ENTRY_LIFETIME_MS = 5_000
 const MAX_BYTES = 64 * 1024 * 1024
-const SQLITE_POLL_MS = 50
-const CHANNEL = 'shop_catalog_changed'
 const CACHED_ROUTES = new Set(['/products', '/products/:id'])
 const URL_PREFIX = '/products'
 const WRITE_PREFIXES = ['/products', '/categories', '/orders']
@@ -45,7 +44,8 @@ interface Entry {
 }
 
 export interface CatalogCacheOptions {
-  handle: DatabaseHandle
+  /** Filled and emptied by the plugin; shared with `frontDoor`. */
+  cache: ResponseCache
   /** Off in tests that want every read to reach the database. */
   enabled?: boolean
 }
@@ -56,6 +56,8 @@ export interface CatalogCache {
   invalidate(): void
   /** Resolves the next time this instance's cache is emptied, whatever the cause. */
   nextClear(): Promise<void>
+  /** Reads the cache has answered so far: all of them, and those answered before Fastify. */
+  hits(): { total: number; beforeFastify: number }
 }
 
 declare module 'fastify' {
@@ -68,13 +70,17 @@ declare module 'fastify' {
   }
 }
 
-class ResponseCache {
+export class ResponseCache {
   private entries = new Map<string, Entry>()
   private bytes = 0
   /** Bumped by every invalidation; a fill started in an older generation is dropped. */
   generation = 0
-  /** False while another instance's writes could go unnoticed (listener down). */
-  usable = true
+  /** Whether entries may be used now (set by the plugin: enabled, other instances heard, not closing). */
+  usable: () => boolean = () => false
+  /** Answers given from the cache, by `frontDoor` and by the hook (for the tests and operators). */
+  hits = 0
+  /** Of which by `frontDoor`. */
+  frontHits = 0
 
   get(key: string, now: number): Entry | undefined {
     const entry = this.entries.get(key)
@@ -124,139 +130,34 @@ function isWrite(request: FastifyRequest): boolean {
   return url !== undefined && WRITE_PREFIXES.some((prefix) => url.startsWith(prefix))
 }
 
-/** Keeps the cache in step with other instances on PostgreSQL: LISTEN, reconnecting when lost. */
-function listenForOtherInstances(app: FastifyInstance, cache: ResponseCache, connect: () => pg.Client, instanceId: string) {
-  let client: pg.Client | undefined
-  let closing = false
-  let retry: NodeJS.Timeout | undefined
-  const ignore = () => {}
-
-  const discard = (old: pg.Client) => {
-    old.removeAllListeners()
-    old.on('error', ignore)
-    old.end().catch(ignore)
-  }
-
-  const lost = (error: Error) => {
-    cache.usable = false
-    cache.clear()
-    if (client) discard(client)
-    client = undefined
-    if (closing) return
-    app.log.warn({ err: error }, 'catalog cache: change listener lost; reads bypass the cache until it is back')
-    retry ??= setTimeout(() => {
-      retry = undefined
-      void start()
-    }, 1000)
-  }
-
-  const start = async (): Promise<void> => {
-    const next = connect()
-    next.on('error', lost)
-    next.on('end', () => lost(new Error('connection ended')))
-    next.on('notification', (message) => {
-      if (message.channel === CHANNEL && message.payload !== instanceId) cache.clear()
-    })
-    try {
-      await next.connect()
-      await next.query(`listen ${CHANNEL}`)
-    } catch (error) {
-      discard(next)
-      lost(error as Error)
-      return
-    }
-    client = next
-    // Whatever changed while nobody was listening.
-    cache.clear()
-    cache.usable = true
-  }
-
-  // One NOTIFY in flight at a time: writes arriving meanwhile share the next one, sent after
-  // they committed, so a burst of orders costs a handful of notifications, not one each.
-  let sending = false
-  let pending = false
-  const notify = (): void => {
-    if (sending) {
-      pending = true
-      return
-    }
-    const target = client
-    if (!target) return
-    sending = true
-    pending = false
-    target
-      .query('select pg_notify($1, $2)', [CHANNEL, instanceId])
-      .catch((error: Error) => lost(error))
-      .finally(() => {
-        sending = false
-        if (pending) notify()
-      })
-  }
-
-  return {
-    start,
-    notify,
-    stop: async () => {
-      closing = true
-      clearTimeout(retry)
-      const old = client
-      client = undefined
-      if (old) {
-        old.removeAllListeners()
-        old.on('error', ignore)
-        await old.end().catch(ignore)
-      }
-    },
-  }
-}
-
 async function catalogCachePlugin(app: FastifyInstance, options: CatalogCacheOptions): Promise<void> {
-  const cache = new ResponseCache()
+  const { cache } = options
   const enabled = options.enabled ?? true
-  cache.usable = enabled
-  const { handle } = options
-  const instanceId = `${process.pid}-${Math.random().toString(36).slice(2)}`
-
-  let notifyOthers = () => {}
-  if (enabled && handle.dialect === 'postgres') {
-    // Without a connection of its own to LISTEN on, other instances' writes would go unseen.
-    if (!handle.createClient) throw new Error('catalog cache on PostgreSQL needs DatabaseHandle.createClient')
-    const listener = listenForOtherInstances(app, cache, handle.createClient, instanceId)
-    cache.usable = false
-    await listener.start()
-    notifyOthers = listener.notify
-    app.addHook('onClose', async () => listener.stop())
-  } else if (enabled && handle.dialect === 'sqlite') {
-    let lastVersion: number | undefined
-    const timer = setInterval(() => {
-      sql<{ data_version: number }>`pragma data_version`
-        .execute(handle.db)
-        .then(({ rows }) => {
-          const version = rows[0]?.data_version
-          if (lastVersion !== undefined && version !== lastVersion) cache.clear()
-          lastVersion = version
-        })
-        .catch((error: unknown) => app.log.warn({ err: error }, 'catalog cache: data_version poll failed'))
-    }, SQLITE_POLL_MS)
-    timer.unref()
-    app.addHook('onClose', async () => clearInterval(timer))
-  }
+  const feed = app.changeFeed
+  let closing = false
+  // Usable only while other instances' writes are heard (see change-feed.ts), and not while closing
+  // (Fastify then answers new requests 503).
+  const usable = () => enabled && feed.live && !closing
+  cache.usable = usable
+  feed.subscribe('catalog', () => cache.clear())
+  app.addHook('preClose', async () => {
+    closing = true
+  })
 
   app.decorateRequest('catalogCacheGeneration', undefined)
   app.decorate('catalogCache', {
-    invalidate: () => {
-      cache.clear()
-      notifyOthers()
-    },
+    invalidate: () => feed.publish('catalog'),
     nextClear: () => cache.nextClear(),
+    hits: () => ({ total: cache.hits, beforeFastify: cache.frontHits }),
   } satisfies CatalogCache)
 
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    if (request.method !== 'GET' || !cache.usable || !request.url.startsWith(URL_PREFIX)) return done()
+    if (request.method !== 'GET' || !usable() || !request.url.startsWith(URL_PREFIX)) return done()
     // Only 200s of the cached routes are ever stored, under their exact URL: a hit needs no routing
     // check (request.routeOptions builds a new object on every access).
     const entry = cache.get(request.url, Date.now())
     if (entry !== undefined) {
+      cache.hits += 1
       for (const [name, value] of entry.headers) reply.header(name, value)
       reply.send(entry.payload)
       return
@@ -268,7 +169,7 @@ async function catalogCachePlugin(app: FastifyInstance, options: CatalogCacheOpt
   app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
     const generation = request.catalogCacheGeneration
     if (generation !== undefined) {
-      if (reply.statusCode === 200 && typeof payload === 'string' && generation === cache.generation && cache.usable) {
+      if (reply.statusCode === 200 && typeof payload === 'string' && generation === cache.generation && usable()) {
         const headers: [string, string][] = []
         for (const [name, value] of Object.entries(reply.getHeaders())) {
           if (value !== undefined && !isPerRequestHeader(name)) headers.push([name, String(value)])
@@ -283,4 +184,50 @@ async function catalogCachePlugin(app: FastifyInstance, options: CatalogCacheOpt
   })
 }
 
-export default fp(catalogCachePlugin, { name: 'catalog-cache' })
+export interface FrontDoorOptions {
+  /** Fastify's own request listener: everything that is not a hit goes there. */
+  fastify: (request: IncomingMessage, response: ServerResponse) => void
+  genReqId: (request: IncomingMessage) => string
+  /** The service's logger, once the app exists. */
+  log: () => (FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean }) | undefined
+  /** CORS is configured: requests with an Origin go through Fastify, and hits say `Vary: Origin`. */
+  cors: boolean
+}
+
+/**
+ * The HTTP server's request listener: a GET whose exact URL is in the cache is answered here with
+ * the stored status, headers and bytes plus its own `X-Request-Id`, without Fastify's per-request
+ * work (request and reply objects, child logger, hooks), which costs more than the answer itself.
+ * Everything else (misses, HEAD, CORS requests with an Origin, a cache not usable) goes to Fastify
+ * unchanged. At `info` a hit is logged as one "request completed" line.
+ */
+export function frontDoor(cache: ResponseCache, options: FrontDoorOptions) {
+  const { fastify, genReqId, log, cors } = options
+  return (request: IncomingMessage, response: ServerResponse): void => {
+    const url = request.url
+    if (request.method !== 'GET' || url === undefined || !url.startsWith(URL_PREFIX) || (cors && request.headers.origin !== undefined) || !cache.usable()) {
+      return fastify(request, response)
+    }
+    const started = performance.now()
+    const entry = cache.get(url, Date.now())
+    if (entry === undefined) return fastify(request, response)
+    cache.hits += 1
+    cache.frontHits += 1
+    const id = genReqId(request)
+    for (const [name, value] of entry.headers) response.setHeader(name, value)
+    if (cors) response.setHeader('vary', 'Origin')
+    response.setHeader('x-request-id', id)
+    response.setHeader('content-length', entry.payload.length)
+    response.writeHead(200)
+    response.end(entry.payload)
+    const logger = log()
+    if (logger?.isLevelEnabled?.('info')) {
+      logger.info(
+        { reqId: id, req: { method: 'GET', url, host: request.headers.host, remoteAddress: request.socket.remoteAddress }, res: { statusCode: 200 }, responseTime: performance.now() - started, cache: 'hit' },
+        'request completed',
+      )
+    }
+  }
+}
+
+export default fp(catalogCachePlugin, { name: 'catalog-cache', dependencies: ['change-feed'] })

@@ -1,45 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
-import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.js'
-import { dialect, testConfig } from '../helpers/app.js'
+import type { DatabaseHandle } from '../../src/db/connect.js'
+import { testConfig } from '../helpers/app.js'
 import { multipart, pngPart } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { createSharedDatabase, type SharedDatabase } from '../helpers/shared-database.js'
 
-// Two real instances of the service, each with its own connections (and on PostgreSQL its own
-// change listener), on one database: a SQLite file, or one PostgreSQL schema.
-
-interface SharedDatabase {
-  open: () => DatabaseHandle
-  drop: () => Promise<void>
-}
-
-async function createSharedDatabase(): Promise<SharedDatabase> {
-  if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'shop-cache-'))
-    return { open: () => connectDatabase(`sqlite:${join(dir, 'shop.db')}`), drop: async () => rmSync(dir, { recursive: true, force: true }) }
-  }
-  const url = process.env.TEST_DATABASE_URL
-  if (!url) throw new Error('TEST_DIALECT=postgres needs TEST_DATABASE_URL')
-  const schema = `test_cache_${process.pid}_${Date.now()}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query(`create schema ${schema}`)
-  await admin.end()
-  return {
-    open: () => connectDatabase(url, { schema, poolSize: 4 }),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: url })
-      await client.connect()
-      await client.query(`drop schema ${schema} cascade`)
-      await client.end()
-    },
-  }
-}
+// Two real instances of the service on one database (see helpers/shared-database.ts).
 
 let shared: SharedDatabase
 const handles: DatabaseHandle[] = []
@@ -57,7 +25,7 @@ async function startInstance(): Promise<FastifyInstance> {
 }
 
 beforeAll(async () => {
-  shared = await createSharedDatabase()
+  shared = await createSharedDatabase('cache')
   first = await startInstance()
   second = await startInstance()
   admin = await makeUser(first, 'admin')

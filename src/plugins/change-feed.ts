@@ -1,0 +1,190 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { sql } from 'kysely'
+import type pg from 'pg'
+import type { DatabaseHandle } from '../db/connect.js'
+
+/**
+ * "Something changed" between instances of the service sharing one database, so that in-memory
+ * caches (the catalog's responses, the users' token state) can be emptied everywhere:
+ * - On this instance, `publish` calls the topic's subscribers at once, before the writing request
+ *   answers.
+ * - On PostgreSQL, `publish` also sends NOTIFY on one channel, and every instance LISTENs on a
+ *   connection of its own. While that connection is down, `live` is false and caches must be
+ *   bypassed; when it is back, every topic fires (whatever changed meanwhile was not heard).
+ * - On SQLite, `PRAGMA data_version` (it moves when another connection commits) is polled, and a
+ *   move fires every topic.
+ */
+export type Topic = 'catalog' | 'users'
+const TOPICS: readonly Topic[] = ['catalog', 'users']
+
+export interface ChangeFeed {
+  /** Tells this instance's subscribers now and, on PostgreSQL, every other instance. */
+  publish(topic: Topic): void
+  subscribe(topic: Topic, onChange: () => void): void
+  /** False while another instance's changes could go unnoticed (the PostgreSQL listener is down). */
+  readonly live: boolean
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    changeFeed: ChangeFeed
+  }
+}
+
+const CHANNEL = 'shop_changes'
+const SQLITE_POLL_MS = 50
+
+export interface ChangeFeedOptions {
+  handle: DatabaseHandle
+  /** Whether to hear other instances at all; without it `live` is false and caches stay off. */
+  enabled: boolean
+}
+
+class Feed implements ChangeFeed {
+  live = false
+  private subscribers = new Map<Topic, (() => void)[]>(TOPICS.map((topic) => [topic, []]))
+  /** Set when other instances are told through PostgreSQL. */
+  tellOthers: (topic: Topic) => void = () => {}
+
+  publish(topic: Topic): void {
+    this.fire(topic)
+    this.tellOthers(topic)
+  }
+
+  subscribe(topic: Topic, onChange: () => void): void {
+    this.subscribers.get(topic)?.push(onChange)
+  }
+
+  fire(topic: Topic): void {
+    for (const onChange of this.subscribers.get(topic) ?? []) onChange()
+  }
+
+  fireAll(): void {
+    for (const topic of TOPICS) this.fire(topic)
+  }
+}
+
+function isTopic(value: string): value is Topic {
+  return (TOPICS as readonly string[]).includes(value)
+}
+
+/** LISTEN on a connection of its own, reconnecting when it is lost; NOTIFY coalesced per topic. */
+function listenOnPostgres(app: FastifyInstance, feed: Feed, connect: () => pg.Client) {
+  const instanceId = `${process.pid}-${Math.random().toString(36).slice(2)}`
+  let client: pg.Client | undefined
+  let closing = false
+  let retry: NodeJS.Timeout | undefined
+  const ignore = () => {}
+
+  const discard = (old: pg.Client) => {
+    old.removeAllListeners()
+    old.on('error', ignore)
+    old.end().catch(ignore)
+  }
+
+  const lost = (error: Error) => {
+    feed.live = false
+    feed.fireAll()
+    if (client) discard(client)
+    client = undefined
+    if (closing) return
+    app.log.warn({ err: error }, 'change feed: listener lost; caches are bypassed until it is back')
+    retry ??= setTimeout(() => {
+      retry = undefined
+      void start()
+    }, 1000)
+  }
+
+  const start = async (): Promise<void> => {
+    const next = connect()
+    next.on('error', lost)
+    next.on('end', () => lost(new Error('connection ended')))
+    next.on('notification', (message) => {
+      if (message.channel !== CHANNEL || !message.payload) return
+      const [topic, from] = message.payload.split(':')
+      if (from !== instanceId && topic !== undefined && isTopic(topic)) feed.fire(topic)
+    })
+    try {
+      await next.connect()
+      await next.query(`listen ${CHANNEL}`)
+    } catch (error) {
+      discard(next)
+      lost(error as Error)
+      return
+    }
+    client = next
+    // Whatever changed while nobody was listening.
+    feed.fireAll()
+    feed.live = true
+  }
+
+  // One NOTIFY per topic in flight at a time: writes arriving meanwhile share the next one, sent
+  // after they committed, so a burst of orders costs a handful of notifications, not one each.
+  const sending = new Set<Topic>()
+  const pending = new Set<Topic>()
+  const notify = (topic: Topic): void => {
+    if (sending.has(topic)) {
+      pending.add(topic)
+      return
+    }
+    const target = client
+    if (!target) return
+    sending.add(topic)
+    pending.delete(topic)
+    target
+      .query('select pg_notify($1, $2)', [CHANNEL, `${topic}:${instanceId}`])
+      .catch((error: Error) => lost(error))
+      .finally(() => {
+        sending.delete(topic)
+        if (pending.has(topic)) notify(topic)
+      })
+  }
+
+  const stop = async () => {
+    closing = true
+    clearTimeout(retry)
+    const old = client
+    client = undefined
+    feed.live = false
+    if (old) {
+      old.removeAllListeners()
+      old.on('error', ignore)
+      await old.end().catch(ignore)
+    }
+  }
+  return { start, notify, stop }
+}
+
+async function changeFeedPlugin(app: FastifyInstance, options: ChangeFeedOptions): Promise<void> {
+  const feed = new Feed()
+  const { handle } = options
+  if (options.enabled && handle.dialect === 'postgres') {
+    // Without a connection of its own to LISTEN on, other instances' writes would go unseen.
+    if (!handle.createClient) throw new Error('the change feed on PostgreSQL needs DatabaseHandle.createClient')
+    const listener = listenOnPostgres(app, feed, handle.createClient)
+    await listener.start()
+    feed.tellOthers = listener.notify
+    app.addHook('onClose', async () => listener.stop())
+  } else if (options.enabled && handle.dialect === 'sqlite') {
+    const dataVersion = async () => (await sql<{ data_version: number }>`pragma data_version`.execute(handle.db)).rows[0]?.data_version
+    let lastVersion = await dataVersion()
+    const timer = setInterval(() => {
+      dataVersion()
+        .then((version) => {
+          if (version !== lastVersion) feed.fireAll()
+          lastVersion = version
+        })
+        .catch((error: unknown) => app.log.warn({ err: error }, 'change feed: data_version poll failed'))
+    }, SQLITE_POLL_MS)
+    timer.unref()
+    feed.live = true
+    app.addHook('onClose', async () => {
+      clearInterval(timer)
+      feed.live = false
+    })
+  }
+  app.decorate('changeFeed', feed as ChangeFeed)
+}
+
+export default fp(changeFeedPlugin, { name: 'change-feed', dependencies: ['database'] })
