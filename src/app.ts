@@ -57,12 +57,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   if (config.admin) await ensureAdmin(handle.db, config.admin)
 
   // The product read cache answers its hits in the HTTP server's listener, before Fastify (plugins/catalog-cache.ts).
-  const responseCache = new ResponseCache()
+  const responseCache = new ResponseCache(Boolean(config.corsOrigin))
   let log: FastifyBaseLogger | undefined
   const app = Fastify({
     serverFactory: (fastify, factoryOptions) => {
       const serverOptions = factoryOptions as { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number; maxRequestsPerSocket?: number }
-      const server = createServer(frontDoor(responseCache, { fastify, genReqId, log: () => log, cors: Boolean(config.corsOrigin) }))
+      const server = createServer(frontDoor(responseCache, { fastify, genReqId, log: () => log }))
       // What Fastify sets on the server it creates itself.
       server.keepAliveTimeout = serverOptions.keepAliveTimeout ?? 72_000
       server.requestTimeout = serverOptions.requestTimeout ?? 0
