@@ -2,7 +2,7 @@
 // generator and the direct checkout driver; and the memory sampler that watches a server.
 import { type ChildProcess, fork, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -68,13 +68,23 @@ export interface ServiceOptions {
   jwtSecret: string
 }
 
-/** Starts `node dist/server.js` in production mode and waits until /health answers. */
+/**
+ * The node flags of `npm run start:prod` (e.g. the young generation's size), so the benchmark runs
+ * the service exactly as production starts it.
+ */
+function productionNodeFlags(): string[] {
+  const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
+  const command = scripts['start:prod'] ?? ''
+  return command.split(/\s+/).filter((word) => word.startsWith('--'))
+}
+
+/** Starts `node dist/server.js` as `npm run start:prod` does, in production mode, and waits until /health answers. */
 export async function startService(options: ServiceOptions): Promise<RunningServer> {
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
   // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/profiles" profiles the service under load.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
-  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'dist', 'server.js')], {
+  const child = spawn(process.execPath, [...productionNodeFlags(), ...nodeArgs, join(ROOT, 'dist', 'server.js')], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
@@ -93,8 +103,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     },
   })
   let output = ''
+  // BENCH_SERVICE_LOG=<file> keeps everything the service prints (with BENCH_NODE_ARGS="--trace-gc", its GC).
+  const logFile = process.env.BENCH_SERVICE_LOG
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-20_000)
+    if (logFile) appendFileSync(logFile, chunk)
   }
   child.stdout?.on('data', keep)
   child.stderr?.on('data', keep)
