@@ -14,23 +14,28 @@ import fp from 'fastify-plugin'
  *   (a generation number tells).
  * - Other instances hear of it through the change feed (change-feed.ts: PostgreSQL LISTEN/NOTIFY,
  *   SQLite data_version); while the feed cannot hear them, the cache is bypassed.
- * - Writes that bypass the service entirely (psql, scripts) are seen when an entry expires.
+ * - Writes that bypass the service entirely (psql, scripts) are seen when an entry expires
+ *   (PostgreSQL; on SQLite, data_version sees them too).
  *
  * Speed: a hit is answered by `frontDoor`, in the HTTP server's request listener, before Fastify
  * builds its request and reply (see there); inside Fastify (`app.inject`, CORS requests) the
  * onRequest hook below answers it.
  */
 
-/** Entries older than this are read again: the bound for writes made outside the service. */
-const ENTRY_LIFETIME_MS = 5_000
+/**
+ * Entries older than this are read again: the bound for writes that no instance tells about.
+ * PostgreSQL: writes made outside the service (psql, scripts) send no NOTIFY, so 5 s. SQLite:
+ * `data_version` moves with every commit of any other connection, the sqlite3 shell's included, so
+ * the lifetime is only a safety net there: 60 s (fewer needless re-reads).
+ */
+const ENTRY_LIFETIME_MS = { postgres: 5_000, sqlite: 60_000 } as const
 /**
  * Each entry lives a random 50–100 % of that: entries filled together (a cold cache, or right after
  * a write emptied it) then do not all expire in the same millisecond and send a burst of misses to
- * the database at once (measured: 1,000 product pages expiring together held every reader for
- * ~100 ms on SQLite, every 5 s).
+ * the database at once (1,000 product pages at ~0.1 ms a miss would hold every reader for ~0.1 s).
  */
-function lifetime(): number {
-  return ENTRY_LIFETIME_MS * (0.5 + Math.random() / 2)
+function lifetime(dialect: keyof typeof ENTRY_LIFETIME_MS): number {
+  return ENTRY_LIFETIME_MS[dialect] * (0.5 + Math.random() / 2)
 }
 const MAX_BYTES = 64 * 1024 * 1024
 const CACHED_ROUTES = new Set(['/products', '/products/:id'])
@@ -196,7 +201,7 @@ async function catalogCachePlugin(app: FastifyInstance, options: CatalogCacheOpt
         const rawHeaders = headers.flat()
         rawHeaders.push('content-length', String(bytes.length))
         if (cache.cors) rawHeaders.push('vary', 'Origin')
-        cache.set(request.url, { payload: bytes, headers, rawHeaders, expiresAt: Date.now() + lifetime(), bytes: bytes.length + 200 })
+        cache.set(request.url, { payload: bytes, headers, rawHeaders, expiresAt: Date.now() + lifetime(app.dialect), bytes: bytes.length + 200 })
       }
     } else if (isWrite(request)) {
       app.catalogCache.invalidate()
