@@ -1,6 +1,6 @@
 // The load generator: one autocannon measurement in its own process, so the load never shares an
-// event loop (or a CPU time slice) with the orchestrator. Started by bench/workers.ts with fork();
-// receives a LoadSpec over IPC and answers with a LoadResult.
+// event loop (or a CPU time slice) with the orchestrator. Started by bench/processes.ts with fork();
+// receives LoadSpecs over IPC, one run at a time, and answers each with a LoadResult.
 import { readFileSync } from 'node:fs'
 import autocannon from 'autocannon'
 import type { LoadResult, LoadSpec, RequestSpec } from './types.js'
@@ -154,9 +154,10 @@ async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   }
 }
 
-process.once('message', (spec: LoadSpec) => {
+// One run per message; the process then waits for the next one until the benchmark ends it.
+process.on('message', (spec: LoadSpec) => {
   runLoad(spec).then(
-    (result) => process.send?.({ ok: true, result }, () => process.exit(0)),
+    (result) => process.send?.({ ok: true, result }),
     (error: unknown) => process.send?.({ ok: false, error: String((error as Error)?.stack ?? error) }, () => process.exit(1)),
   )
 })

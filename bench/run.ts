@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { BENCH_DIR, ROOT, startService } from './processes.js'
+import { BENCH_DIR, ROOT, startService, stopLoaders } from './processes.js'
 import { type DatabaseRun, describeMachine, measureBackgroundLoad, renderMarkdown } from './report.js'
 import {
   cartView,
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
     options.scenarios.length < SCENARIOS.length ? ` --scenario ${options.scenarios.join(',')}` : ''
   }`
   const settings: Settings = options.quick
-    ? { quick: true, seconds: 2, warmupSeconds: 0.5, rounds: 3, connections: 32, uploadsPerRound: 10 }
+    ? { quick: true, seconds: 1.5, warmupSeconds: 0.5, rounds: 3, connections: 32, uploadsPerRound: 10 }
     : { quick: false, seconds: 6, warmupSeconds: 2, rounds: 3, connections: 32, uploadsPerRound: 40 }
 
   if (options.build) {
@@ -168,7 +168,8 @@ async function main(): Promise<void> {
   log(`done in ${Math.round((Date.now() - started) / 1000)} s; results in ${file}`)
 }
 
-main().catch((error: unknown) => {
+main().then(stopLoaders, (error: unknown) => {
+  stopLoaders()
   console.error(error)
   process.exit(1)
 })
