@@ -23,12 +23,15 @@ export interface AuthUser {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set by `authenticate`; routes without it never read it. */
+    /** Set by `authenticate` and `requireRole`; routes without them never read it. */
     user: AuthUser
   }
   interface FastifyInstance {
-    /** onRequest hook: 401 unless the request carries a valid token of an existing user. */
-    authenticate: onRequestHookHandler
+    /**
+     * onRequest hooks of the routes for any signed-in user: 401 unless the request carries a valid
+     * token of an existing user, then 403 unless the token carries one of the service's roles.
+     */
+    authenticate: onRequestHookHandler[]
     /** onRequest hooks: authenticate, then 403 unless the token's role is one of `roles`. */
     requireRole: (...roles: Role[]) => onRequestHookHandler[]
     signToken: (user: { id: number; role: Role }) => string
@@ -131,15 +134,16 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
   }
 
   app.decorateRequest('user', undefined as unknown as AuthUser)
-  app.decorate('authenticate', authenticate)
-  app.decorate('requireRole', (...roles: Role[]) => {
+  const requireRole = (...roles: Role[]): onRequestHookHandler[] => {
     const checkRole = async (request: FastifyRequest): Promise<void> => {
       const role = request.user?.role
       if (!role) throw new AppError(403, messages.noRole)
       if (!roles.includes(role)) throw new AppError(403, messages.requiresRoles(roles))
     }
     return [authenticate, checkRole]
-  })
+  }
+  app.decorate('authenticate', requireRole('customer', 'admin'))
+  app.decorate('requireRole', requireRole)
 }
 
 export default fp(authPlugin, { name: 'auth', dependencies: ['database', 'change-feed'] })

@@ -170,6 +170,25 @@ describe('tokens', () => {
     expect(res.json()).toEqual({ error: 'Forbidden - No role assigned' })
   })
 
+  it('a valid token without a role, or with a role the service does not know, answers 403 on the routes for any user', async () => {
+    const user = await makeUser(t.app)
+    const roleless = sign({ sub: String(user.id), iat_ms: Date.now() })
+    const unknownRole = sign({ sub: String(user.id), role: 'superuser', iat_ms: Date.now() })
+    for (const [method, url] of [['GET', '/auth/me'], ['GET', '/cart'], ['POST', '/cart/add'], ['GET', '/orders'], ['POST', '/orders'], ['GET', '/orders/1']] as const) {
+      const noRole = await t.app.inject({ method, url, headers: { authorization: `Bearer ${roleless}` } })
+      expect(noRole.statusCode, `${method} ${url}`).toBe(403)
+      expect(noRole.json()).toEqual({ error: 'Forbidden - No role assigned' })
+      const unknown = await t.app.inject({ method, url, headers: { authorization: `Bearer ${unknownRole}` } })
+      expect(unknown.statusCode, `${method} ${url}`).toBe(403)
+      expect(unknown.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: customer, admin' })
+    }
+    // Nothing was written for that user.
+    const cart = await t.app.inject({ url: '/cart', headers: bearer(user) })
+    expect(cart.json()).toEqual({ items: [], total: 0 })
+    const orders = await t.app.inject({ url: '/orders', headers: bearer(user) })
+    expect(orders.json()).toEqual([])
+  })
+
   it('the role comes from the token: a customer on an admin route answers 403 with the allowed roles', async () => {
     const customer = await makeUser(t.app)
     const res = await t.app.inject({ url: '/auth/users', headers: bearer(customer) })
