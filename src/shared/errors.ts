@@ -36,6 +36,7 @@ export const messages = {
   cartItemNotFound: 'Item del carrito no encontrado',
   cartEmpty: 'El carrito está vacío',
   insufficientStockFor: (productName: string) => `Stock insuficiente para ${productName}`,
+  amountTooLarge: 'El importe supera el máximo permitido (9999999999999.99)',
   orderNotFound: 'Orden no encontrada',
   transitionNotAllowed: (from: string, to: string) => `Transición de estado no permitida: ${from} -> ${to}`,
   cartItemRemoved: 'Item eliminado del carrito',

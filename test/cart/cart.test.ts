@@ -351,3 +351,67 @@ describe('DELETE /cart/clear', () => {
     expect(res.statusCode).toBe(401)
   })
 })
+
+describe('amounts past the maximum (9,999,999,999,999.99)', () => {
+  // The highest price a product may have, with a stock that is no limit here.
+  const MAX_PRICE_CENTS = 9_999_999_999
+  const STOCK = 2_147_483_647
+
+  it('keeps a line up to the maximum exact to the cent, in the line and the total', async () => {
+    const user = await makeUser(t.app)
+    const product = await makeProduct(t.app, { priceCents: MAX_PRICE_CENTS, stock: STOCK })
+    expect((await add(user, { productId: product.id, quantity: 99_999 })).statusCode).toBe(201)
+    const res = await t.app.inject({ method: 'GET', url: '/cart', headers: bearer(user) })
+    // 99,999 × 99,999,999.99 = 9,999,899,999,000.01: written as that exact JSON number.
+    expect(res.body).toContain('"subtotal":9999899999000.01')
+    expect(res.body).toContain('"total":9999899999000.01')
+  })
+
+  it('refuses a new line over the maximum with 409 and writes nothing', async () => {
+    const user = await makeUser(t.app)
+    const product = await makeProduct(t.app, { priceCents: MAX_PRICE_CENTS, stock: STOCK })
+    const res = await add(user, { productId: product.id, quantity: 100_001 })
+    expect(res.statusCode).toBe(409)
+    expect(res.json()).toEqual({ error: messages.amountTooLarge })
+    expect(res.json()).toEqual({ error: 'El importe supera el máximo permitido (9999999999999.99)' })
+    expect(await cartOf(t.app, user.id)).toEqual({})
+  })
+
+  it('refuses to combine past the maximum and keeps the line; up to it is fine', async () => {
+    const user = await makeUser(t.app)
+    const product = await makeProduct(t.app, { priceCents: MAX_PRICE_CENTS, stock: STOCK })
+    await add(user, { productId: product.id, quantity: 99_999 })
+    const over = await add(user, { productId: product.id, quantity: 2 })
+    expect(over.statusCode).toBe(409)
+    expect(over.json()).toEqual({ error: messages.amountTooLarge })
+    expect(await cartOf(t.app, user.id)).toEqual({ [product.id]: 99_999 })
+    const upTo = await add(user, { productId: product.id, quantity: 1 })
+    expect(upTo.statusCode).toBe(200)
+    expect(await cartOf(t.app, user.id)).toEqual({ [product.id]: 100_000 })
+  })
+
+  it('still answers Stock insuficiente when the stock is what is short', async () => {
+    const user = await makeUser(t.app)
+    const product = await makeProduct(t.app, { priceCents: MAX_PRICE_CENTS, stock: 200_000 })
+    const res = await add(user, { productId: product.id, quantity: 300_000 })
+    expect(res.statusCode).toBe(409)
+    expect(res.json()).toEqual({ error: messages.insufficientStock })
+  })
+
+  it('refuses to set a quantity over the maximum with PUT and keeps the line', async () => {
+    const user = await makeUser(t.app)
+    const product = await makeProduct(t.app, { priceCents: MAX_PRICE_CENTS, stock: STOCK })
+    const line = (await add(user, { productId: product.id, quantity: 5 })).json() as { id: number }
+    const res = await t.app.inject({ method: 'PUT', url: `/cart/item/${line.id}`, headers: bearer(user), payload: { quantity: 100_001 } })
+    expect(res.statusCode).toBe(409)
+    expect(res.json()).toEqual({ error: messages.amountTooLarge })
+    expect(await cartOf(t.app, user.id)).toEqual({ [product.id]: 5 })
+    const overStock = await t.app.inject({ method: 'PUT', url: `/cart/item/${line.id}`, headers: bearer(user), payload: { quantity: STOCK } })
+    expect(overStock.json()).toEqual({ error: messages.amountTooLarge })
+    const cheap = await makeProduct(t.app, { priceCents: 100, stock: 10 })
+    const cheapLine = (await add(user, { productId: cheap.id, quantity: 1 })).json() as { id: number }
+    const short = await t.app.inject({ method: 'PUT', url: `/cart/item/${cheapLine.id}`, headers: bearer(user), payload: { quantity: 11 } })
+    expect(short.statusCode).toBe(409)
+    expect(short.json()).toEqual({ error: messages.insufficientStock })
+  })
+})

@@ -383,3 +383,36 @@ describe('PATCH / PUT /orders/:id/status', () => {
     expect(row.status).toBe('pending')
   })
 })
+
+describe('order totals past the maximum (9,999,999,999,999.99)', () => {
+  const MAX_PRICE_CENTS = 9_999_999_999
+
+  it('writes an order up to the maximum exact to the cent', async () => {
+    const user = await makeUser(t.app)
+    const product = await makeProduct(t.app, { priceCents: MAX_PRICE_CENTS, stock: 100_000 })
+    await fillCart(t.app, user.id, [{ productId: product.id, quantity: 99_999 }])
+    const res = await order(user)
+    expect(res.statusCode).toBe(201)
+    expect(res.body).toContain('"total":9999899999000.01')
+    const row = await t.app.db.selectFrom('orders').select('total_cents').where('id', '=', res.json().id).executeTakeFirstOrThrow()
+    expect(Number(row.total_cents)).toBe(999_989_999_900_001)
+  })
+
+  it('refuses a cart whose total is over the maximum with 409 and changes nothing', async () => {
+    const user = await makeUser(t.app)
+    const first = await makeProduct(t.app, { priceCents: MAX_PRICE_CENTS, stock: 100_000 })
+    const second = await makeProduct(t.app, { priceCents: MAX_PRICE_CENTS, stock: 100_000 })
+    await fillCart(t.app, user.id, [
+      { productId: first.id, quantity: 99_999 },
+      { productId: second.id, quantity: 99_999 },
+    ])
+    const ordersBefore = await countRows(t.app, 'orders')
+    const res = await order(user, { 'idempotency-key': 'too-much' })
+    expect(res.statusCode).toBe(409)
+    expect(res.json()).toEqual({ error: 'El importe supera el máximo permitido (9999999999999.99)' })
+    expect(await countRows(t.app, 'orders')).toBe(ordersBefore)
+    expect(await stockOf(t.app, first.id)).toBe(100_000)
+    expect(await stockOf(t.app, second.id)).toBe(100_000)
+    expect(await cartOf(t.app, user.id)).toEqual({ [first.id]: 99_999, [second.id]: 99_999 })
+  })
+})

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { MAX_AMOUNT_CENTS, maxUnitCentsFor } from '../../shared/money.js'
 
 type Db = Kysely<Database>
 
@@ -9,7 +10,7 @@ export type CartItemRecord = { id: number; user_id: number; product_id: number; 
 
 /** The product fields the cart needs; read straight from `products` (the catalog module is not a dependency). */
 export async function findProductForCart(db: Db, id: number) {
-  return db.selectFrom('products').select(['id', 'name', 'stock']).where('id', '=', id).executeTakeFirst()
+  return db.selectFrom('products').select(['id', 'name', 'stock', 'price_cents']).where('id', '=', id).executeTakeFirst()
 }
 
 /** The caller's cart with each line's product, in one query, oldest line first. */
@@ -27,7 +28,8 @@ export async function listCartLines(db: Db, userId: number) {
  * Adds `quantity` of a product to the user's cart in one statement: a new line, or the quantities combined.
  * The stock rule is part of the statement (the insert selects only a product with enough stock; the update
  * applies only while the combined quantity fits), so concurrent adds can never push a line over the stock.
- * Returns undefined when nothing was written (unknown product or not enough stock).
+ * So is the amount rule: the line's subtotal stays within MAX_AMOUNT_CENTS.
+ * Returns undefined when nothing was written (unknown product, not enough stock, or too large an amount).
  */
 export async function upsertCartLine(
   db: Db,
@@ -47,7 +49,8 @@ export async function upsertCartLine(
           sql<string>`cast(${line.now} as text)`.as('updated_at'),
         ])
         .where('id', '=', line.productId)
-        .where('stock', '>=', line.quantity),
+        .where('stock', '>=', line.quantity)
+        .where('price_cents', '<=', maxUnitCentsFor(line.quantity)),
     )
     .onConflict((oc) =>
       oc
@@ -56,14 +59,17 @@ export async function upsertCartLine(
           quantity: sql`cart_items.quantity + excluded.quantity`,
           updated_at: sql`excluded.updated_at`,
         })
-        // Written as a difference so the check itself cannot overflow a 32-bit integer.
-        .where(sql<boolean>`excluded.quantity <= (select p.stock from products p where p.id = excluded.product_id) - cart_items.quantity`),
+        // Written as a difference, and the sum in 64 bits, so the checks themselves cannot overflow a 32-bit integer.
+        .where(sql<boolean>`excluded.quantity <= (select p.stock from products p where p.id = excluded.product_id) - cart_items.quantity`)
+        .where(
+          sql<boolean>`(select p.price_cents from products p where p.id = excluded.product_id) <= cast(${MAX_AMOUNT_CENTS} as bigint) / (cast(cart_items.quantity as bigint) + excluded.quantity)`,
+        ),
     )
     .returning(cartItemColumns)
     .executeTakeFirst()
 }
 
-/** Sets a line's quantity when the line is the user's and the product has that much stock. */
+/** Sets a line's quantity when the line is the user's, the product has that much stock and the subtotal stays within MAX_AMOUNT_CENTS. */
 export async function updateCartLineQuantity(
   db: Db,
   change: { id: number; userId: number; quantity: number; now: string },
@@ -80,8 +86,19 @@ export async function updateCartLineQuantity(
         change.quantity,
       ),
     )
+    .where(({ eb, selectFrom }) =>
+      eb(
+        selectFrom('products').select('products.price_cents').whereRef('products.id', '=', 'cart_items.product_id'),
+        '<=',
+        maxUnitCentsFor(change.quantity),
+      ),
+    )
     .returning(cartItemColumns)
     .executeTakeFirst()
+}
+
+export async function findCartLineOfProduct(db: Db, userId: number, productId: number) {
+  return db.selectFrom('cart_items').select('quantity').where('user_id', '=', userId).where('product_id', '=', productId).executeTakeFirst()
 }
 
 export async function findCartLine(db: Db, id: number, userId: number) {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { isForeignKeyViolation } from '../../shared/db-errors.js'
 import { AppError, messages } from '../../shared/errors.js'
-import { centsToAmount } from '../../shared/money.js'
+import { centsToAmount, withinMaxAmount } from '../../shared/money.js'
 import { nowIso } from '../../shared/time.js'
 import * as repo from './cart.repository.js'
 import type { AddToCartInput, CartItem, CartView } from './cart.schemas.js'
@@ -44,6 +44,9 @@ export async function addToCart(db: Db, userId: number, input: AddToCartInput): 
   if (!row) {
     const product = await repo.findProductForCart(db, input.productId)
     if (!product) throw new AppError(404, messages.productNotFound)
+    const line = await repo.findCartLineOfProduct(db, userId, input.productId)
+    const quantity = (line?.quantity ?? 0) + input.quantity
+    if (quantity <= product.stock && !withinMaxAmount(product.price_cents, quantity)) throw new AppError(409, messages.amountTooLarge)
     throw new AppError(409, messages.insufficientStock)
   }
   // A combined line holds more than this request added (an existing line has at least 1), so equality means new.
@@ -55,6 +58,10 @@ export async function updateCartItem(db: Db, userId: number, id: number, quantit
   if (row) return cartItemRowToCartItem(row)
   const line = await repo.findCartLine(db, id, userId)
   if (!line) throw new AppError(404, messages.cartItemNotFound)
+  const product = await repo.findProductForCart(db, line.product_id)
+  if (product && quantity <= product.stock && !withinMaxAmount(product.price_cents, quantity)) {
+    throw new AppError(409, messages.amountTooLarge)
+  }
   throw new AppError(409, messages.insufficientStock)
 }
 

@@ -3,7 +3,7 @@ import type { Database } from '../../db/database.js'
 import type { AuthUser } from '../../plugins/auth.js'
 import { isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError, messages } from '../../shared/errors.js'
-import { centsToAmount } from '../../shared/money.js'
+import { centsToAmount, MAX_AMOUNT_CENTS } from '../../shared/money.js'
 import { nowIso } from '../../shared/time.js'
 import * as repo from './orders.repository.js'
 import type { ListOrdersQuery, Order, OrderItem, OrderStatus } from './orders.schemas.js'
@@ -150,6 +150,8 @@ async function createOrderFromCart(
       throw found ? new AppError(409, messages.insufficientStockFor(found.name)) : new AppError(404, messages.productNotFound)
     }
     totalCents += product.price_cents * line.quantity
+    // Prices may have risen since the lines were added; past the maximum the sum would stop being exact.
+    if (totalCents > MAX_AMOUNT_CENTS) throw new AppError(409, messages.amountTooLarge)
     reserved.push({ product, quantity: line.quantity })
   }
   await step('stock-reserved')
