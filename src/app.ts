@@ -18,7 +18,7 @@ import catalogCachePlugin, { frontDoor, ResponseCache } from './plugins/catalog-
 import changeFeedPlugin from './plugins/change-feed.js'
 import databasePlugin from './plugins/database.js'
 import docsPlugin from './plugins/docs.js'
-import errorsPlugin from './plugins/errors.js'
+import errorsPlugin, { answerFrameworkError } from './plugins/errors.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import { schemaErrorFormatter, validatorCompiler } from './shared/validation.js'
 
@@ -76,6 +76,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     },
     trustProxy: config.trustProxy as FastifyServerOptions["trustProxy"],
     bodyLimit: 1024 * 1024,
+    // A path segment may be this long (an image's stored name is up to 114 characters); longer is a 414.
+    maxParamLength: 256,
+    frameworkErrors: answerFrameworkError,
     requestIdHeader: false,
     genReqId,
     schemaErrorFormatter,

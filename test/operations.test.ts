@@ -58,6 +58,21 @@ describe('error bodies are always {"error": "..."}', () => {
     expect(res.json()).toEqual({ error: 'Ruta no encontrada' })
   })
 
+  it('a URL that does not decode: 400; a path segment over 256 characters: 414; both {error}', async () => {
+    for (const url of ['/products/%E0%A4%A', '/categories/%', '/%zz']) {
+      const res = await t.app.inject({ url })
+      expect(res.statusCode, url).toBe(400)
+      expect(res.json()).toEqual({ error: 'La URL no es válida' })
+      expect(res.headers['x-request-id']).toBeTruthy()
+    }
+    const long = await t.app.inject({ url: `/products/${'1'.repeat(257)}` })
+    expect(long.statusCode).toBe(414)
+    expect(long.json()).toEqual({ error: 'La URL es demasiado larga' })
+    // Up to the limit the route answers as usual.
+    const id = await t.app.inject({ url: `/products/${'1'.repeat(256)}` })
+    expect(id.statusCode).toBe(422)
+  })
+
   it('malformed JSON: 400', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/auth/login', headers: { 'content-type': 'application/json' }, payload: '{"email": ' })
     expect(res.statusCode).toBe(400)

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError, messages } from '../shared/errors.js'
 
@@ -11,6 +11,24 @@ const frameworkErrors: Record<string, { status: number; message: string }> = {
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, message: messages.malformedJson },
   FST_ERR_CTP_EMPTY_TYPE: { status: 415, message: messages.unsupportedMediaType },
   FST_ERR_CTP_INVALID_TYPE: { status: 415, message: messages.unsupportedMediaType },
+  // Raised by the router, before any hook: they reach `answerFrameworkError`, not the error handler.
+  FST_ERR_BAD_URL: { status: 400, message: messages.badUrl },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, message: messages.urlTooLong },
+}
+
+/**
+ * Fastify's `frameworkErrors` option: the router's own errors (a URL that does not decode, a path
+ * segment over `maxParamLength`) answered like every other error, `{"error": "..."}`.
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const known = frameworkErrors[error.code]
+  reply.header('X-Request-Id', request.id)
+  if (known) {
+    void reply.code(known.status).send({ error: known.message })
+    return
+  }
+  request.log.error({ err: error }, 'unexpected router error')
+  void reply.code(500).send({ error: messages.internal })
 }
 
 /**

@@ -29,6 +29,8 @@ export const messages = {
   malformedJson: 'El cuerpo de la petición no es JSON válido',
   bodyTooLarge: 'El cuerpo de la petición es demasiado grande',
   unsupportedMediaType: 'Tipo de contenido no soportado',
+  badUrl: 'La URL no es válida',
+  urlTooLong: 'La URL es demasiado larga',
   notReady: 'La base de datos no responde',
   // Cart and orders (API.md sections Cart, Orders).
   productNotFound: 'Producto no encontrado',

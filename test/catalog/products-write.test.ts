@@ -99,6 +99,16 @@ describe('POST /products (multipart)', () => {
     expect(traversal.statusCode).toBe(404)
   })
 
+  it('serves an image whose name is as long as a stored name gets (100 characters kept)', async () => {
+    const res = await post(valid, [pngPart(`${'a'.repeat(150)}.png`)])
+    expect(res.statusCode).toBe(201)
+    const path = new URL(res.json().imageUrl).pathname
+    expect(path).toMatch(new RegExp(`^/uploads/products/\\d{13,}-a{96}\\.png$`))
+    const image = await t.app.inject({ method: 'GET', url: path })
+    expect(image.statusCode).toBe(200)
+    expect(image.rawPayload).toEqual(PNG)
+  })
+
   it('defaults: description "", stock 0, no category; price as a whole number', async () => {
     const res = await post({ name: 'Solo', price: '7' })
     expect(res.statusCode).toBe(201)
