@@ -2,6 +2,7 @@
 // Rows are inserted directly; the service then runs unchanged on a real port.
 //   npx tsx bench/catalog-list.ts [sqlite|postgres|both] [sizes, e.g. 1000,100000]
 // PostgreSQL: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), a throw-away schema.
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -103,7 +104,7 @@ async function run(kind: 'sqlite' | 'postgres', products: number): Promise<void>
   const t0 = performance.now()
   await fill(handle, products)
   const filled = performance.now() - t0
-  const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), DATA_DIR: dir, LOG_LEVEL: 'silent', PUBLIC_URL: 'http://localhost:3000' })
+  const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: randomBytes(32).toString('base64'), DATA_DIR: dir, LOG_LEVEL: 'silent', PUBLIC_URL: 'http://localhost:3000' })
   const app = await buildApp(config, { database: handle, logger: false })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()

@@ -2,6 +2,7 @@
 // which must be cut off at the limit rather than held in memory).
 //   npx tsx bench/catalog-upload-memory.ts
 // The service runs in a child process so the client's buffers do not count.
+import { randomBytes } from 'node:crypto'
 import { fork } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,7 +16,7 @@ async function serve(): Promise<void> {
   const { loadConfig } = await import('../src/config.js')
   const { createUser } = await import('../src/modules/users/users.service.js')
   const dir = mkdtempSync(join(tmpdir(), 'shop-bench-upload-'))
-  const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), DATA_DIR: dir, LOG_LEVEL: 'silent' })
+  const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: randomBytes(32).toString('base64'), DATA_DIR: dir, LOG_LEVEL: 'silent' })
   const app = await buildApp(config, { logger: false })
   const admin = await createUser(app.db, { name: 'Bench', email: 'bench@shop.test', password: 'secret123', role: 'admin' })
   await app.listen({ host: '127.0.0.1', port: 0 })

@@ -42,6 +42,8 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>
 
+/** A production JWT_SECRET uses at least this many different characters (a random base64 one of 32 has ~25). */
+const MIN_SECRET_CHARACTERS = 12
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 const DURATION = /^\d+(ms|s|m|h|d|w|y)?$|^\d+\s?(seconds?|minutes?|hours?|days?|weeks?)$/
 
@@ -86,16 +88,21 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('DATABASE_URL must start with sqlite: or postgres:// (got another scheme)')
   }
 
-  const jwtExpiresIn = value('JWT_EXPIRES_IN') ?? '1d'
-  if (!DURATION.test(jwtExpiresIn)) {
-    problems.push(`JWT_EXPIRES_IN must be a duration such as 1d, 12h, 3600 or 30m (got "${jwtExpiresIn}")`)
+  const rawExpiresIn = value('JWT_EXPIRES_IN') ?? '1d'
+  if (!DURATION.test(rawExpiresIn) || !/[1-9]/.test(rawExpiresIn)) {
+    problems.push(`JWT_EXPIRES_IN must be a duration such as 1d, 12h, 3600 or 30m (got "${rawExpiresIn}")`)
   }
+  // A bare number is seconds, as in most JWT libraries (fast-jwt itself would read milliseconds).
+  const jwtExpiresIn = /^\d+$/.test(rawExpiresIn) ? `${rawExpiresIn}s` : rawExpiresIn
 
   let jwtSecret = value('JWT_SECRET') ?? ''
   if (jwtSecret !== '' && jwtSecret.length < 32) {
     problems.push('JWT_SECRET must be at least 32 characters long')
   } else if (jwtSecret === '' && nodeEnv === 'production') {
     problems.push('JWT_SECRET is required when NODE_ENV=production (at least 32 random characters)')
+  } else if (nodeEnv === 'production' && new Set(jwtSecret).size < MIN_SECRET_CHARACTERS) {
+    // 32 characters of one or two kinds ("aaaa…", "abab…") are guessable however long they are.
+    problems.push(`JWT_SECRET is too weak for production: fewer than ${MIN_SECRET_CHARACTERS} different characters (use e.g. openssl rand -base64 48)`)
   }
 
   const adminEmail = value('ADMIN_EMAIL')

@@ -38,6 +38,13 @@ describe('configuration', () => {
     expect(Object.isFrozen(config)).toBe(true)
   })
 
+  it('JWT_EXPIRES_IN: a bare number is seconds; zero or a word is refused', () => {
+    expect(loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir(), JWT_EXPIRES_IN: '3600' }).jwtExpiresIn).toBe('3600s')
+    expect(loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir(), JWT_EXPIRES_IN: '12h' }).jwtExpiresIn).toBe('12h')
+    expect(problemsOf({ JWT_EXPIRES_IN: '0' })).toEqual(['JWT_EXPIRES_IN must be a duration such as 1d, 12h, 3600 or 30m (got "0")'])
+    expect(problemsOf({ JWT_EXPIRES_IN: 'forever' })).toHaveLength(1)
+  })
+
   it('reports every bad variable on its own line', () => {
     const problems = problemsOf({
       PORT: 'eighty',
@@ -60,7 +67,13 @@ describe('configuration', () => {
   it('refuses to start in production without a strong JWT_SECRET', () => {
     expect(problemsOf({ NODE_ENV: 'production' })).toEqual(['JWT_SECRET is required when NODE_ENV=production (at least 32 random characters)'])
     expect(problemsOf({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(31) })).toEqual(['JWT_SECRET must be at least 32 characters long'])
-    expect(problemsOf({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) })).toEqual([])
+    expect(problemsOf({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) })).toEqual([
+      'JWT_SECRET is too weak for production: fewer than 12 different characters (use e.g. openssl rand -base64 48)',
+    ])
+    expect(problemsOf({ NODE_ENV: 'production', JWT_SECRET: 'ab'.repeat(40) })).toHaveLength(1)
+    expect(problemsOf({ NODE_ENV: 'production', JWT_SECRET: 'kQ9vX2mLp7RtZ4wB8nYc3HdF6gJs1aEu' })).toEqual([])
+    // Outside production a simple secret is accepted (tests, local runs).
+    expect(problemsOf({ NODE_ENV: 'development', JWT_SECRET: 'x'.repeat(32) })).toEqual([])
   })
 
   it('outside production generates a secret once and keeps it in the data folder', () => {

@@ -114,6 +114,20 @@ describe('POST /auth/login', () => {
     expect(me.json().id).toBe(user.id)
   })
 
+  it('JWT_EXPIRES_IN sets the lifetime; a bare number is seconds', async () => {
+    for (const [setting, seconds] of [['3600', 3600], ['30m', 1800], ['12h', 43_200]] as const) {
+      const other = await createTestApp({ JWT_EXPIRES_IN: setting })
+      try {
+        const user = await makeUser(other.app)
+        const login = await other.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
+        const payload = createDecoder()(login.json().token) as { iat: number; exp: number }
+        expect(payload.exp - payload.iat, setting).toBe(seconds)
+      } finally {
+        await other.close()
+      }
+    }
+  })
+
   it('answers a wrong password and an unknown e-mail alike: 401 "Credenciales inválidas"', async () => {
     const user = await makeUser(t.app)
     for (const payload of [{ email: user.email, password: 'wrong-password' }, { email: uniqueEmail('ghost'), password: 'whatever' }]) {
