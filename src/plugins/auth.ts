@@ -39,6 +39,7 @@ declare module 'fastify' {
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i
+const BEARER_WITH_SOMETHING = /^Bearer\s+\S/i
 
 /** A user's token state seen this long ago is read again: the bound for changes made outside the service. */
 const STATE_LIFETIME_MS = 10_000
@@ -116,7 +117,9 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
     const header = request.headers.authorization
     if (!header) throw new AppError(401, messages.noUser)
     const match = BEARER.exec(header)
-    if (!match?.[1]) throw new AppError(401, messages.noUser)
+    // "Bearer" with something that is not one token ("Bearer a b") is a malformed token; another scheme
+    // (or "Bearer" alone) brings no bearer token at all.
+    if (!match?.[1]) throw new AppError(401, BEARER_WITH_SOMETHING.test(header) ? messages.invalidToken : messages.noUser)
     let payload: TokenPayload
     try {
       payload = verify(match[1]) as TokenPayload

@@ -169,7 +169,7 @@ describe('tokens', () => {
     const expired = sign({ sub: String(user.id), role: 'customer', iat_ms: Date.now() - 10_000, iat: Math.floor(Date.now() / 1000) - 10, exp: Math.floor(Date.now() / 1000) - 5 })
     const otherSecret = createSigner({ key: 'another-secret-that-is-long-enough-000000', algorithm: 'HS256' })({ sub: String(user.id), role: 'admin', iat_ms: Date.now() })
     const hs512 = createSigner({ key: SECRET, algorithm: 'HS512' })({ sub: String(user.id), role: 'admin', iat_ms: Date.now() })
-    for (const token of ['garbage', 'a.b.c', none, expired, otherSecret, hs512, `${user.token}x`]) {
+    for (const token of ['garbage', 'a.b.c', none, expired, otherSecret, hs512, `${user.token}x`, `${user.token} extra`, 'a b']) {
       const res = await t.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${token}` } })
       expect(res.statusCode, token).toBe(401)
       expect(res.json()).toEqual({ error: 'Token inválido o expirado' })
