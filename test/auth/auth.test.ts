@@ -63,7 +63,8 @@ describe('POST /auth/register', () => {
     [{ name: 'Ana', password: 'secret1' }, 'email should not be empty'],
     [{ name: 'Ana', email: 'not-an-email', password: 'secret1' }, 'email must be a valid email'],
     [{ name: 'Ana', email: 'a@b', password: 'secret1' }, 'email must be a valid email'],
-    [{ name: 'Ana', email: ['a@b.co'], password: 'secret1' }, 'email must be a string'],
+    [{ name: 'Ana', email: ['a@b.co'], password: 'secret1' }, 'email must be a valid email'],
+    [{ name: 'Ana', email: 5, password: 'secret1' }, 'email must be a valid email'],
     [{ name: 'Ana', email: `${'x'.repeat(250)}@b.co`, password: 'secret1' }, 'email must be shorter than or equal to 254 characters'],
     [{ name: 'Ana', email: 'a@b.co' }, 'password should not be empty'],
     [{ name: 'Ana', email: 'a@b.co', password: '12345' }, 'La contraseña debe tener al menos 6 caracteres'],
@@ -243,6 +244,9 @@ describe('admin user management', () => {
 
   it.each([
     [{ name: 'X', email: 'x@shop.test', password: 'secret1', role: 'root' }, 422, "El rol debe ser 'customer' o 'admin'"],
+    [{ name: 'X', email: 'x@shop.test', password: 'secret1', role: 1 }, 422, "El rol debe ser 'customer' o 'admin'"],
+    [{ name: 'X', email: 'x@shop.test', password: 'secret1', role: ['admin'] }, 422, "El rol debe ser 'customer' o 'admin'"],
+    [{ name: 'X', email: 7, password: 'secret1', role: 'admin' }, 422, 'email must be a valid email'],
     [{ name: 'X', email: 'x@shop.test', password: 'secret1' }, 422, 'role should not be empty'],
     [{ name: 'X', email: 'x@shop.test', password: 'short', role: 'admin' }, 422, 'La contraseña debe tener al menos 6 caracteres'],
     [{ name: 'X', email: 'bad', password: 'secret1', role: 'admin' }, 422, 'email must be a valid email'],

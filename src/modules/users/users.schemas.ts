@@ -2,14 +2,15 @@ import { messages } from '../../shared/errors.js'
 import { PageQueryProperties } from '../../shared/validation.js'
 
 const name = { type: 'string', minLength: 1, maxLength: 100 } as const
-const email = { type: 'string', format: 'email', maxLength: 254, errorMessages: { format: messages.invalidEmail } } as const
+// Not a string at all is as much "not a valid e-mail" / "not customer or admin" as a wrong string.
+const email = { type: 'string', format: 'email', maxLength: 254, errorMessages: { format: messages.invalidEmail, type: messages.invalidEmail } } as const
 const password = {
   type: 'string',
   minLength: 6,
   maxLength: 128,
   errorMessages: { minLength: messages.passwordTooShort },
 } as const
-const role = { type: 'string', enum: ['customer', 'admin'], errorMessages: { enum: messages.badRole } } as const
+const role = { type: 'string', enum: ['customer', 'admin'], errorMessages: { enum: messages.badRole, type: messages.badRole } } as const
 
 export const RegisterBody = {
   type: 'object',
