@@ -42,10 +42,17 @@ function compileOrdered(ajv: Ajv, schema: object) {
     const index = order.indexOf(field)
     return index === -1 ? order.length : index
   }
+  const minProperties = (schema as { minProperties?: number }).minProperties
   const ordered = (data: unknown): boolean => {
     const valid = validate(data) as boolean
     // Array.prototype.sort is stable: within one field, ajv's own order is kept.
     ordered.errors = valid ? null : [...(validate.errors ?? [])].sort((a, b) => rank(a) - rank(b))
+    // ajv counts the fields before it drops the unknown ones (removeAdditional): `{"foo": 1}` passed
+    // `minProperties: 1` and reached the handler empty. Counted again after the drop.
+    if (valid && minProperties !== undefined && typeof data === 'object' && data !== null && Object.keys(data).length < minProperties) {
+      ordered.errors = [{ keyword: 'minProperties', instancePath: '', schemaPath: '#/minProperties', params: { limit: minProperties }, parentSchema: schema }]
+      return false
+    }
     return valid
   }
   ordered.errors = null as ErrorObject[] | null

@@ -147,6 +147,16 @@ describe('PUT and PATCH /categories/:id', () => {
     expect(empty.json()).toEqual({ error: 'name should not be empty' })
     const none = await t.app.inject({ method: 'PUT', url: '/categories/999999', headers: bearer(admin), payload: {} })
     expect(none.statusCode).toBe(422)
+    expect(none.json()).toEqual({ error: 'body must contain at least one field' })
+  })
+
+  it.each(['PUT', 'PATCH'] as const)('%s with only unknown fields is 422 and changes nothing', async (method) => {
+    const c = await makeCategory(t.app)
+    const before = await t.app.db.selectFrom('categories').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow()
+    const res = await t.app.inject({ method, url: `/categories/${c.id}`, headers: bearer(admin), payload: { foo: 1 } })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: 'body must contain at least one field' })
+    expect(await t.app.db.selectFrom('categories').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow()).toEqual(before)
   })
 
   it('404 for an unknown id, 403 for a customer', async () => {
