@@ -38,6 +38,8 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     database.pragma('synchronous = NORMAL')
     dropStat4Samples(database)
     reusePreparedStatements(database)
+    // SQLite's own lower() and LIKE fold only ASCII letters; searches of non-ASCII text use this instead.
+    database.function('fold_case', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value))
     return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite' }
   }
   const clientConfig: pg.ClientConfig = {

@@ -174,3 +174,31 @@ describe('GET /products/:id', () => {
     expect(res.json()).toEqual({ error: 'id must be an integer number' })
   })
 })
+
+describe('q on text that is not ASCII', () => {
+  let other: TestApp
+  beforeAll(async () => {
+    other = await createTestApp()
+    await makeProduct(other.app, { name: 'Él café', description: 'tostado', priceCents: 100, categoryId: null })
+    await makeProduct(other.app, { name: 'ÑANDÚ grande', description: 'peluche', priceCents: 200, categoryId: null })
+    await makeProduct(other.app, { name: 'Mate', description: 'CALABAZA ÚNICA', priceCents: 300, categoryId: null })
+  })
+  afterAll(async () => other.close())
+
+  // One and two letters are below the trigram index's reach (SQLite), three and more use it.
+  it.each([
+    ['él', ['Él café']],
+    ['ÉL', ['Él café']],
+    ['ñ', ['ÑANDÚ grande']],
+    ['ú', ['Mate', 'ÑANDÚ grande']],
+    ['Ú', ['Mate', 'ÑANDÚ grande']],
+    ['ñan', ['ÑANDÚ grande']],
+    ['única', ['Mate']],
+    ['CAFÉ', ['Él café']],
+  ])('q=%s matches ignoring case', async (q, expected) => {
+    const res = await other.app.inject({ method: 'GET', url: `/products?sort=name&q=${encodeURIComponent(q)}` })
+    expect(res.statusCode).toBe(200)
+    expect((res.json() as Product[]).map((p) => p.name)).toEqual(expected)
+    expect(res.headers['x-total-count']).toBe(String(expected.length))
+  })
+})

@@ -74,10 +74,15 @@ function applyFilter<O>(
       // The FTS5 trigram table: a quoted phrase is a case-insensitive substring match in either column.
       const phrase = `"${filter.q.replace(/"/g, '""')}"`
       q = q.where(sql<boolean>`id in (select rowid from products_search where products_search match ${phrase})`)
-    } else {
+    } else if (canSearchByLike(filter.q)) {
       // Shorter than a trigram, or so common that walking the sort's index finds the page sooner:
       // LIKE (it ignores ASCII case; its escape character must be named).
       q = q.where(sql<boolean>`(name like ${pattern} escape '\\' or description like ${pattern} escape '\\')`)
+    } else {
+      // Shorter than a trigram and not ASCII ("ñ", "él"): LIKE would not fold its case, so both sides are
+      // folded by fold_case (src/db/connect.ts), a scan like LIKE's.
+      const folded = likePattern(filter.q.toLowerCase())
+      q = q.where(sql<boolean>`(fold_case(name) like ${folded} escape '\\' or fold_case(description) like ${folded} escape '\\')`)
     }
   }
   return q
