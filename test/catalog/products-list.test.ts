@@ -202,3 +202,18 @@ describe('q on text that is not ASCII', () => {
     expect(res.headers['x-total-count']).toBe(String(expected.length))
   })
 })
+
+describe('sort=name', () => {
+  let other: TestApp
+  beforeAll(async () => {
+    other = await createTestApp()
+    for (const name of ['Zebra', 'apple', 'Banana', 'banana', 'cherry']) await makeProduct(other.app, { name, priceCents: 100, categoryId: null })
+  })
+  afterAll(async () => other.close())
+
+  it('orders by name ignoring case, ties by id, on every page', async () => {
+    const names = async (query: string) => ((await other.app.inject({ url: `/products?sort=name${query}` })).json() as Product[]).map((p) => p.name)
+    expect(await names('')).toEqual(['apple', 'Banana', 'banana', 'cherry', 'Zebra'])
+    expect(await names('&limit=2&offset=2')).toEqual(['banana', 'cherry'])
+  })
+})

@@ -102,7 +102,7 @@ function pageQuery(db: Db, dialect: Dialect, filter: ProductFilter, page: Produc
       query = query.orderBy('price_cents', 'desc').orderBy('id', 'desc')
       break
     case 'name':
-      query = query.orderBy('name', 'asc').orderBy('id', 'asc')
+      query = query.orderBy('name_key', 'asc').orderBy('id', 'asc')
       break
     default:
       query = query.orderBy('created_at', 'desc').orderBy('id', 'desc')
