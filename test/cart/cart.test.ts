@@ -55,6 +55,29 @@ describe('GET /cart', () => {
     expect(res.body).toContain('"total":60.47')
   })
 
+  it('shows product.price and subtotal at the product’s current price after the price changed', async () => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app, { name: 'Kettle', priceCents: 1000, stock: 10 })
+    const q = await makeProduct(t.app, { name: 'Mat', priceCents: 300, stock: 10 })
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 3 }])
+    await fillCart(t.app, user.id, [{ productId: q.id, quantity: 1 }])
+    const before = await t.app.inject({ method: 'GET', url: '/cart', headers: bearer(user) })
+    expect(before.json().items[0]).toMatchObject({ productId: p.id, subtotal: 30, product: { price: 10 } })
+    expect(before.json().total).toBe(33)
+    // An admin changes the price after the line was added.
+    await t.app.db.updateTable('products').set({ price_cents: 1255 }).where('id', '=', p.id).execute()
+    const res = await t.app.inject({ method: 'GET', url: '/cart', headers: bearer(user) })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({
+      items: [
+        { id: expect.any(Number), productId: p.id, quantity: 3, subtotal: 37.65, product: { id: p.id, name: 'Kettle', price: 12.55, imageUrl: expect.stringMatching(/^http:\/\//) } },
+        { id: expect.any(Number), productId: q.id, quantity: 1, subtotal: 3, product: { id: q.id, name: 'Mat', price: 3, imageUrl: expect.stringMatching(/^http:\/\//) } },
+      ],
+      total: 40.65,
+    })
+    expect(await cartOf(t.app, user.id)).toEqual({ [p.id]: 3, [q.id]: 1 })
+  })
+
   it('never shows another user’s lines', async () => {
     const [a, b] = [await makeUser(t.app), await makeUser(t.app)]
     const p = await makeProduct(t.app)
@@ -160,6 +183,34 @@ describe('POST /cart/add', () => {
     expect(await cartOf(t.app, user.id)).toEqual({})
   })
 
+  it('refuses a productId over 2147483647 with 422 and changes nothing', async () => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app, { stock: 5 })
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 1 }])
+    const res = await add(user, { productId: 2147483648, quantity: 1 })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: 'productId must not be greater than 2147483647' })
+    expect(await cartOf(t.app, user.id)).toEqual({ [p.id]: 1 })
+    expect(await stockOf(t.app, p.id)).toBe(5)
+  })
+
+  it('refuses malformed JSON with 400 and changes nothing', async () => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app, { stock: 5 })
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 1 }])
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/cart/add',
+      headers: { ...bearer(user), 'content-type': 'application/json' },
+      payload: `{"productId": ${p.id}, "quantity": 2,`,
+    })
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toEqual({ error: messages.malformedJson })
+    expect(res.json()).toEqual({ error: 'El cuerpo de la petición no es JSON válido' })
+    expect(await cartOf(t.app, user.id)).toEqual({ [p.id]: 1 })
+    expect(await stockOf(t.app, p.id)).toBe(5)
+  })
+
   it('refuses a missing body with 422', async () => {
     const user = await makeUser(t.app)
     const res = await t.app.inject({ method: 'POST', url: '/cart/add', headers: bearer(user) })
@@ -263,6 +314,28 @@ describe('PUT /cart/item/:id', () => {
     const user = await makeUser(t.app)
     const res = await t.app.inject({ method: 'PUT', url: '/cart/item/999999', headers: bearer(user), payload: { quantity: 0 } })
     expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: 'quantity must not be less than 1' })
+    expect(await cartOf(t.app, user.id)).toEqual({})
+  })
+
+  it('validates before looking up another user’s line too (422 before 404), and leaves it alone', async () => {
+    const [owner, other] = [await makeUser(t.app), await makeUser(t.app)]
+    const { product, line } = await lineFor(owner, 5, 2)
+    const res = await t.app.inject({ method: 'PUT', url: `/cart/item/${line.id}`, headers: bearer(other), payload: { quantity: 0 } })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: 'quantity must not be less than 1' })
+    expect(await cartOf(t.app, owner.id)).toEqual({ [product.id]: 2 })
+    expect(await cartOf(t.app, other.id)).toEqual({})
+  })
+
+  it('refuses a quantity over 2147483647 with 422 and keeps the line and the stock', async () => {
+    const user = await makeUser(t.app)
+    const { product, line } = await lineFor(user, 5, 2)
+    const res = await t.app.inject({ method: 'PUT', url: `/cart/item/${line.id}`, headers: bearer(user), payload: { quantity: 2147483648 } })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: 'quantity must not be greater than 2147483647' })
+    expect(await cartOf(t.app, user.id)).toEqual({ [product.id]: 2 })
+    expect(await stockOf(t.app, product.id)).toBe(5)
   })
 
   it('refuses a non-integer id with 422', async () => {
@@ -296,6 +369,20 @@ describe('DELETE /cart/item/:id', () => {
     expect(res.statusCode).toBe(404)
     expect(res.json()).toEqual({ error: 'Item del carrito no encontrado' })
     expect(await cartOf(t.app, owner.id)).toEqual({ [p.id]: 1 })
+  })
+
+  it.each([
+    ['abc', 'id must be an integer number'],
+    ['1.5', 'id must be an integer number'],
+    ['2147483648', 'id must not be greater than 2147483647'],
+  ])('refuses the id %s with 422 %s and removes nothing', async (id, message) => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app)
+    await add(user, { productId: p.id, quantity: 1 })
+    const res = await t.app.inject({ method: 'DELETE', url: `/cart/item/${id}`, headers: bearer(user) })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: message })
+    expect(await cartOf(t.app, user.id)).toEqual({ [p.id]: 1 })
   })
 
   it('refuses a body with 422 and keeps the line', async () => {
@@ -346,9 +433,79 @@ describe('DELETE /cart/clear', () => {
     expect(await cartOf(t.app, user.id)).toEqual({})
   })
 
+  it.each([
+    [{ all: true }, 'property all should not exist'],
+    [{ productId: 1, quantity: 1 }, 'property productId should not exist'],
+  ])('refuses the body %j with 422 %s and keeps the cart', async (body, message) => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app)
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 2 }])
+    const res = await t.app.inject({ method: 'DELETE', url: '/cart/clear', headers: bearer(user), payload: body })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: message })
+    expect(await cartOf(t.app, user.id)).toEqual({ [p.id]: 2 })
+  })
+
+  it.each([
+    ['JSON null', 'null'],
+    ['an empty JSON body', ''],
+  ])('accepts %s as no body and empties the cart', async (_label, payload) => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app)
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 2 }])
+    const res = await t.app.inject({ method: 'DELETE', url: '/cart/clear', headers: { ...bearer(user), 'content-type': 'application/json' }, payload })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({ message: messages.cartCleared })
+    expect(await cartOf(t.app, user.id)).toEqual({})
+    expect(await stockOf(t.app, p.id)).toBe(p.stock)
+  })
+
   it('requires a token', async () => {
     const res = await t.app.inject({ method: 'DELETE', url: '/cart/clear' })
     expect(res.statusCode).toBe(401)
+    expect(res.json()).toEqual({ error: messages.noUser })
+  })
+})
+
+describe('authentication on every cart route', () => {
+  /** A well-formed JWT with a signature that is not the service's. */
+  function forged(user: TestUser): string {
+    const [header, payload] = user.token.split('.')
+    return `${header}.${payload}.${'A'.repeat(43)}`
+  }
+
+  const routes = [
+    { method: 'GET', path: () => '/cart' },
+    { method: 'POST', path: () => '/cart/add', payload: (productId: number) => ({ productId, quantity: 1 }) },
+    { method: 'PUT', path: (lineId: number) => `/cart/item/${lineId}`, payload: () => ({ quantity: 3 }) },
+    { method: 'DELETE', path: (lineId: number) => `/cart/item/${lineId}` },
+    { method: 'DELETE', path: () => '/cart/clear' },
+  ] as const
+  const credentials = [
+    ['no token', (_user: TestUser): Record<string, string> => ({}), messages.noUser, 'Unauthorized - No user found'],
+    ['a garbage token', (_user: TestUser): Record<string, string> => ({ authorization: 'Bearer garbage' }), messages.invalidToken, 'Token inválido o expirado'],
+    ['a badly signed token', (user: TestUser): Record<string, string> => ({ authorization: `Bearer ${forged(user)}` }), messages.invalidToken, 'Token inválido o expirado'],
+  ] as const
+  const cases = routes.flatMap((route) => credentials.map((credential) => [`${route.method} ${route.path(0).replace(/0$/, ':id')}`, credential[0], route, credential] as const))
+
+  it.each(cases)('%s with %s answers 401 and changes nothing', async (_name, _label, route, [, headers, message, literal]) => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app, { stock: 5 })
+    const q = await makeProduct(t.app, { stock: 5 })
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 2 }])
+    const line = await t.app.db.selectFrom('cart_items').select('id').where('user_id', '=', user.id).executeTakeFirstOrThrow()
+    const res = await t.app.inject({
+      method: route.method,
+      url: route.path(line.id),
+      headers: headers(user),
+      ...('payload' in route ? { payload: route.payload(q.id) } : {}),
+    })
+    expect(res.statusCode).toBe(401)
+    expect(res.json()).toEqual({ error: message })
+    expect(res.json()).toEqual({ error: literal })
+    expect(await cartOf(t.app, user.id)).toEqual({ [p.id]: 2 })
+    expect(await stockOf(t.app, p.id)).toBe(5)
+    expect(await stockOf(t.app, q.id)).toBe(5)
   })
 })
 

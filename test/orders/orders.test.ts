@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { messages } from '../../src/shared/errors.js'
+import { nowIso } from '../../src/shared/time.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { cartOf, countRows, deleteProduct, fillCart, makeProduct, stockOf } from '../helpers/shop.js'
@@ -34,6 +35,10 @@ async function placedOrder(customer?: TestUser) {
 
 async function setStatus(orderId: number, status: string) {
   await t.app.db.updateTable('orders').set({ status: status as 'pending' }).where('id', '=', orderId).execute()
+}
+
+async function orderRow(orderId: number) {
+  return t.app.db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirstOrThrow()
 }
 
 describe('POST /orders', () => {
@@ -121,6 +126,31 @@ describe('POST /orders', () => {
     expect(ok.statusCode).toBe(201)
   })
 
+  it.each([
+    ['JSON null', 'null'],
+    ['an empty JSON body', ''],
+  ])('accepts %s as no body: 201 and the order is placed', async (_label, payload) => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app, { name: 'Bowl', stock: 3, priceCents: 450 })
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 2 }])
+    const before = await countRows(t.app, 'orders')
+    const res = await t.app.inject({ method: 'POST', url: '/orders', headers: { ...bearer(user), 'content-type': 'application/json' }, payload })
+    expect(res.statusCode).toBe(201)
+    const body = res.json()
+    expect(body).toEqual({
+      id: expect.any(Number),
+      userId: user.id,
+      total: 9,
+      status: 'pending',
+      createdAt: expect.stringMatching(ISO),
+      updatedAt: body.createdAt,
+      items: [{ id: expect.any(Number), orderId: body.id, productId: p.id, quantity: 2, price: 4.5, product: { id: p.id, name: 'Bowl', imageUrl: expect.any(String) } }],
+    })
+    expect(await countRows(t.app, 'orders')).toBe(before + 1)
+    expect(await stockOf(t.app, p.id)).toBe(1)
+    expect(await cartOf(t.app, user.id)).toEqual({})
+  })
+
   it('requires a token', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/orders' })
     expect(res.statusCode).toBe(401)
@@ -170,6 +200,28 @@ describe('Idempotency-Key', () => {
     const second = await order(user, { 'idempotency-key': 'old-key' })
     expect(second.statusCode).toBe(201)
     expect(second.json().id).not.toBe(first.json().id)
+  })
+
+  it('answers a repeated key with the order as it is now, after an admin moved it to paid', async () => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app, { stock: 10 })
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 2 }])
+    const first = await order(user, { 'idempotency-key': 'pay-then-retry' })
+    expect(first.statusCode).toBe(201)
+    expect(first.json().status).toBe('pending')
+    const paid = await t.app.inject({ method: 'PATCH', url: `/orders/${first.json().id}/status`, headers: bearer(admin), payload: { status: 'paid' } })
+    expect(paid.statusCode).toBe(200)
+    expect(paid.json().status).toBe('paid')
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 1 }])
+    const orders = await countRows(t.app, 'orders')
+    const again = await order(user, { 'idempotency-key': 'pay-then-retry' })
+    expect(again.statusCode).toBe(200)
+    expect(again.json()).toEqual(paid.json())
+    expect(again.json()).toEqual({ ...first.json(), status: 'paid', updatedAt: paid.json().updatedAt })
+    expect(await countRows(t.app, 'orders')).toBe(orders)
+    expect(await cartOf(t.app, user.id)).toEqual({ [p.id]: 1 })
+    expect(await stockOf(t.app, p.id)).toBe(8)
+    expect((await orderRow(first.json().id)).status).toBe('paid')
   })
 
   it('does not remember a key whose order failed', async () => {
@@ -239,6 +291,33 @@ describe('GET /orders and /orders/:id', () => {
     expect(none.json()).toEqual([])
   })
 
+  it('answers a page of 100 orders when no limit is given', async () => {
+    const user = await makeUser(t.app)
+    const p = await makeProduct(t.app, { stock: 10, priceCents: 250 })
+    // 101 orders of one line each, written directly (as placing them would) to keep the test fast.
+    const now = nowIso()
+    const ids = (
+      await t.app.db
+        .insertInto('orders')
+        .values(Array.from({ length: 101 }, () => ({ user_id: user.id, total_cents: 250, status: 'pending' as const, created_at: now, updated_at: now })))
+        .returning('id')
+        .execute()
+    ).map((r) => r.id)
+    await t.app.db
+      .insertInto('order_items')
+      .values(ids.map((orderId) => ({ order_id: orderId, product_id: p.id, quantity: 1, price_cents: 250 })))
+      .execute()
+    const newestFirst = [...ids].sort((x, y) => y - x)
+    const res = await t.app.inject({ method: 'GET', url: '/orders', headers: bearer(user) })
+    expect(res.statusCode).toBe(200)
+    const page = res.json() as Array<{ id: number; userId: number; items: unknown[] }>
+    expect(page).toHaveLength(100)
+    expect(page.map((o) => o.id)).toEqual(newestFirst.slice(0, 100))
+    expect(page.every((o) => o.userId === user.id && o.items.length === 1)).toBe(true)
+    const rest = await t.app.inject({ method: 'GET', url: '/orders?offset=100', headers: bearer(user) })
+    expect(rest.json().map((o: { id: number }) => o.id)).toEqual([newestFirst[100]])
+  })
+
   it('a customer without orders gets an empty list', async () => {
     const user = await makeUser(t.app)
     const res = await t.app.inject({ method: 'GET', url: '/orders', headers: bearer(user) })
@@ -251,6 +330,7 @@ describe('GET /orders and /orders/:id', () => {
     ['limit=0', 'limit must not be less than 1'],
     ['limit=abc', 'limit must be an integer number'],
     ['offset=-1', 'offset must not be less than 0'],
+    ['limit=1001', 'limit must not be greater than 1000'],
   ])('refuses ?%s with 422', async (query, message) => {
     const user = await makeUser(t.app)
     const res = await t.app.inject({ method: 'GET', url: `/orders?${query}`, headers: bearer(user) })
@@ -292,6 +372,50 @@ describe('GET /orders and /orders/:id', () => {
   it('requires a token', async () => {
     expect((await t.app.inject({ method: 'GET', url: '/orders' })).statusCode).toBe(401)
     expect((await t.app.inject({ method: 'GET', url: '/orders/1' })).statusCode).toBe(401)
+  })
+})
+
+describe('authentication on every orders route', () => {
+  /** A well-formed JWT with a signature that is not the service's. */
+  function forged(user: TestUser): string {
+    const [header, payload] = user.token.split('.')
+    return `${header}.${payload}.${'A'.repeat(43)}`
+  }
+
+  const routes = [
+    { method: 'POST', name: 'POST /orders', path: () => '/orders' },
+    { method: 'GET', name: 'GET /orders', path: () => '/orders' },
+    { method: 'GET', name: 'GET /orders/:id', path: (orderId: number) => `/orders/${orderId}` },
+    { method: 'PATCH', name: 'PATCH /orders/:id/status', path: (orderId: number) => `/orders/${orderId}/status`, payload: { status: 'paid' } },
+    { method: 'PUT', name: 'PUT /orders/:id/status', path: (orderId: number) => `/orders/${orderId}/status`, payload: { status: 'paid' } },
+  ] as const
+  const credentials = [
+    ['no token', (_user: TestUser): Record<string, string> => ({}), messages.noUser, 'Unauthorized - No user found'],
+    ['a garbage token', (_user: TestUser): Record<string, string> => ({ authorization: 'Bearer garbage' }), messages.invalidToken, 'Token inválido o expirado'],
+    ['a badly signed token', (user: TestUser): Record<string, string> => ({ authorization: `Bearer ${forged(user)}` }), messages.invalidToken, 'Token inválido o expirado'],
+  ] as const
+  const cases = routes.flatMap((route) => credentials.map((credential) => [route.name, credential[0], route, credential] as const))
+
+  it.each(cases)('%s with %s answers 401 and changes nothing', async (_name, _label, route, [, headers, message, literal]) => {
+    // The caller has a placed order and a full cart; the forged token is an admin's for the status routes.
+    const { user, order: placed } = await placedOrder()
+    const p = await makeProduct(t.app, { stock: 5 })
+    await fillCart(t.app, user.id, [{ productId: p.id, quantity: 2 }])
+    const before = { orders: await countRows(t.app, 'orders'), row: await orderRow(placed.id) }
+    const caller = route.method === 'PATCH' || route.method === 'PUT' ? admin : user
+    const res = await t.app.inject({
+      method: route.method,
+      url: route.path(placed.id),
+      headers: headers(caller),
+      ...('payload' in route ? { payload: route.payload } : {}),
+    })
+    expect(res.statusCode).toBe(401)
+    expect(res.json()).toEqual({ error: message })
+    expect(res.json()).toEqual({ error: literal })
+    expect(await countRows(t.app, 'orders')).toBe(before.orders)
+    expect(await orderRow(placed.id)).toEqual(before.row)
+    expect(await cartOf(t.app, user.id)).toEqual({ [p.id]: 2 })
+    expect(await stockOf(t.app, p.id)).toBe(5)
   })
 })
 
@@ -359,6 +483,50 @@ describe('PATCH / PUT /orders/:id/status', () => {
     expect(res.json()).toEqual({ error: message })
     const row = await t.app.db.selectFrom('orders').select('status').where('id', '=', placed.id).executeTakeFirstOrThrow()
     expect(row.status).toBe('pending')
+  })
+
+  it.each([
+    [{ status: 'lost' }, statusMessage],
+    [{ status: 3 }, statusMessage],
+    [{ status: 'PAID' }, statusMessage],
+    [{}, 'status should not be empty'],
+  ])('PUT refuses %j with 422 and changes nothing', async (body, message) => {
+    const { order: placed, product } = await placedOrder()
+    const before = await orderRow(placed.id)
+    const res = await t.app.inject({ method: 'PUT', url: `/orders/${placed.id}/status`, headers: bearer(admin), payload: body })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: message })
+    expect(await orderRow(placed.id)).toEqual(before)
+    expect(before.status).toBe('pending')
+    expect(await stockOf(t.app, product.id)).toBe(8)
+  })
+
+  it.each([
+    ['PATCH', 'abc'],
+    ['PUT', 'abc'],
+    ['PATCH', '1.5'],
+    ['PUT', '1.5'],
+  ])('%s with the id %s answers 422 id must be an integer number', async (method, id) => {
+    const { order: placed } = await placedOrder()
+    const before = await orderRow(placed.id)
+    const res = await t.app.inject({ method: method as 'PUT', url: `/orders/${id}/status`, headers: bearer(admin), payload: { status: 'paid' } })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: 'id must be an integer number' })
+    expect(await orderRow(placed.id)).toEqual(before)
+  })
+
+  it('PUT is for admins only: 403 for a customer (before validation), even on their own order, and nothing changes', async () => {
+    const { user, product, order: placed } = await placedOrder()
+    const before = await orderRow(placed.id)
+    for (const payload of [{ status: 'paid' }, { status: 'cancelled' }, { status: 'bogus' }]) {
+      const res = await t.app.inject({ method: 'PUT', url: `/orders/${placed.id}/status`, headers: bearer(user), payload })
+      expect(res.statusCode).toBe(403)
+      expect(res.json()).toEqual({ error: messages.requiresRoles(['admin']) })
+      expect(res.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
+    }
+    expect(await orderRow(placed.id)).toEqual(before)
+    expect(before.status).toBe('pending')
+    expect(await stockOf(t.app, product.id)).toBe(8)
   })
 
   it('answers an unknown order with 404 (after validation)', async () => {
