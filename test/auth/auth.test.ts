@@ -350,6 +350,7 @@ describe('admin user management', () => {
     expect(missing.statusCode).toBe(404)
     expect(missing.json()).toEqual({ error: 'Usuario no encontrado' })
     const badRole = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload: { role: 'owner' } })
+    expect(badRole.statusCode).toBe(422)
     expect(badRole.json()).toEqual({ error: "El rol debe ser 'customer' o 'admin'" })
     const empty = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload: {} })
     expect(empty.statusCode).toBe(422)
@@ -382,6 +383,64 @@ describe('admin user management', () => {
     expect(self.statusCode).toBe(409)
     expect(self.json()).toEqual({ error: 'No puedes eliminar tu propia cuenta' })
     expect(await t.app.db.selectFrom('users').select('id').where('id', '=', admin.id).executeTakeFirst()).toBeDefined()
+  })
+
+  it.each([['owner'], [''], [1], [['admin']], [{ role: 'admin' }]])('PATCH with role %j is 422 "El rol debe ser \'customer\' o \'admin\'" and changes nothing', async (role) => {
+    const user = await makeUser(t.app)
+    const before = await t.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()
+    for (const payload of [{ role }, { name: 'Renamed', role }]) {
+      const res = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload })
+      expect(res.statusCode).toBe(422)
+      expect(res.json()).toEqual({ error: "El rol debe ser 'customer' o 'admin'" })
+    }
+    expect(await t.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()).toEqual(before)
+    // The user's token still works: nothing about them changed.
+    expect((await t.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
+  })
+
+  it('an admin\'s refused own-role change (403 "No puedes cambiar tu propio rol") leaves their row as it was', async () => {
+    const self = await makeUser(t.app, 'admin', 'Self Admin')
+    const before = await t.app.db.selectFrom('users').selectAll().where('id', '=', self.id).executeTakeFirstOrThrow()
+    expect(before.role).toBe('admin')
+    for (const payload of [{ role: 'customer' }, { name: 'Demoted', email: uniqueEmail('demoted'), role: 'customer' }]) {
+      const res = await t.app.inject({ method: 'PATCH', url: `/auth/users/${self.id}`, headers: bearer(self), payload })
+      expect(res.statusCode).toBe(403)
+      expect(res.json()).toEqual({ error: 'No puedes cambiar tu propio rol' })
+    }
+    const row = await t.app.db.selectFrom('users').selectAll().where('id', '=', self.id).executeTakeFirstOrThrow()
+    expect(row).toEqual(before)
+    expect(row.role).toBe('admin')
+    // The admin's token is still an admin's token.
+    const list = await t.app.inject({ url: '/auth/users', headers: bearer(self) })
+    expect(list.statusCode).toBe(200)
+  })
+
+  it('every user-management route answers 401 "Unauthorized - No user found" without a token, and nothing changes', async () => {
+    const target = await makeUser(t.app, 'customer', 'Target')
+    const users = () => t.app.db.selectFrom('users').selectAll().orderBy('id').execute()
+    const before = await users()
+    const email = uniqueEmail('anon-made')
+    const created = { name: 'Anon Made', email, password: 'secret1', role: 'admin' }
+    const requests = [
+      ['GET', '/auth/users', undefined],
+      ['GET', `/auth/users/${target.id}`, undefined],
+      ['PATCH', `/auth/users/${target.id}`, { name: 'Hijacked', email: uniqueEmail('hijack'), role: 'admin', password: 'hijacked1' }],
+      ['DELETE', `/auth/users/${target.id}`, undefined],
+      ['POST', '/auth/users', created],
+      ['POST', '/auth/create-user', created],
+    ] as const
+    for (const headers of [{}, { authorization: 'Basic YWxhZGRpbjpvcGVuc2VzYW1l' }]) {
+      for (const [method, url, payload] of requests) {
+        const res = await t.app.inject({ method, url, headers, ...(payload ? { payload } : {}) })
+        expect(res.statusCode, `${method} ${url}`).toBe(401)
+        expect(res.json(), `${method} ${url}`).toEqual({ error: 'Unauthorized - No user found' })
+      }
+    }
+    expect(await users()).toEqual(before)
+    expect(await t.app.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst()).toBeUndefined()
+    // The target's token and password still work.
+    expect((await t.app.inject({ url: '/auth/me', headers: bearer(target) })).json()).toMatchObject({ id: target.id, name: 'Target', role: 'customer' })
+    expect((await post('/auth/login', { email: target.email, password: target.password })).statusCode).toBe(200)
   })
 
   it('customers cannot read, change or delete users', async () => {

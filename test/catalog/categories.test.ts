@@ -32,6 +32,16 @@ describe('GET /categories', () => {
     expect(names.indexOf('AA primera')).toBeLessThan(names.indexOf('zz Último'))
     expect(Object.keys(body[0]!).sort()).toEqual(['createdAt', 'description', 'id', 'name', 'updatedAt'])
   })
+
+  it('orders by name ignoring case: alpha, beta, Zeta', async () => {
+    await makeCategory(t.app, 'alpha')
+    await makeCategory(t.app, 'Zeta')
+    await makeCategory(t.app, 'beta')
+    const res = await t.app.inject({ method: 'GET', url: '/categories' })
+    expect(res.statusCode).toBe(200)
+    const names = (res.json() as Array<{ name: string }>).map((c) => c.name).filter((n) => ['alpha', 'Zeta', 'beta'].includes(n))
+    expect(names).toEqual(['alpha', 'beta', 'Zeta'])
+  })
 })
 
 describe('GET /categories/:id', () => {
@@ -167,6 +177,23 @@ describe('PUT and PATCH /categories/:id', () => {
     const cust = await t.app.inject({ method: 'PUT', url: `/categories/${c.id}`, headers: bearer(customer), payload: { name: 'X' } })
     expect(cust.statusCode).toBe(403)
   })
+
+  it.each(['PUT', 'PATCH'] as const)('%s: 401 without a token, 403 for a customer, and the row is unchanged', async (method) => {
+    const c = await makeCategory(t.app, `Protegida ${method}`, 'original')
+    const before = await t.app.db.selectFrom('categories').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow()
+    const count = await countCategories()
+    const payload = { name: `Cambiada ${method}`, description: 'cambiada' }
+    const anon = await t.app.inject({ method, url: `/categories/${c.id}`, payload })
+    expect(anon.statusCode).toBe(401)
+    expect(anon.json()).toEqual({ error: 'Unauthorized - No user found' })
+    const cust = await t.app.inject({ method, url: `/categories/${c.id}`, headers: bearer(customer), payload })
+    expect(cust.statusCode).toBe(403)
+    expect(cust.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
+    expect(await t.app.db.selectFrom('categories').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow()).toEqual(before)
+    expect(await countCategories()).toBe(count)
+    const res = await t.app.inject({ method: 'GET', url: `/categories/${c.id}` })
+    expect(res.json()).toMatchObject({ name: `Protegida ${method}`, description: 'original', updatedAt: c.updatedAt })
+  })
 })
 
 describe('DELETE /categories/:id', () => {
@@ -196,5 +223,20 @@ describe('DELETE /categories/:id', () => {
     expect(res.json()).toEqual({ error: 'Categoría no encontrada' })
     expect((await t.app.inject({ method: 'DELETE', url: '/categories/999999' })).statusCode).toBe(401)
     expect((await t.app.inject({ method: 'DELETE', url: '/categories/999999', headers: bearer(customer) })).statusCode).toBe(403)
+  })
+
+  it('401 without a token and 403 for a customer, with their messages; the category stays', async () => {
+    const c = await makeCategory(t.app, 'Permanente', 'sigue aquí')
+    const before = await t.app.db.selectFrom('categories').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow()
+    const count = await countCategories()
+    const anon = await t.app.inject({ method: 'DELETE', url: `/categories/${c.id}` })
+    expect(anon.statusCode).toBe(401)
+    expect(anon.json()).toEqual({ error: 'Unauthorized - No user found' })
+    const cust = await t.app.inject({ method: 'DELETE', url: `/categories/${c.id}`, headers: bearer(customer) })
+    expect(cust.statusCode).toBe(403)
+    expect(cust.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
+    expect(await t.app.db.selectFrom('categories').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow()).toEqual(before)
+    expect(await countCategories()).toBe(count)
+    expect((await t.app.inject({ method: 'GET', url: `/categories/${c.id}` })).statusCode).toBe(200)
   })
 })

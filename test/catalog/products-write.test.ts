@@ -51,9 +51,9 @@ async function post(fields: Record<string, string | string[]>, files = [pngPart(
   })
 }
 
-async function put(id: number, fields: Record<string, string | string[]>, files = [pngPart()], user: TestUser = admin) {
+async function put(id: number, fields: Record<string, string | string[]>, files = [pngPart()], user: TestUser | null = admin) {
   const form = await multipart(fields, files)
-  return t.app.inject({ method: 'PUT', url: `/products/${id}`, headers: { ...form.headers, ...bearer(user) }, payload: form.payload })
+  return t.app.inject({ method: 'PUT', url: `/products/${id}`, headers: { ...form.headers, ...(user ? bearer(user) : {}) }, payload: form.payload })
 }
 
 /** Runs `act` and asserts it left no product row and no stored file behind. */
@@ -392,6 +392,31 @@ describe('PUT /products/:id', () => {
     expect((await t.app.inject({ method: 'PUT', url: `/products/${product.id}`, payload: { name: 'X' } })).statusCode).toBe(401)
     expect((await put(product.id, { name: 'X' }, [], customer)).statusCode).toBe(403)
   })
+
+  it('401 without a token and 403 for a customer, JSON or multipart with an image: the row and its image stay as they were', async () => {
+    const { product, key } = await created({ ...valid, categoryId: String(category) })
+    const before = await t.app.db.selectFrom('products').selectAll().where('id', '=', product.id).executeTakeFirstOrThrow()
+    const fields = { name: 'Cambiado', price: '1.50', stock: '99', categoryId: '' }
+    await leavesNothing(async () => {
+      const anonJson = await t.app.inject({ method: 'PUT', url: `/products/${product.id}`, payload: { name: 'Cambiado', price: 1.5 } })
+      expect(anonJson.statusCode).toBe(401)
+      expect(anonJson.json()).toEqual({ error: 'Unauthorized - No user found' })
+      const anonForm = await put(product.id, fields, [pngPart('anon.png')], null)
+      expect(anonForm.statusCode).toBe(401)
+      expect(anonForm.json()).toEqual({ error: 'Unauthorized - No user found' })
+      const custJson = await t.app.inject({ method: 'PUT', url: `/products/${product.id}`, headers: bearer(customer), payload: { name: 'Cambiado', price: 1.5 } })
+      expect(custJson.statusCode).toBe(403)
+      expect(custJson.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
+      const custForm = await put(product.id, fields, [pngPart('cust.png')], customer)
+      expect(custForm.statusCode).toBe(403)
+      expect(custForm.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
+    })
+    expect(await t.app.db.selectFrom('products').selectAll().where('id', '=', product.id).executeTakeFirstOrThrow()).toEqual(before)
+    expect(existsSync(join(uploadDir, key))).toBe(true)
+    expect(readFileSync(join(uploadDir, key))).toEqual(PNG)
+    const res = await t.app.inject({ method: 'GET', url: `/products/${product.id}` })
+    expect(res.json()).toEqual(product)
+  })
 })
 
 describe('DELETE /products/:id', () => {
@@ -426,6 +451,30 @@ describe('DELETE /products/:id', () => {
     expect((await t.app.inject({ method: 'DELETE', url: '/products/x', headers: bearer(admin) })).json()).toEqual({ error: 'id must be an integer number' })
     expect((await t.app.inject({ method: 'DELETE', url: '/products/1' })).statusCode).toBe(401)
     expect((await t.app.inject({ method: 'DELETE', url: '/products/1', headers: bearer(customer) })).statusCode).toBe(403)
+  })
+
+  it('401 without a token and 403 for a customer: the product, its image file and its cart lines stay', async () => {
+    const res = await post(valid)
+    expect(res.statusCode).toBe(201)
+    const product = res.json()
+    const before = await t.app.db.selectFrom('products').selectAll().where('id', '=', product.id).executeTakeFirstOrThrow()
+    const now = nowIso()
+    await t.app.db.insertInto('cart_items').values({ user_id: customer.id, product_id: product.id, quantity: 1, created_at: now, updated_at: now }).execute()
+    await leavesNothing(async () => {
+      const anon = await t.app.inject({ method: 'DELETE', url: `/products/${product.id}` })
+      expect(anon.statusCode).toBe(401)
+      expect(anon.json()).toEqual({ error: 'Unauthorized - No user found' })
+      const cust = await t.app.inject({ method: 'DELETE', url: `/products/${product.id}`, headers: bearer(customer) })
+      expect(cust.statusCode).toBe(403)
+      expect(cust.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
+    })
+    expect(await t.app.db.selectFrom('products').selectAll().where('id', '=', product.id).executeTakeFirstOrThrow()).toEqual(before)
+    expect(existsSync(join(uploadDir, before.image_key))).toBe(true)
+    const lines = await t.app.db.selectFrom('cart_items').select(['user_id', 'quantity']).where('product_id', '=', product.id).execute()
+    expect(lines).toEqual([{ user_id: customer.id, quantity: 1 }])
+    expect((await t.app.inject({ method: 'GET', url: `/products/${product.id}` })).json()).toEqual(product)
+    // Leave no cart line behind for the other tests of this file.
+    await t.app.db.deleteFrom('cart_items').where('product_id', '=', product.id).execute()
   })
 })
 
