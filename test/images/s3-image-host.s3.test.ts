@@ -1,9 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer, request, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import S3rver from 's3rver'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ImageKeyTakenError } from '../../src/modules/images/image-key-taken.js'
 import { createS3ImageHost } from '../../src/modules/images/s3-image-host.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { multipart, PNG, pngPart } from '../helpers/catalog.js'
@@ -115,5 +118,96 @@ describe('s3 image host against s3rver', () => {
     await host.delete('products/1-direct.gif')
     expect((await fetch(host.publicUrl('products/1-direct.gif'))).status).toBe(404)
     await expect(host.delete('products/never-there.png')).resolves.toBeUndefined()
+  })
+})
+
+describe('conditional writes: an existing key is never overwritten', () => {
+  // s3rver ignores If-None-Match on PUT; AWS S3, MinIO and R2 answer 412 when the key exists. This
+  // proxy in front of s3rver does what they do, so the driver is tested against that answer.
+  let proxy: Server
+  let proxyEndpoint: string
+  const conditionalPuts: string[] = []
+
+  beforeAll(async () => {
+    proxy = createServer((req, res) => {
+      const forward = () => {
+        const upstream = request(`${endpoint}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers)
+          answer.pipe(res)
+        })
+        req.pipe(upstream)
+      }
+      if (req.method !== 'PUT' || req.headers['if-none-match'] !== '*') return forward()
+      conditionalPuts.push(req.url ?? '')
+      void fetch(`${endpoint}${req.url}`, { method: 'HEAD' }).then((head) => {
+        if (head.status !== 200) return forward()
+        req.resume()
+        res.writeHead(412, { 'content-type': 'application/xml' })
+        res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>')
+      })
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+    proxyEndpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
+  })
+  afterAll(async () => {
+    await new Promise((resolve) => proxy?.close(resolve))
+  })
+
+  it('the driver sends If-None-Match: * and turns the 412 into ImageKeyTakenError, keeping the first image', async () => {
+    const host = createS3ImageHost({
+      driver: 's3',
+      bucket: 'shop-images',
+      region: 'us-east-1',
+      endpoint: proxyEndpoint,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      publicUrl: `${endpoint}/shop-images`,
+      forcePathStyle: true,
+    })
+    await host.store('products/2-twice.png', Readable.from([PNG]), 'image/png', PNG.length)
+    const other = Buffer.alloc(64, 1)
+    await expect(host.store('products/2-twice.png', Readable.from([other]), 'image/png', other.length)).rejects.toBeInstanceOf(ImageKeyTakenError)
+    expect(conditionalPuts.filter((url) => url.startsWith('/shop-images/products/2-twice.png'))).toHaveLength(2)
+    const object = await fetch(host.publicUrl('products/2-twice.png'))
+    expect(Buffer.from(await object.arrayBuffer())).toEqual(PNG)
+    await host.delete('products/2-twice.png')
+  })
+
+  it('the service stores an upload whose key is taken under a fresh key', async () => {
+    const host = createS3ImageHost({
+      driver: 's3',
+      bucket: 'shop-images',
+      region: 'us-east-1',
+      endpoint: proxyEndpoint,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      publicUrl: `${endpoint}/shop-images`,
+      forcePathStyle: true,
+    })
+    // Another instance took the first key this service picks: its first store is refused.
+    const taken: string[] = []
+    const racing = {
+      ...host,
+      async store(key: string, body: Readable, contentType: string, size?: number) {
+        if (taken.length === 0) {
+          taken.push(key)
+          await host.store(key, Readable.from([Buffer.from('the other instance')]), 'image/png')
+        }
+        return host.store(key, body, contentType, size)
+      },
+    }
+    const app = await createTestApp(s3Env(), { imageHost: racing })
+    try {
+      const user = await makeUser(app.app, 'admin')
+      const form = await multipart({ name: 'Carrera', price: '2' }, [pngPart('carrera.png')])
+      const res = await app.app.inject({ method: 'POST', url: '/products', headers: { ...form.headers, ...bearer(user) }, payload: form.payload })
+      expect(res.statusCode).toBe(201)
+      const url: string = res.json().imageUrl
+      expect(url).not.toBe(host.publicUrl(taken[0] as string))
+      expect(Buffer.from(await (await fetch(url)).arrayBuffer())).toEqual(PNG)
+      expect(await (await fetch(host.publicUrl(taken[0] as string))).text()).toBe('the other instance')
+    } finally {
+      await app.close()
+    }
   })
 })

@@ -4,14 +4,7 @@ import { dirname, join, resolve, sep } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { ImageHost } from './image-host.js'
-
-/** Thrown when a key is already taken: a stored image is never overwritten. */
-export class ImageKeyTakenError extends Error {
-  constructor(key: string) {
-    super(`Image key already exists: ${key}`)
-    this.name = 'ImageKeyTakenError'
-  }
-}
+import { ImageKeyTakenError } from './image-key-taken.js'
 
 /** Files under `uploadDir`, served by the service itself at `<publicUrl>/uploads/<key>`. */
 export function createLocalImageHost(uploadDir: string, publicUrl: string): ImageHost {

@@ -2,6 +2,7 @@ import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client
 import type { Readable } from 'node:stream'
 import type { StorageConfig } from '../../config.js'
 import type { ImageHost } from './image-host.js'
+import { ImageKeyTakenError } from './image-key-taken.js'
 
 type S3Config = Extract<StorageConfig, { driver: 's3' }>
 
@@ -9,16 +10,25 @@ type S3Config = Extract<StorageConfig, { driver: 's3' }>
 export function createS3ImageHost(config: S3Config, client = createS3Client(config)): ImageHost {
   return {
     async store(key: string, body: Readable, contentType: string, size?: number) {
-      await client.send(
-        new PutObjectCommand({
-          Bucket: config.bucket,
-          Key: key,
-          Body: body,
-          ContentType: contentType,
-          CacheControl: 'public, max-age=31536000, immutable',
-          ...(size !== undefined ? { ContentLength: size } : {}),
-        }),
-      )
+      try {
+        await client.send(
+          new PutObjectCommand({
+            Bucket: config.bucket,
+            Key: key,
+            Body: body,
+            ContentType: contentType,
+            CacheControl: 'public, max-age=31536000, immutable',
+            // A conditional write: the store refuses a key that exists (412), or that another writer is
+            // writing right now (409), so two instances never overwrite each other's image.
+            IfNoneMatch: '*',
+            ...(size !== undefined ? { ContentLength: size } : {}),
+          }),
+        )
+      } catch (error) {
+        const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode
+        if (status === 412 || status === 409) throw new ImageKeyTakenError(key)
+        throw error
+      }
     },
     async delete(key: string) {
       await client.send(new DeleteObjectCommand({ Bucket: config.bucket, Key: key }))
