@@ -31,6 +31,8 @@ export const messages = {
   unsupportedMediaType: 'Tipo de contenido no soportado',
   badUrl: 'La URL no es válida',
   urlTooLong: 'La URL es demasiado larga',
+  // Worded like the other validation rules (shared/validation.ts).
+  controlCharacters: (field: string) => `${field} must not contain control characters`,
   notReady: 'La base de datos no responde',
   // Cart and orders (API.md sections Cart, Orders).
   productNotFound: 'Producto no encontrado',

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
+import { messages } from './errors.js'
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives as the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
@@ -16,15 +17,66 @@ const baseOptions: Options = {
   verbose: true,
   useDefaults: true,
   removeAdditional: true,
-  strict: false,
+  // A misspelt keyword, or a rule on the wrong type, is an error when the route is built, not a rule
+  // silently skipped.
+  strict: true,
   keywords: ['errorMessages', 'example'],
 }
+
+/**
+ * The one rule for text: control characters (Unicode category Cc: U+0000–U+001F, U+007F–U+009F) are
+ * refused, except tab, line feed and carriage return, which free text such as a description holds.
+ * PostgreSQL cannot store U+0000 in text at all, and no field of the shop means anything by the others.
+ */
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/
+
+/** Throws the 422 of the rule above for text validated outside a schema (multipart fields). */
+export function assertNoControlCharacters(field: string, text: string): void {
+  if (CONTROL_CHARACTERS.test(text)) throw new ValidationError(messages.controlCharacters(field))
+}
+
+const TEXT_KEYWORD = 'noControlCharacters'
 
 function createAjv(coerceTypes: boolean): Ajv {
   const ajv = new Ajv({ ...baseOptions, coerceTypes })
   addFormats(ajv)
+  // No `type`: it also sits on subschemas that do not say theirs, and passes whatever is not a string.
+  ajv.addKeyword({
+    keyword: TEXT_KEYWORD,
+    schemaType: 'boolean',
+    errors: false,
+    validate: (enabled: boolean, data: unknown) => !enabled || typeof data !== 'string' || !CONTROL_CHARACTERS.test(data),
+  })
   return ajv
 }
+
+/**
+ * A copy of `schema` with the text rule on every subschema that may hold a string, so no field can
+ * forget it: those of type string, and those that say nothing of their type (they accept strings).
+ * Conditions (`not`, `if`, `contains`) are left alone, where the rule would change their meaning.
+ */
+function withTextRule(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withTextRule)
+  if (typeof schema !== 'object' || schema === null) return schema
+  const source = schema as Record<string, unknown>
+  const copy: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(source)) {
+    if (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions' || key === 'dependentSchemas') {
+      copy[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, withTextRule(sub)]))
+    } else if (SUBSCHEMA_KEYWORDS.has(key)) {
+      copy[key] = typeof value === 'object' ? withTextRule(value) : value
+    } else {
+      copy[key] = value
+    }
+  }
+  const type = source.type
+  const mayBeString = type === undefined || type === 'string' || (Array.isArray(type) && type.includes('string'))
+  if (mayBeString && copy[TEXT_KEYWORD] === undefined) copy[TEXT_KEYWORD] = true
+  return copy
+}
+
+/** Keywords whose value is a subschema or a list of them (the `properties`-like maps are walked apart). */
+const SUBSCHEMA_KEYWORDS = new Set(['items', 'prefixItems', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'then', 'else', 'unevaluatedProperties', 'unevaluatedItems'])
 
 // JSON bodies keep their types ("2" is not a quantity); query strings and path params are text and are coerced.
 const bodyAjv = createAjv(false)
@@ -32,7 +84,7 @@ const textAjv = createAjv(true)
 
 /** Compiles `schema`; on failure `errors` are ordered by the schema's field order. */
 function compileOrdered(ajv: Ajv, schema: object) {
-  const validate = ajv.compile(schema)
+  const validate = ajv.compile(withTextRule(schema) as object)
   const order = Object.keys((schema as { properties?: object }).properties ?? {})
   const rank = (error: ErrorObject): number => {
     const field =
@@ -78,7 +130,8 @@ export class ValidationError extends Error {
 
 function fieldName(error: ErrorObject, dataVar: string): string {
   if (error.keyword === 'required') return String(error.params.missingProperty)
-  const segments = error.instancePath.split('/').filter(Boolean)
+  // An array item is named by its array (`tags`, not `1`).
+  const segments = error.instancePath.split('/').filter((segment) => segment !== '' && !/^\d+$/.test(segment))
   return segments.at(-1) ?? dataVar
 }
 
@@ -118,6 +171,8 @@ export function formatValidationError(errors: ErrorObject[], dataVar = 'body'): 
       return `${dataVar} must contain at least one field`
     case 'additionalProperties':
       return `property ${String(p.additionalProperty)} should not exist`
+    case TEXT_KEYWORD:
+      return messages.controlCharacters(field)
     default:
       return `${field} is invalid`
   }

@@ -1,5 +1,5 @@
 import { parseCents } from '../../shared/money.js'
-import { PageQueryProperties, ValidationError } from '../../shared/validation.js'
+import { assertNoControlCharacters, PageQueryProperties, ValidationError } from '../../shared/validation.js'
 
 export const PRODUCT_SORTS = ['newest', 'price_asc', 'price_desc', 'name'] as const
 export type ProductSort = (typeof PRODUCT_SORTS)[number]
@@ -79,12 +79,14 @@ export function parseProductFields(raw: Record<string, unknown>, options: { crea
     const trimmed = name.trim()
     if (trimmed === '') fail('name should not be empty')
     if (trimmed.length > NAME_MAX) fail(`name must be shorter than or equal to ${NAME_MAX} characters`)
+    assertNoControlCharacters('name', trimmed)
     out.name = trimmed
   } else if (options.create) fail('name should not be empty')
 
   if (description !== undefined) {
     if (typeof description !== 'string') fail('description must be a string')
     if (description.length > DESCRIPTION_MAX) fail(`description must be shorter than or equal to ${DESCRIPTION_MAX} characters`)
+    assertNoControlCharacters('description', description)
     out.description = description
   }
 
