@@ -18,7 +18,7 @@ import catalogCachePlugin, { frontDoor, ResponseCache } from './plugins/catalog-
 import changeFeedPlugin from './plugins/change-feed.js'
 import databasePlugin from './plugins/database.js'
 import docsPlugin from './plugins/docs.js'
-import errorsPlugin, { answerFrameworkError } from './plugins/errors.js'
+import errorsPlugin, { answerClientError, answerFrameworkError } from './plugins/errors.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import { schemaErrorFormatter, validatorCompiler } from './shared/validation.js'
 
@@ -59,17 +59,31 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // The product read cache answers its hits in the HTTP server's listener, before Fastify (plugins/catalog-cache.ts).
   const responseCache = new ResponseCache(Boolean(config.corsOrigin))
   let log: FastifyBaseLogger | undefined
+  const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs } = config.http
   const app = Fastify({
-    serverFactory: (fastify, factoryOptions) => {
-      const serverOptions = factoryOptions as { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number; maxRequestsPerSocket?: number }
-      const server = createServer(frontDoor(responseCache, { fastify, genReqId, log: () => log }))
-      // What Fastify sets on the server it creates itself.
-      server.keepAliveTimeout = serverOptions.keepAliveTimeout ?? 72_000
-      server.requestTimeout = serverOptions.requestTimeout ?? 0
-      server.setTimeout(serverOptions.connectionTimeout ?? 0)
-      if (serverOptions.maxRequestsPerSocket) server.maxRequestsPerSocket = serverOptions.maxRequestsPerSocket
+    serverFactory: (fastify) => {
+      const server = createServer(
+        {
+          // Every wait on a client is bounded (config.ts HttpTimeouts): a slow or silent client gets a 408
+          // (answerClientError) or its socket closed, instead of holding it for as long as it likes.
+          headersTimeout: headersTimeoutMs,
+          requestTimeout: requestTimeoutMs,
+          keepAliveTimeout: keepAliveTimeoutMs,
+          // How often Node looks for requests past those timeouts (30 s by default, which made a 1 s timeout
+          // a 31 s one): a tenth of the shorter one, between 50 ms and 1 s.
+          connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(Math.min(headersTimeoutMs, requestTimeoutMs) / 10))),
+        },
+        frontDoor(responseCache, { fastify, genReqId, log: () => log }),
+      )
+      // No byte either way for this long while a request is open: the socket is destroyed.
+      server.setTimeout(socketTimeoutMs)
       return server
     },
+    // The same values, for Fastify's own bookkeeping (app.initialConfig); the server above applies them.
+    connectionTimeout: socketTimeoutMs,
+    keepAliveTimeout: keepAliveTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    clientErrorHandler: answerClientError,
     logger: options.logger ?? {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'], censor: '[redacted]' },

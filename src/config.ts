@@ -19,6 +19,7 @@ export interface Config {
   readonly logLevel: string
   readonly corsOrigin: string | null
   readonly storage: StorageConfig
+  readonly http: HttpTimeouts
 }
 
 export type StorageConfig =
@@ -136,6 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const storage = parseStorage(env, value, dataDir, problems)
+  const http = parseHttpTimeouts(integer, problems)
 
   if (problems.length > 0) throw new ConfigError(problems)
 
@@ -157,6 +159,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     corsOrigin: value('CORS_ORIGIN') ?? null,
     storage: Object.freeze(storage),
+    http: Object.freeze(http),
   })
 }
 
@@ -215,4 +218,36 @@ function readOrCreateDevSecret(dataDir: string): string {
   const secret = randomBytes(48).toString('base64url')
   writeFileSync(file, `${secret}\n`, { mode: 0o600 })
   return secret
+}
+
+/** How long the HTTP server waits for a client (app.ts); every wait is bounded, so a slow client cannot hold a socket. */
+export interface HttpTimeouts {
+  /** From the connection (or a request's first byte) to the end of its headers: 408 after. */
+  readonly headersTimeoutMs: number
+  /** From a request's first byte to the end of its body: 408 after. */
+  readonly requestTimeoutMs: number
+  /** An idle kept-alive connection is closed after this. */
+  readonly keepAliveTimeoutMs: number
+  /** A socket with no byte in either direction while a request is open is closed after this. */
+  readonly socketTimeoutMs: number
+}
+
+function parseHttpTimeouts(
+  integer: (name: string, fallback: number, min: number, max: number) => number,
+  problems: string[],
+): HttpTimeouts {
+  const hour = 3_600_000
+  const timeouts = {
+    headersTimeoutMs: integer('HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, hour),
+    // A 5 MiB image over a 1 Mbit/s uplink takes about 42 s.
+    requestTimeoutMs: integer('HTTP_REQUEST_TIMEOUT_MS', 60_000, 100, hour),
+    // Longer than the 60 s idle timeout of common load balancers, so they close first (Fastify's default).
+    keepAliveTimeoutMs: integer('HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, hour),
+    socketTimeoutMs: integer('HTTP_SOCKET_TIMEOUT_MS', 30_000, 100, hour),
+  }
+  // Node refuses a server whose headers may take longer than the whole request.
+  if (timeouts.headersTimeoutMs > timeouts.requestTimeoutMs) {
+    problems.push(`HTTP_HEADERS_TIMEOUT_MS must not be greater than HTTP_REQUEST_TIMEOUT_MS (${timeouts.headersTimeoutMs} > ${timeouts.requestTimeoutMs})`)
+  }
+  return timeouts
 }

@@ -34,6 +34,10 @@ export const messages = {
   // Worded like the other validation rules (shared/validation.ts).
   controlCharacters: (field: string) => `${field} must not contain control characters`,
   notReady: 'La base de datos no responde',
+  // Answered by the HTTP server itself, before any route (plugins/errors.ts answerClientError).
+  malformedRequest: 'La petición HTTP no es válida',
+  headersTooLarge: 'Las cabeceras de la petición son demasiado grandes',
+  requestTimeout: 'La petición tardó demasiado en llegar',
   // Cart and orders (API.md sections Cart, Orders).
   productNotFound: 'Producto no encontrado',
   insufficientStock: 'Stock insuficiente',
