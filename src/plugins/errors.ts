@@ -134,8 +134,10 @@ export function answerClientError(this: FastifyInstance, error: Error & { code?:
       'Connection: close\r\n\r\n' +
       body,
   )
-  // end() sends the answer and half-closes; the socket is freed once the answer is out.
+  // end() sends the answer and half-closes; the socket is freed once the answer is out, or after 5 s of a
+  // client that reads nothing (Node took the socket's own timeout off before calling this handler).
   socket.once('finish', () => socket.destroy())
+  socket.setTimeout(5000, () => socket.destroy())
 }
 
 export default fp(errorsPlugin, { name: 'errors' })
