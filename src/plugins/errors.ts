@@ -55,27 +55,35 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: messages.routeNotFound }))
 }
 
+type ErrorBody = { error: string }
+
+/** Sets the status and returns the body, which Fastify sends (returned, not sent: the handler may be async). */
+function answer(reply: FastifyReply, status: number, error: string): ErrorBody {
+  reply.code(status)
+  return { error }
+}
+
 /** The status and `{"error": "..."}` of an error: the contract's, Fastify's client errors, or a hidden 500. */
-function answerError(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+function answerError(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): ErrorBody {
   if (error instanceof AppError) {
-    return reply.code(error.statusCode).send({ error: error.message })
+    return answer(reply, error.statusCode, error.message)
   }
   const fastifyError = error as FastifyError
   if (fastifyError.validation || fastifyError.name === 'ValidationError') {
-    return reply.code(422).send({ error: fastifyError.message })
+    return answer(reply, 422, fastifyError.message)
   }
   const known = fastifyError.code ? frameworkErrors[fastifyError.code] : undefined
-  if (known) return reply.code(known.status).send({ error: known.message })
+  if (known) return answer(reply, known.status, known.message)
   if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
-    return reply.code(400).send({ error: messages.malformedJson })
+    return answer(reply, 400, messages.malformedJson)
   }
   const status = fastifyError.statusCode ?? 500
   if (status >= 400 && status < 500) {
     // Other client errors raised by Fastify or a plugin: keep the status, the message is not an internal detail.
-    return reply.code(status).send({ error: fastifyError.message })
+    return answer(reply, status, fastifyError.message)
   }
   request.log.error({ err: error }, 'unexpected error')
-  return reply.code(500).send({ error: messages.internal })
+  return answer(reply, 500, messages.internal)
 }
 
 /**
