@@ -109,6 +109,22 @@ describe('slow clients are timed out', () => {
     expect(JSON.parse(response.body)).toEqual({ error: messages.noUser })
   })
 
+  it.each([
+    ['a URL that does not decode (router error)', 'PUT /categories/% HTTP/1.1', 'application/json', 400, 'La URL no es válida'],
+    ['a content type not accepted (415)', 'POST /auth/login HTTP/1.1', 'text/plain', 415, messages.unsupportedMediaType],
+  ])('%s before the body was read closes the connection at once', async (_label, requestLine, type, status, error) => {
+    const client = await openRawClient(port)
+    client.socket.write(`${requestLine}\r\nHost: shop.test\r\nContent-Type: ${type}\r\nContent-Length: 100000\r\n\r\nab`)
+    client.dribble(' ', 50)
+    const closedAfter = await client.closedWithin(REQUEST_MS + SLACK_MS + 2000)
+    expect(closedAfter).not.toBeNull()
+    expect(closedAfter).toBeLessThan(REQUEST_MS / 2)
+    const response = parseRawResponse(client.received())
+    expect(response.status).toBe(status)
+    expect(response.headers.connection).toBe('close')
+    expect(JSON.parse(response.body)).toEqual({ error })
+  })
+
   it('an error answer to a request whose body did arrive keeps the connection', async () => {
     const client = await openRawClient(port)
     const body = '{"name":"x"}'

@@ -24,10 +24,11 @@ const frameworkErrors: Record<string, { status: number; message: string }> = {
  * segment over `maxParamLength`) answered like every other error, `{"error": "..."}`.
  */
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  if (bodyUnread(request)) {
-    void nextTurn().then(() => answerFrameworkError(error, request, reply))
-    return
-  }
+  if (bodyUnread(request)) void nextTurn().then(() => sendFrameworkError(error, request, reply))
+  else sendFrameworkError(error, request, reply)
+}
+
+function sendFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   closeIfBodyUnread(request, reply)
   const known = frameworkErrors[error.code]
   reply.header('X-Request-Id', request.id)
@@ -133,7 +134,8 @@ export function answerClientError(this: FastifyInstance, error: Error & { code?:
   const { status, message } = (error.code && clientErrors[error.code]) || { status: 400, message: messages.malformedRequest }
   const id = randomUUID()
   const body = JSON.stringify({ error: message })
-  this.log.info({ reqId: id, code: error.code, status, remoteAddress: socket.remoteAddress }, 'client error')
+  // A timed-out connection is often a browser's unused spare one: not worth a line at info.
+  this.log[status === 408 ? 'debug' : 'info']({ reqId: id, code: error.code, status, remoteAddress: socket.remoteAddress }, 'client error')
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
