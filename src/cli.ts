@@ -1,6 +1,7 @@
 import 'dotenv/config'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config.js'
+import { configWarnings } from './config-warnings.js'
 import { connectDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { seedCatalog } from './modules/catalog/catalog.seed.js'
@@ -57,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
         return 0
       }
       case 'seed': {
+        // The demo's image URLs are stored from PUBLIC_URL: the same warning as the service's start-up.
+        for (const warning of configWarnings(config)) console.error(`Warning: ${warning}`)
         await migrateToLatest(db)
         const seeded = await seedCatalog(db, createImageHost(config))
         console.log(`Demo catalog: ${seeded.categoriesCreated} categories and ${seeded.productsCreated} products added (existing ones kept)`)

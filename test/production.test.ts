@@ -28,8 +28,11 @@ function serverEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...clean, PATH: path, NODE_ENV: 'production', JWT_SECRET: 'a-production-secret-with-many-different-chars-0123456789', LOG_LEVEL: 'info', ...extra }
 }
 
-function npm(args: string[], extra: Record<string, string> = {}) {
-  return run('npm', ['--silent', ...args], { cwd: install, env: { ...env, ...extra } }).catch((error: { code: number; stdout: string; stderr: string }) => error)
+function npm(args: string[], extra: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return run('npm', ['--silent', ...args], { cwd: install, env: { ...env, ...extra } }).then(
+    (ok) => ({ code: 0, ...ok }),
+    (error: { code: number; stdout: string; stderr: string }) => error,
+  )
 }
 
 // Process groups and `npm` on PATH: POSIX only; on SQLite, the default a new operator gets.
@@ -62,15 +65,20 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('a producti
 
   it('npm run migrate, create-admin and seed work there (from dist/cli.js)', async () => {
     const migrated = await npm(['run', 'migrate'])
-    expect(migrated.stderr).toBe('')
+    expect(migrated).toMatchObject({ code: 0, stderr: '' })
     expect(migrated.stdout).toContain('Applied: 2026-11-22T0000-initial')
     const created = await npm(['run', 'create-admin', '--', '--email', 'ops@shop.test', '--password', 'ops-pass-1'])
-    expect(created.stdout).toContain('Admin ops@shop.test created')
+    expect(created).toMatchObject({ code: 0, stdout: expect.stringContaining('Admin ops@shop.test created') })
     const refused = await npm(['run', 'create-admin', '--', '--email', 'notanemail', '--password', 'ops-pass-1'])
     expect(refused.code).toBe(2)
     expect(refused.stderr).toContain('create-admin: email must be a valid email')
     const seeded = await npm(['run', 'seed'], { PUBLIC_URL: 'https://shop.example.com' })
     expect(seeded.stdout).toContain('Demo catalog: 4 categories and 12 products added')
+    expect(seeded.stderr).toBe('')
+    // Seeding production with PUBLIC_URL left at localhost would store localhost image URLs: said on stderr.
+    const local = await npm(['run', 'seed'])
+    expect(local.stdout).toContain('Demo catalog: 0 categories and 0 products added')
+    expect(local.stderr).toContain('Warning: PUBLIC_URL is http://localhost:3000 in production')
     const cli = await npm(['run', 'cli'])
     expect(cli.stderr + cli.stdout).toContain('Usage: npm run cli -- <command>')
   })
