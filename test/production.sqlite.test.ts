@@ -36,7 +36,7 @@ function npm(args: string[], extra: Record<string, string> = {}): Promise<{ code
 }
 
 // Process groups and `npm` on PATH: POSIX only. On SQLite only (the file name keeps it out of the PostgreSQL
-// project): the default a new operator gets, and what the install does not depend on the database.
+// project): the default a new operator gets; nothing in the install depends on the database.
 describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('a production install (npm run build, then npm ci --omit=dev)', () => {
   beforeAll(async () => {
     install = mkdtempSync(join(tmpdir(), 'shop-prod-install-'))
