@@ -436,7 +436,7 @@ export async function checkout(shop: Shop, settings: Settings): Promise<Scenario
   }
 }
 
-/** A multipart product create with an image of exactly 5 MiB (the largest the contract accepts). */
+/** A multipart product create with an image of exactly 5 MiB (the largest the API accepts). */
 function writeUploadBody(scratchDir: string, categoryId: number | undefined): { file: string; boundary: string } {
   const boundary = `----bench${randomBytes(8).toString('hex')}`
   const field = (name: string, value: string) =>

@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
 import { connectDatabase, type DatabaseHandle } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
+import { configWarnings } from './config-warnings.js'
 import { cartRoutes } from './modules/cart/cart.routes.js'
 import { catalogRoutes } from './modules/catalog/catalog.routes.js'
 import { healthRoutes } from './modules/health/health.routes.js'
@@ -54,7 +55,6 @@ function genReqId(request: IncomingMessage): string {
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const handle = options.database ?? connectDatabase(config.databaseUrl)
   await migrateToLatest(handle.db, handle.schema)
-  if (config.admin) await ensureAdmin(handle.db, config.admin)
 
   // The product read cache answers its hits in the HTTP server's listener, before Fastify (plugins/catalog-cache.ts).
   const responseCache = new ResponseCache(Boolean(config.corsOrigin))
@@ -91,13 +91,16 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     trustProxy: config.trustProxy as FastifyServerOptions["trustProxy"],
     bodyLimit: 1024 * 1024,
     // A path segment may be this long (an image's stored name is up to 114 characters); longer is a 414.
-    maxParamLength: 256,
+    // (In routerOptions: at the top level it is deprecated, warning FSTDEP022 on every start.)
+    routerOptions: { maxParamLength: 256 },
     frameworkErrors: answerFrameworkError,
     requestIdHeader: false,
     genReqId,
     schemaErrorFormatter,
   })
   log = app.log
+  for (const warning of configWarnings(config)) app.log.warn(warning)
+  if (config.admin) await ensureAdmin(handle.db, config.admin, app.log)
   app.setValidatorCompiler(validatorCompiler)
 
   // Only JSON (and multipart where a module registers it): a text/plain body is a 415, not a string to validate.
@@ -121,7 +124,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }
   // Tells other instances on the same database what changed, for the caches below.
   await app.register(changeFeedPlugin, { handle, enabled: options.changeFeed ?? true })
-  await app.register(docsPlugin, { config })
+  await app.register(docsPlugin)
   await app.register(authPlugin, { config })
   await app.register(rateLimitPlugin, { config, ...(options.redis ? { redis: options.redis } : {}) })
 

@@ -1,19 +1,44 @@
 import 'dotenv/config'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config.js'
+import { configWarnings } from './config-warnings.js'
 import { connectDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { seedCatalog } from './modules/catalog/catalog.seed.js'
 import { createImageHost } from './modules/images/image-host.js'
-import { ensureAdmin } from './modules/users/users.service.js'
+import { accountProblem } from './modules/users/users.schemas.js'
+import { ensureAdmin, normalizeEmail } from './modules/users/users.service.js'
 
 const usage = `Usage: npm run cli -- <command>
   migrate                                        bring the database schema up to date
-  create-admin --email E --password P [--name N] create an admin unless the e-mail is taken
+  create-admin --email E --password P [--name N] create an admin unless the e-mail is taken (the API's rules:
+                                                 a valid e-mail, a password of 6 to 128 characters)
   seed                                           add a small demo catalog (categories, products, images); idempotent`
+
+/**
+ * The arguments of create-admin, checked by the API's own rules for an account (an admin the log-in
+ * form would refuse could never log in), or the line that explains what is wrong.
+ */
+function parseCreateAdmin(args: string[]): { email: string; password: string; name: string } | string {
+  let values
+  try {
+    values = parseArgs({ args, options: { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' } } }).values
+  } catch (error) {
+    return (error as Error).message
+  }
+  if (values.email === undefined || values.password === undefined) return 'needs --email and --password'
+  const admin = { email: values.email.trim(), password: values.password, name: (values.name ?? 'Admin').trim() }
+  return accountProblem(admin)?.message ?? admin
+}
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
+  // Checked before anything is opened: a refused admin leaves nothing behind.
+  const admin = command === 'create-admin' ? parseCreateAdmin(rest) : null
+  if (typeof admin === 'string') {
+    console.error(`create-admin: ${admin}\n${usage}`)
+    return 2
+  }
   const config = loadConfig()
   const { db } = connectDatabase(config.databaseUrl)
   try {
@@ -25,20 +50,16 @@ async function main(argv: string[]): Promise<number> {
         return 0
       }
       case 'create-admin': {
-        const { values } = parseArgs({
-          args: rest,
-          options: { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' } },
-        })
-        if (!values.email || !values.password || values.password.length < 6) {
-          console.error('create-admin needs --email and --password (at least 6 characters)')
-          return 2
-        }
+        if (!admin) return 2
         await migrateToLatest(db)
-        const created = await ensureAdmin(db, { email: values.email, password: values.password, name: values.name ?? 'Admin' })
-        console.log(created ? `Admin ${values.email.trim().toLowerCase()} created` : `A user with e-mail ${values.email} already exists; nothing changed`)
+        const created = await ensureAdmin(db, admin)
+        const email = normalizeEmail(admin.email)
+        console.log(created ? `Admin ${email} created` : `A user with e-mail ${email} already exists; nothing changed`)
         return 0
       }
       case 'seed': {
+        // The demo's image URLs are stored from PUBLIC_URL: the same warning as the service's start-up.
+        for (const warning of configWarnings(config)) console.error(`Warning: ${warning}`)
         await migrateToLatest(db)
         const seeded = await seedCatalog(db, createImageHost(config))
         console.log(`Demo catalog: ${seeded.categoriesCreated} categories and ${seeded.productsCreated} products added (existing ones kept)`)

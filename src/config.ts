@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
+import { accountProblem } from './modules/users/users.schemas.js'
 
 /** Everything the service reads from its environment, validated once at boot. */
 export interface Config {
@@ -110,12 +111,17 @@ export function loadConfig(env: Env = process.env): Config {
   const adminPassword = env.ADMIN_PASSWORD
   let admin: Config['admin'] = null
   if (adminEmail !== undefined || (adminPassword !== undefined && adminPassword !== '')) {
-    if (adminEmail === undefined || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(adminEmail)) {
+    // The API's own rules for an account: an admin the log-in form would refuse could never log in.
+    const candidate = { email: adminEmail ?? '', password: adminPassword ?? '', name: value('ADMIN_NAME') ?? 'Admin' }
+    const problem = accountProblem(candidate)
+    if (problem?.field === 'email') {
       problems.push('ADMIN_EMAIL must be a valid e-mail address when ADMIN_PASSWORD is set')
-    } else if (adminPassword === undefined || adminPassword.length < 6) {
-      problems.push('ADMIN_PASSWORD must be at least 6 characters when ADMIN_EMAIL is set')
+    } else if (problem?.field === 'password') {
+      problems.push(candidate.password.length < 6 ? 'ADMIN_PASSWORD must be at least 6 characters when ADMIN_EMAIL is set' : 'ADMIN_PASSWORD must be at most 128 characters')
+    } else if (problem?.field === 'name') {
+      problems.push('ADMIN_NAME must be 1 to 100 characters')
     } else {
-      admin = { email: adminEmail.toLowerCase(), password: adminPassword, name: value('ADMIN_NAME') ?? 'Admin' }
+      admin = { ...candidate, email: candidate.email.toLowerCase() }
     }
   }
 

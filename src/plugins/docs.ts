@@ -2,15 +2,16 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Config } from '../config.js'
 
 /** OpenAPI 3.1 generated from the route schemas, at /openapi.json, and an interactive page at /docs. */
-async function docsPlugin(app: FastifyInstance, options: { config: Config }): Promise<void> {
+async function docsPlugin(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'Shop API', version: '1.0.0', description: 'HTTP backend for an online shop.' },
-      servers: [{ url: options.config.publicUrl }],
+      // Relative: "Try it out" calls whatever address the page was opened at (PUBLIC_URL, an internal
+      // name, localhost through a tunnel), not only PUBLIC_URL. Absolute URLs in answers still use it.
+      servers: [{ url: '/' }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
   })

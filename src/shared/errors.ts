@@ -1,4 +1,4 @@
-/** An expected failure with the status and message the contract gives it. */
+/** An expected failure with the status and message the API documents for it (docs/api.md). */
 export class AppError extends Error {
   constructor(
     readonly statusCode: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503,
@@ -9,7 +9,7 @@ export class AppError extends Error {
   }
 }
 
-/** Messages quoted by the contract, in one place so routes and tests share the wording. */
+/** The API's messages, in one place so routes and tests share the wording. */
 export const messages = {
   internal: 'Error interno del servidor',
   noUser: 'Unauthorized - No user found',
@@ -38,7 +38,7 @@ export const messages = {
   malformedRequest: 'La petición HTTP no es válida',
   headersTooLarge: 'Las cabeceras de la petición son demasiado grandes',
   requestTimeout: 'La petición tardó demasiado en llegar',
-  // Cart and orders (API.md sections Cart, Orders).
+  // Cart and orders.
   productNotFound: 'Producto no encontrado',
   insufficientStock: 'Stock insuficiente',
   cartItemNotFound: 'Item del carrito no encontrado',

@@ -33,7 +33,7 @@ export function withinMaxAmount(unitCents: number, quantity: number): boolean {
   return unitCents <= maxUnitCentsFor(quantity)
 }
 
-/** Cents as the JSON number the contract shows (1999 -> 19.99); exact for any safe integer of cents. */
+/** Cents as the JSON number the API answers (1999 -> 19.99); exact for any safe integer of cents. */
 export function centsToAmount(cents: number): number {
   return Number(`${Math.trunc(cents / 100)}.${String(Math.abs(cents % 100)).padStart(2, '0')}`)
 }

@@ -8,7 +8,7 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 
 /**
  * Schemas may carry `errorMessages: { <keyword>: "<message>" }` to override the wording of a rule
- * (the contract's Spanish messages); everything else is worded the way class-validator words it.
+ * (the API's Spanish messages); everything else is worded the way class-validator words it.
  */
 const baseOptions: Options = {
   // All errors are collected and the first one in the schema's field order is reported, the way

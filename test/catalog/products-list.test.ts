@@ -41,7 +41,7 @@ describe('GET /products', () => {
     expect(res.headers.link).toBeUndefined()
   })
 
-  it('shows each product in the contract shape', async () => {
+  it('shows each product in the documented shape', async () => {
     const { res } = await list('?sort=name&limit=1')
     expect(res.json()).toEqual([
       {

@@ -424,7 +424,7 @@ describe('PATCH / PUT /orders/:id/status', () => {
   const allowed = new Set(['pending>paid', 'pending>cancelled', 'paid>shipped', 'paid>cancelled', 'shipped>delivered'])
   const cases = statuses.flatMap((from) => statuses.map((to) => [from, to] as const))
 
-  it.each(cases)('%s -> %s follows the contract', async (from, to) => {
+  it.each(cases)('%s -> %s follows the documented moves', async (from, to) => {
     const { order: placed, product } = await placedOrder()
     await setStatus(placed.id, from)
     const method = to === 'shipped' || to === 'delivered' ? 'PUT' : 'PATCH'

@@ -70,7 +70,7 @@ export async function productsRoutes(app: FastifyInstance, options: { config: Co
       response: { 201: Product, ...errors },
     },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
-      // A body that is not multipart carries no image: the contract's 400.
+      // A body that is not multipart carries no image: the documented 400.
       const form = request.isMultipart() ? await readProductForm(request) : NO_FORM
       return reply.code(201).send(await service.createProduct(context(request), form))
     },

@@ -66,7 +66,7 @@ function fail(message: string): never {
 }
 
 /**
- * Converts and validates product fields, in the contract's field order (the first failed rule wins).
+ * Converts and validates product fields, in the documented field order (the first failed rule wins).
  * `text` is true for multipart values (all strings: "19.99", "10"); JSON keeps its types, except
  * that a price may be a number or a decimal string. `create` makes name and price required.
  */

@@ -130,7 +130,7 @@ async function assertCategoryExists(ctx: CatalogContext, categoryId: number | nu
   if (categoryId != null && !(await categoryExists(ctx.db, categoryId))) throw new AppError(422, messages.categoryMissing)
 }
 
-/** Stores a spooled image under a fresh key; any host failure is the contract's upload-failure 500. */
+/** Stores a spooled image under a fresh key; any host failure is the documented upload-failure 500. */
 async function storeImage(ctx: CatalogContext, image: SpooledImage): Promise<{ key: string; url: string }> {
   for (let attempt = 0; ; attempt += 1) {
     const key = productImageKey(image.fileName)
@@ -155,7 +155,7 @@ async function removeImageQuietly(ctx: CatalogContext, key: string, reason: stri
 }
 
 /**
- * Creates a product from a multipart form. Checks in the contract's order (the image's own rules
+ * Creates a product from a multipart form. Checks in the documented order (the image's own rules
  * already ran while reading): image present (400), fields (422), category exists (422); then the
  * image is stored, then the row written. A failed upload writes no row; a failed write removes the image.
  */

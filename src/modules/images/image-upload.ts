@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises'
 import type { FastifyRequest } from 'fastify'
 import { AppError, messages } from '../../shared/errors.js'
 
-/** The contract's image rules. */
+/** The image rules of the API (docs/api.md, Products). */
 export const IMAGE_FIELD = 'image'
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024
 export const ALLOWED_IMAGE_TYPES = ['image/jpeg', 'image/jpg', 'image/png', 'image/webp', 'image/gif'] as const
@@ -67,7 +67,7 @@ function storedContentType(mime: string): string {
   return mime === 'image/jpg' ? 'image/jpeg' : mime
 }
 
-/** Applies the contract's MIME and extension rules to a file part; both failures are the contract's 500s. */
+/** Applies the MIME and extension rules to a file part; both failures are the API's documented 500s. */
 export function checkImageRules(mime: string, fileName: string): void {
   if (!(ALLOWED_IMAGE_TYPES as readonly string[]).includes(mime.toLowerCase())) {
     throw new AppError(500, messages.invalidImageType(mime))

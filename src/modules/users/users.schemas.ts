@@ -1,5 +1,5 @@
 import { messages } from '../../shared/errors.js'
-import { PageQueryProperties } from '../../shared/validation.js'
+import { compileValidator, PageQueryProperties, ValidationError } from '../../shared/validation.js'
 
 const name = { type: 'string', minLength: 1, maxLength: 100 } as const
 // Not a string at all is as much "not a valid e-mail" / "not customer or admin" as a wrong string.
@@ -94,4 +94,27 @@ export interface UpdateUserInput {
   email?: string
   role?: 'customer' | 'admin'
   password?: string
+}
+
+const accountFields = { name, email, password } as const
+const accountChecks = Object.entries(accountFields).map(([field, schema]) => ({
+  field: field as keyof typeof accountFields,
+  check: compileValidator({ type: 'object', required: [field], properties: { [field]: schema } }),
+}))
+
+/**
+ * The API's own rules for a new account (name, e-mail, password), for the operator's ways of making
+ * an admin: the CLI and the ADMIN_* variables. An admin made with an e-mail the log-in form refuses
+ * could never log in. Returns the field and the API's message for the first broken rule, or null.
+ */
+export function accountProblem(input: { name: string; email: string; password: string }): { field: keyof typeof accountFields; message: string } | null {
+  for (const { field, check } of accountChecks) {
+    try {
+      check({ [field]: input[field] })
+    } catch (error) {
+      if (error instanceof ValidationError) return { field, message: error.message }
+      throw error
+    }
+  }
+  return null
 }

@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database, UserRow, UserUpdate } from '../../db/database.js'
 import { isUniqueViolation } from '../../shared/db-errors.js'
@@ -111,9 +112,23 @@ export async function deleteUser(db: Db, actorId: number, id: number): Promise<v
 
 /**
  * Creates the admin named by the operator (environment or CLI) unless a user already has that
- * e-mail. Returns whether a user was created.
+ * e-mail. Returns whether a user was created. With `log` (the service's start-up), says which
+ * happened: an operator who changes ADMIN_PASSWORD later must learn that it changed nothing.
+ * The password is never logged.
  */
-export async function ensureAdmin(db: Db, admin: { email: string; password: string; name: string }): Promise<boolean> {
+export async function ensureAdmin(
+  db: Db,
+  admin: { email: string; password: string; name: string },
+  log?: Pick<FastifyBaseLogger, 'info'>,
+): Promise<boolean> {
+  const email = normalizeEmail(admin.email)
+  const created = await createAdmin(db, admin)
+  if (created) log?.info({ email }, `Admin ${email} created from ADMIN_EMAIL`)
+  else log?.info({ email }, `A user with e-mail ${email} already exists; ADMIN_* changed nothing (its password stays as it was)`)
+  return created
+}
+
+async function createAdmin(db: Db, admin: { email: string; password: string; name: string }): Promise<boolean> {
   if (await repo.findUserByEmail(db, normalizeEmail(admin.email))) return false
   try {
     await createUser(db, { ...admin, role: 'admin' })

@@ -1,0 +1,134 @@
+import { execFile, spawn } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { delimiter, dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { dialect } from './helpers/app.js'
+
+/**
+ * A production install, as an operator makes it: the project built with its dev dependencies
+ * (`npm run build` needs TypeScript), then installed without them (`npm ci --omit=dev`: no tsx, no
+ * TypeScript, no vitest). A real `npm ci` would download; instead the production packages of the
+ * lock file are linked from this checkout's node_modules, and nothing else is, so a command that
+ * still needs tsx fails here exactly as it does on the server. Then the operator commands are run
+ * through npm, the way the README tells operators to run them.
+ */
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const run = promisify(execFile)
+
+let install = ''
+let env: NodeJS.ProcessEnv = {}
+
+/** The environment of a shell on the server: no node_modules/.bin of this checkout on PATH, no npm_* of the test run. */
+function serverEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) && !/^(VITEST|TEST_)/.test(name)))
+  const path = (process.env.PATH ?? '').split(delimiter).filter((dir) => !dir.includes('node_modules')).join(delimiter)
+  return { ...clean, PATH: path, NODE_ENV: 'production', JWT_SECRET: 'a-production-secret-with-many-different-chars-0123456789', LOG_LEVEL: 'info', ...extra }
+}
+
+function npm(args: string[], extra: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return run('npm', ['--silent', ...args], { cwd: install, env: { ...env, ...extra } }).then(
+    (ok) => ({ code: 0, ...ok }),
+    (error: { code: number; stdout: string; stderr: string }) => error,
+  )
+}
+
+// Process groups and `npm` on PATH: POSIX only. On SQLite only (the file name keeps it out of the PostgreSQL
+// project): the default a new operator gets; nothing in the install depends on the database.
+describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('a production install (npm run build, then npm ci --omit=dev)', () => {
+  beforeAll(async () => {
+    install = mkdtempSync(join(tmpdir(), 'shop-prod-install-'))
+    for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'scripts']) {
+      if (existsSync(join(ROOT, entry))) cpSync(join(ROOT, entry), join(install, entry), { recursive: true })
+    }
+    // `npm run build`, while the dev dependencies are there (TypeScript, @types/node).
+    await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', join(install, 'dist')])
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> }
+    for (const [path, entry] of Object.entries(lock.packages)) {
+      // Top-level packages only (nested ones come with their parent); dev-only ones are what --omit=dev leaves out.
+      if (!/^node_modules\/(@[^/]+\/)?[^/]+$/.test(path) || entry.dev || !existsSync(join(ROOT, path))) continue
+      mkdirSync(dirname(join(install, path)), { recursive: true })
+      symlinkSync(join(ROOT, path), join(install, path), 'dir')
+    }
+    env = serverEnv({ DATA_DIR: join(install, 'data') })
+  }, 180_000)
+  afterAll(() => {
+    if (install) rmSync(install, { recursive: true, force: true })
+  })
+
+  it('has no tsx and no TypeScript, as on the server', () => {
+    for (const name of ['tsx', 'typescript', 'vitest', '.bin']) expect(existsSync(join(install, 'node_modules', name)), name).toBe(false)
+    expect(existsSync(join(install, 'node_modules', 'fastify'))).toBe(true)
+    expect(existsSync(join(install, 'dist', 'cli.js'))).toBe(true)
+  })
+
+  it('npm run migrate, create-admin and seed work there (from dist/cli.js)', async () => {
+    const migrated = await npm(['run', 'migrate'])
+    expect(migrated).toMatchObject({ code: 0, stderr: '' })
+    expect(migrated.stdout).toContain('Applied: 2026-11-22T0000-initial')
+    const created = await npm(['run', 'create-admin', '--', '--email', 'ops@shop.test', '--password', 'ops-pass-1'])
+    expect(created).toMatchObject({ code: 0, stdout: expect.stringContaining('Admin ops@shop.test created') })
+    const refused = await npm(['run', 'create-admin', '--', '--email', 'notanemail', '--password', 'ops-pass-1'])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('create-admin: email must be a valid email')
+    const seeded = await npm(['run', 'seed'], { PUBLIC_URL: 'https://shop.example.com' })
+    expect(seeded.stdout).toContain('Demo catalog: 4 categories and 12 products added')
+    expect(seeded.stderr).toBe('')
+    // Seeding production with PUBLIC_URL left at localhost would store localhost image URLs: said on stderr.
+    const local = await npm(['run', 'seed'])
+    expect(local.stdout).toContain('Demo catalog: 0 categories and 0 products added')
+    expect(local.stderr).toContain('Warning: PUBLIC_URL is http://localhost:3000 in production')
+    const cli = await npm(['run', 'cli'])
+    expect(cli.stderr + cli.stdout).toContain('Usage: npm run cli -- <command>')
+  })
+
+  it('SIGTERM to `npm run start:prod` stops node too, gracefully, and leaves no process behind', async () => {
+    const port = 20000 + Math.floor(Math.random() * 20000)
+    // A process group of its own, so that whatever npm starts can be found (and, if the test fails, ended).
+    const npmProcess = spawn('npm', ['run', 'start:prod'], {
+      cwd: install,
+      env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    })
+    const group = npmProcess.pid as number
+    let output = ''
+    npmProcess.stdout.on('data', (chunk) => (output += chunk))
+    npmProcess.stderr.on('data', (chunk) => (output += chunk))
+    const exited = new Promise<number | null>((resolve) => npmProcess.on('exit', (code) => resolve(code)))
+    const groupAlive = () => {
+      try {
+        process.kill(-group, 0)
+        return true
+      } catch {
+        return false
+      }
+    }
+    try {
+      let health: Response | undefined
+      for (let i = 0; i < 300 && !health; i++) {
+        health = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined)
+        if (!health) await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      expect(health?.status, output).toBe(200)
+
+      // What an operator sees at start: one clear warning about PUBLIC_URL, and no deprecation warning.
+      const warnings = output.split('\n').filter((line) => line.includes('PUBLIC_URL'))
+      expect(warnings).toHaveLength(1)
+      expect(JSON.parse(warnings[0] as string)).toMatchObject({ level: 40, msg: expect.stringContaining('PUBLIC_URL is http://localhost:') })
+      expect(output).not.toMatch(/FSTDEP|DeprecationWarning|\(node:\d+\) \[/)
+
+      // A supervisor (docker stop, systemd with KillMode=process, a PaaS) signals npm only.
+      process.kill(group, 'SIGTERM')
+      await exited
+      for (let i = 0; i < 100 && groupAlive(); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(groupAlive(), 'a process of `npm run start:prod` outlived SIGTERM').toBe(false)
+      expect(output).toContain('shutting down')
+      await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow()
+    } finally {
+      if (groupAlive()) process.kill(-group, 'SIGKILL')
+    }
+  })
+})
