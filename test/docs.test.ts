@@ -56,6 +56,7 @@ describe('docs/api.md describes the API the service serves', () => {
       invalidImageType: messages.invalidImageType('<type>'),
       invalidImageExtension: messages.invalidImageExtension('<ext>'),
       strayFileField: messages.strayFileField('<name>'),
+      controlCharacters: messages.controlCharacters('<field>'),
     }
     for (const [name, message] of Object.entries(messages)) {
       const text = typeof message === 'string' ? message : samples[name]
