@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { sql } from 'kysely'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { connectDatabase, type DatabaseHandle } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
+import { createPgSchema } from '../test/helpers/pg-schema.js'
 
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const WORDS = ['lamp', 'chair', 'mug', 'desk', 'cable', 'shirt', 'ball', 'book', 'pen', 'kite', 'clock', 'bottle']
@@ -23,20 +23,13 @@ export async function openDatabase(kind: 'sqlite' | 'postgres', dir: string): Pr
     const handle = connectDatabase(`sqlite:${join(dir, 'bench.db')}`)
     return { handle, drop: () => handle.db.destroy() }
   }
-  const schema = `bench_catalog_${process.pid}_${Date.now()}`
-  const admin = new pg.Client({ connectionString: PG_URL })
-  await admin.connect()
-  await admin.query(`create schema ${schema}`)
-  await admin.end()
-  const handle = connectDatabase(PG_URL, { schema, poolSize: 10 })
+  const schema = await createPgSchema(PG_URL, 'bench_catalog')
+  const handle = connectDatabase(PG_URL, { schema: schema.name, poolSize: 10 })
   return {
     handle,
     drop: async () => {
       await handle.db.destroy()
-      const c = new pg.Client({ connectionString: PG_URL })
-      await c.connect()
-      await c.query(`drop schema ${schema} cascade`)
-      await c.end()
+      await schema.drop()
     },
   }
 }

@@ -7,7 +7,6 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { connectDatabase } from '../src/db/connect.js'
@@ -15,6 +14,7 @@ import { addToCart } from '../src/modules/cart/cart.service.js'
 import { placeOrder } from '../src/modules/orders/orders.service.js'
 import { createUser } from '../src/modules/users/users.service.js'
 import { nowIso } from '../src/shared/time.js'
+import { createPgSchema, type PgSchema } from '../test/helpers/pg-schema.js'
 
 const JWT_SECRET = 'checkout-probe-secret-that-is-long-enough-0000'
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -68,13 +68,10 @@ async function main(): Promise<void> {
   const customers = Number(process.argv[4] ?? 32)
   const dataDir = mkdtempSync(join(tmpdir(), 'checkout-probe-'))
   let target: Target = { dialect: 'sqlite', url: `sqlite:${join(dataDir, 'shop.db')}` }
+  let schema: PgSchema | undefined
   if (dialect === 'postgres') {
-    const schema = `probe_${process.pid}`
-    const admin = new pg.Client({ connectionString: PG_URL })
-    await admin.connect()
-    await admin.query(`create schema ${schema}`)
-    await admin.end()
-    target = { dialect: 'postgres', url: PG_URL, schema }
+    schema = await createPgSchema(PG_URL, 'probe')
+    target = { dialect: 'postgres', url: PG_URL, schema: schema.name }
   }
 
   // Seed: customers with tokens and 20 products with stock that never runs out during the run.
@@ -116,12 +113,7 @@ async function main(): Promise<void> {
   const stockLeft = await db.selectFrom('products').select((eb) => eb.fn.sum<number>('stock').as('n')).executeTakeFirstOrThrow()
   await db.destroy()
 
-  if (target.schema) {
-    const client = new pg.Client({ connectionString: PG_URL })
-    await client.connect()
-    await client.query(`drop schema ${target.schema} cascade`)
-    await client.end()
-  }
+  await schema?.drop()
   rmSync(dataDir, { recursive: true, force: true })
   const consistent = Number(stockSold.n) + Number(stockLeft.n) === 20 * 100_000_000
   console.log(JSON.stringify({ dialect, customers, seconds, http, direct, stockConsistent: consistent }))

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { openTestDatabase, testConfig } from '../helpers/app.js'
-import { multipart, pngPart } from '../helpers/catalog.js'
+import { createProductViaApi } from '../helpers/catalog.js'
 import { bearer, makeUser } from '../helpers/factories.js'
 
 // Cache hits answered in the HTTP server's listener, before Fastify (plugins/catalog-cache.ts,
@@ -25,10 +25,8 @@ async function start(env: Record<string, string> = {}) {
   await app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   const admin = await makeUser(app, 'admin')
-  const form = await multipart({ name: 'Front', price: '10.00', stock: '5' }, [pngPart()])
-  const created = await app.inject({ method: 'POST', url: '/products', headers: { ...bearer(admin), ...form.headers }, payload: form.payload })
-  expect(created.statusCode).toBe(201)
-  return { base, admin, product: created.json() as { id: number } }
+  const product = await createProductViaApi(app, admin, { name: 'Front', price: '10.00', stock: '5' })
+  return { base, admin, product }
 }
 
 /** Headers that differ between any two answers: the date, and the request id. */

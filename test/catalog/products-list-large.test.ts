@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Product } from '../../src/modules/catalog/products.service.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
-import { makeCategory } from '../helpers/catalog.js'
+import { makeCategory, makeProducts } from '../helpers/catalog.js'
 
 // Enough rows that a wide price range takes the "walk the sort index" plan (over 1,000 matches).
 let t: TestApp
@@ -12,18 +12,17 @@ beforeAll(async () => {
   t = await createTestApp()
   category = (await makeCategory(t.app, 'Many')).id
   const base = Date.parse('2026-01-01T00:00:00.000Z')
-  const rows = Array.from({ length: N }, (_, i) => ({
-    name: `Item ${String(i).padStart(4, '0')}`,
-    description: '',
-    price_cents: ((i * 7919) % 10000) + 1, // 0.01 .. 100.00, shuffled
-    stock: 1,
-    image_key: `products/${i}.png`,
-    image_url: `http://shop.test/uploads/products/${i}.png`,
-    category_id: i % 2 === 0 ? category : null,
-    created_at: new Date(base + i * 1000).toISOString(),
-    updated_at: new Date(base).toISOString(),
-  }))
-  for (let i = 0; i < rows.length; i += 300) await t.app.db.insertInto('products').values(rows.slice(i, i + 300)).execute()
+  await makeProducts(
+    t.app,
+    Array.from({ length: N }, (_, i) => ({
+      name: `Item ${String(i).padStart(4, '0')}`,
+      priceCents: ((i * 7919) % 10000) + 1, // 0.01 .. 100.00, shuffled
+      stock: 1,
+      categoryId: i % 2 === 0 ? category : null,
+      createdAt: new Date(base + i * 1000).toISOString(),
+      updatedAt: new Date(base).toISOString(),
+    })),
+  )
 })
 afterAll(async () => t.close())
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createLocalImageHost } from '../../src/modules/images/local-image-host.js'
 import { nowIso } from '../../src/shared/time.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
-import { failingHost, makeCategory, makeProduct, multipart, PNG, pngPart, storedImages } from '../helpers/catalog.js'
+import { failingHost, makeCategory, makeProduct, PNG, pngPart, sendProductForm, storedImages } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 
 const MiB = 1024 * 1024
@@ -42,18 +42,11 @@ async function productCount(): Promise<number> {
 }
 
 async function post(fields: Record<string, string | string[]>, files = [pngPart()], user: TestUser | null = admin) {
-  const form = await multipart(fields, files)
-  return t.app.inject({
-    method: 'POST',
-    url: '/products',
-    headers: { ...form.headers, ...(user ? bearer(user) : {}) },
-    payload: form.payload,
-  })
+  return sendProductForm(t.app, { user, fields, files })
 }
 
 async function put(id: number, fields: Record<string, string | string[]>, files = [pngPart()], user: TestUser | null = admin) {
-  const form = await multipart(fields, files)
-  return t.app.inject({ method: 'PUT', url: `/products/${id}`, headers: { ...form.headers, ...(user ? bearer(user) : {}) }, payload: form.payload })
+  return sendProductForm(t.app, { method: 'PUT', url: `/products/${id}`, user, fields, files })
 }
 
 /** Runs `act` and asserts it left no product row and no stored file behind. */

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
-import pg from 'pg'
 import { buildApp } from '../../src/app.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.js'
 import type { ImageHost } from '../../src/modules/images/image-host.js'
+import { createPgSchema, testDatabaseUrl } from './pg-schema.js'
 
 export const dialect = process.env.TEST_DIALECT === 'postgres' ? 'postgres' : 'sqlite'
 
@@ -25,22 +25,14 @@ export async function openTestDatabase(): Promise<{ handle: DatabaseHandle; drop
     const handle = connectDatabase('sqlite::memory:')
     return { handle, drop: () => handle.db.destroy() }
   }
-  const url = process.env.TEST_DATABASE_URL
-  if (!url) throw new Error('TEST_DIALECT=postgres needs TEST_DATABASE_URL')
-  const schema = `test_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`
-  const admin = new pg.Client({ connectionString: url })
-  await admin.connect()
-  await admin.query(`create schema ${schema}`)
-  await admin.end()
-  const handle = connectDatabase(url, { schema, poolSize: 12 })
+  const url = testDatabaseUrl()
+  const schema = await createPgSchema(url)
+  const handle = connectDatabase(url, { schema: schema.name, poolSize: 12 })
   return {
     handle,
     drop: async () => {
       await handle.db.destroy()
-      const client = new pg.Client({ connectionString: url })
-      await client.connect()
-      await client.query(`drop schema ${schema} cascade`)
-      await client.end()
+      await schema.drop()
     },
   }
 }

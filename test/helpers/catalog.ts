@@ -1,12 +1,15 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
+import type { Insertable } from 'kysely'
 import type { Config } from '../../src/config.js'
+import type { ProductsTable } from '../../src/db/database.js'
 import type { ImageHost } from '../../src/modules/images/image-host.js'
 import { renderPng } from '../../src/modules/images/png.js'
 import { type Category, createCategory } from '../../src/modules/catalog/categories.service.js'
 import { productRowToProduct, type Product } from '../../src/modules/catalog/products.service.js'
 import { nowIso } from '../../src/shared/time.js'
+import { bearer } from './factories.js'
 
 let sequence = 0
 
@@ -19,29 +22,78 @@ export async function makeCategory(app: FastifyInstance, name?: string, descript
   return createCategory(app.db, { name: name ?? `Category ${sequence}-${process.pid}`, description })
 }
 
-/** Inserts a product row directly (no image file behind it). */
-export async function makeProduct(
-  app: FastifyInstance,
-  values: { name?: string; description?: string; priceCents?: number; stock?: number; categoryId?: number | null; createdAt?: string } = {},
-): Promise<Product> {
+/** What a test may choose of a product row; every other column gets a default. */
+export interface ProductValues {
+  name?: string
+  description?: string
+  priceCents?: number
+  stock?: number
+  categoryId?: number | null
+  createdAt?: string
+  updatedAt?: string
+}
+
+/**
+ * The one product factory of the tests: a `products` row with a fresh name and image key (no image
+ * file behind it). Cart and order tests use it too, through helpers/shop.ts.
+ */
+export function productRow(values: ProductValues = {}): Insertable<ProductsTable> {
   sequence += 1
-  const now = values.createdAt ?? nowIso()
-  const row = await app.db
-    .insertInto('products')
-    .values({
-      name: values.name ?? `Product ${sequence}`,
-      description: values.description ?? '',
-      price_cents: values.priceCents ?? 1000,
-      stock: values.stock ?? 10,
-      image_key: `products/0-seeded-${sequence}.png`,
-      image_url: `http://shop.test/uploads/products/0-seeded-${sequence}.png`,
-      category_id: values.categoryId ?? null,
-      created_at: now,
-      updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow()
+  const createdAt = values.createdAt ?? nowIso()
+  return {
+    name: values.name ?? `Product ${sequence}`,
+    description: values.description ?? '',
+    price_cents: values.priceCents ?? 1000,
+    stock: values.stock ?? 10,
+    image_key: `products/0-seeded-${sequence}.png`,
+    image_url: `http://shop.test/uploads/products/0-seeded-${sequence}.png`,
+    category_id: values.categoryId ?? null,
+    created_at: createdAt,
+    updated_at: values.updatedAt ?? createdAt,
+  }
+}
+
+/** Inserts a product row directly (no image file behind it). */
+export async function makeProduct(app: FastifyInstance, values: ProductValues = {}): Promise<Product> {
+  const row = await app.db.insertInto('products').values(productRow(values)).returningAll().executeTakeFirstOrThrow()
   return productRowToProduct(row)
+}
+
+/** Inserts many product rows directly, a few hundred per statement; the products by id. */
+export async function makeProducts(app: FastifyInstance, values: ProductValues[]): Promise<Product[]> {
+  const products: Product[] = []
+  // 300 rows of 9 columns stay under every driver's limit on bound parameters.
+  for (let i = 0; i < values.length; i += 300) {
+    const rows = await app.db.insertInto('products').values(values.slice(i, i + 300).map(productRow)).returningAll().execute()
+    products.push(...rows.map(productRowToProduct))
+  }
+  return products.sort((a, b) => a.id - b.id)
+}
+
+/** POST /products or PUT /products/:id with a multipart form, as `user` (null: anonymous). */
+export async function sendProductForm(
+  app: FastifyInstance,
+  options: { method?: 'POST' | 'PUT'; url?: string; user: { token: string } | null; fields: Record<string, string | string[]>; files?: FilePart[] },
+) {
+  const form = await multipart(options.fields, options.files ?? [pngPart()])
+  return app.inject({
+    method: options.method ?? 'POST',
+    url: options.url ?? '/products',
+    headers: { ...form.headers, ...(options.user ? bearer(options.user) : {}) },
+    payload: form.payload,
+  })
+}
+
+/** Creates a product through the API, as an admin would (with a PNG unless `files` says otherwise). */
+export async function createProductViaApi(
+  app: FastifyInstance,
+  admin: { token: string },
+  fields: Record<string, string | string[]>,
+  files?: FilePart[],
+): Promise<Product> {
+  const response = await sendProductForm(app, { user: admin, fields, ...(files ? { files } : {}) })
+  if (response.statusCode !== 201) throw new Error(`POST /products answered ${response.statusCode}: ${response.body}`)
+  return response.json() as Product
 }
 
 export interface FilePart {

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { nowIso } from '../../src/shared/time.js'
-
-let sequence = 0
+import { makeProduct as makeCatalogProduct } from './catalog.js'
 
 export interface TestProduct {
   id: number
@@ -10,32 +9,14 @@ export interface TestProduct {
   stock: number
 }
 
-/** Inserts a product row directly (the catalog module is not a dependency of cart and orders). */
+/** A product row made by the one product factory (helpers/catalog.ts), at 19.99 unless told otherwise. */
 export async function makeProduct(
   app: FastifyInstance,
   fields: { name?: string; priceCents?: number; stock?: number } = {},
 ): Promise<TestProduct> {
-  sequence += 1
-  const now = nowIso()
-  const name = fields.name ?? `Product ${sequence}`
   const priceCents = fields.priceCents ?? 1999
-  const stock = fields.stock ?? 10
-  const row = await app.db
-    .insertInto('products')
-    .values({
-      name,
-      description: '',
-      price_cents: priceCents,
-      stock,
-      image_key: `products/test-${sequence}.png`,
-      image_url: `http://shop.test/uploads/products/test-${sequence}.png`,
-      category_id: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  return { id: row.id, name, priceCents, stock }
+  const product = await makeCatalogProduct(app, { ...fields, priceCents })
+  return { id: product.id, name: product.name, priceCents, stock: product.stock }
 }
 
 export async function stockOf(app: FastifyInstance, productId: number): Promise<number> {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ImageKeyTakenError } from '../../src/modules/images/image-key-taken.js'
 import { createS3ImageHost } from '../../src/modules/images/s3-image-host.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
-import { multipart, PNG, pngPart } from '../helpers/catalog.js'
+import { PNG, pngPart, sendProductForm } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 
 // A real S3-protocol server on 127.0.0.1 with a random port and a temporary directory: no mock of the SDK.
@@ -46,8 +46,7 @@ afterAll(async () => {
 })
 
 async function send(method: 'POST' | 'PUT', url: string, fields: Record<string, string>, files = [pngPart()], app = t.app) {
-  const form = await multipart(fields, files)
-  return app.inject({ method, url, headers: { ...form.headers, ...bearer(admin) }, payload: form.payload })
+  return sendProductForm(app, { method, url, user: admin, fields, files })
 }
 
 describe('s3 image host against s3rver', () => {
@@ -91,8 +90,7 @@ describe('s3 image host against s3rver', () => {
     const broken = await createTestApp(s3Env('no-such-bucket'))
     try {
       const user = await makeUser(broken.app, 'admin')
-      const form = await multipart({ name: 'X', price: '1' }, [pngPart()])
-      const res = await broken.app.inject({ method: 'POST', url: '/products', headers: { ...form.headers, ...bearer(user) }, payload: form.payload })
+      const res = await sendProductForm(broken.app, { user, fields: { name: 'X', price: '1' } })
       expect(res.statusCode).toBe(500)
       expect(res.json()).toEqual({ error: 'Error al subir la imagen al servicio de alojamiento' })
       expect(await broken.app.db.selectFrom('products').select('id').execute()).toEqual([])
@@ -199,8 +197,7 @@ describe('conditional writes: an existing key is never overwritten', () => {
     const app = await createTestApp(s3Env(), { imageHost: racing })
     try {
       const user = await makeUser(app.app, 'admin')
-      const form = await multipart({ name: 'Carrera', price: '2' }, [pngPart('carrera.png')])
-      const res = await app.app.inject({ method: 'POST', url: '/products', headers: { ...form.headers, ...bearer(user) }, payload: form.payload })
+      const res = await sendProductForm(app.app, { user, fields: { name: 'Carrera', price: '2' }, files: [pngPart('carrera.png')] })
       expect(res.statusCode).toBe(201)
       const url: string = res.json().imageUrl
       expect(url).not.toBe(host.publicUrl(taken[0] as string))

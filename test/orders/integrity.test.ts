@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { placeOrder, type PlaceOrderStep } from '../../src/modules/orders/orders.service.js'
 import { createTestApp, dialect, type TestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { backendPid, waitUntilBlockedBy } from '../helpers/pg-locks.js'
 import { cartOf, countRows, fillCart, makeProduct, stockOf } from '../helpers/shop.js'
 
 // Real concurrency: on PostgreSQL the requests run on a pool of 12 connections; on SQLite Kysely serialises the
@@ -250,9 +251,10 @@ describe('a deadlock with a product delete (PostgreSQL)', () => {
     // The "catalog delete": holds the product first, then wants the cart line the order already holds.
     const removal = t.app.db.transaction().execute(async (trx) => {
       await trx.selectFrom('products').select('id').where('id', '=', doomed.id).forUpdate().execute()
+      const pid = await backendPid(trx)
       productLocked()
       await cartTakenOnce
-      await new Promise((r) => setTimeout(r, 200)) // the order is now waiting for the product
+      await waitUntilBlockedBy(t.app.db, pid) // the order is now waiting for the product
       await trx.deleteFrom('cart_items').where('product_id', '=', doomed.id).execute()
       await trx.deleteFrom('products').where('id', '=', doomed.id).execute()
     })

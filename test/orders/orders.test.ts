@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { messages } from '../../src/shared/errors.js'
 import { nowIso } from '../../src/shared/time.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
@@ -446,7 +446,8 @@ describe('PATCH / PUT /orders/:id/status', () => {
 
   it('walks an order to shipped and delivered, updating updatedAt', async () => {
     const { order: placed } = await placedOrder()
-    await new Promise((r) => setTimeout(r, 5))
+    // Timestamps have millisecond precision: each change must come after the clock has passed the order's.
+    await vi.waitUntil(() => nowIso() > placed.updatedAt, { timeout: 1000, interval: 1 })
     for (const status of ['paid', 'shipped', 'delivered']) {
       const res = await t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, headers: bearer(admin), payload: { status } })
       expect(res.statusCode).toBe(200)
