@@ -18,6 +18,8 @@ export interface Config {
   readonly trustProxy: boolean | number | string
   readonly logLevel: string
   readonly corsOrigin: string | null
+  /** Memory the product read cache may hold, every byte of its entries counted; 0 turns it off. */
+  readonly catalogCacheMaxBytes: number
   readonly storage: StorageConfig
 }
 
@@ -137,6 +139,8 @@ export function loadConfig(env: Env = process.env): Config {
 
   const storage = parseStorage(env, value, dataDir, problems)
 
+  const catalogCacheMaxBytes = integer('CATALOG_CACHE_MAX_BYTES', 64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024)
+
   if (problems.length > 0) throw new ConfigError(problems)
 
   if (jwtSecret === '') jwtSecret = readOrCreateDevSecret(dataDir)
@@ -156,6 +160,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy,
     logLevel,
     corsOrigin: value('CORS_ORIGIN') ?? null,
+    catalogCacheMaxBytes,
     storage: Object.freeze(storage),
   })
 }

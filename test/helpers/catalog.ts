@@ -41,6 +41,8 @@ export async function makeProduct(
     })
     .returningAll()
     .executeTakeFirstOrThrow()
+  // Written behind the service's back: the product read cache must hear of it.
+  app.catalogCache.invalidate()
   return productRowToProduct(row)
 }
 

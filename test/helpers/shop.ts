@@ -35,6 +35,8 @@ export async function makeProduct(
     })
     .returning('id')
     .executeTakeFirstOrThrow()
+  // Written behind the service's back: the product read cache must hear of it.
+  app.catalogCache.invalidate()
   return { id: row.id, name, priceCents, stock }
 }
 
@@ -56,6 +58,7 @@ export async function countRows(app: FastifyInstance, table: 'orders' | 'order_i
 
 export async function deleteProduct(app: FastifyInstance, productId: number): Promise<void> {
   await app.db.deleteFrom('products').where('id', '=', productId).execute()
+  app.catalogCache.invalidate()
 }
 
 /** Puts lines into a user's cart directly. */
