@@ -192,4 +192,40 @@ describe('product read cache', () => {
       await app.close()
     }
   })
+
+  it('does not store the answer of a read that was under way when the cache was emptied', async () => {
+    const handle = shared.open()
+    handles.push(handle)
+    const app = await buildApp(testConfig(), { database: handle, logger: false, catalogCache: true })
+    // A product read that has its answer waits at a gate the test opens: a write lands in between.
+    let gate: Promise<void> | undefined
+    let reached: () => void = () => {}
+    const paused = new Promise<void>((resolve) => (reached = resolve))
+    app.addHook('preSerialization', async (request, _reply, payload) => {
+      if (gate && request.method === 'GET' && request.url.startsWith('/products/')) {
+        reached()
+        await gate
+      }
+      return payload
+    })
+    try {
+      await app.ready()
+      const product = await createProduct(app, { name: 'In flight' })
+      let open: () => void = () => {}
+      gate = new Promise((resolve) => (open = resolve))
+      const read = app.inject({ method: 'GET', url: `/products/${product.id}` })
+      await paused
+      gate = undefined
+      const update = await app.inject({ method: 'PUT', url: `/products/${product.id}`, headers: bearer(admin), payload: { name: 'Landed' } })
+      expect(update.statusCode).toBe(200)
+      open()
+      // The read answers what it read; its answer is not kept.
+      expect((await read).json()).toMatchObject({ name: 'In flight' })
+      const hits = app.catalogCache.hits().total
+      expect((await readProduct(app, product.id)).body.name).toBe('Landed')
+      expect(app.catalogCache.hits().total).toBe(hits)
+    } finally {
+      await app.close()
+    }
+  })
 })
