@@ -337,9 +337,10 @@ export interface FrontDoorOptions {
 }
 
 /**
- * The HTTP server's request listener: a GET whose exact URL is in the cache is answered here with
- * the stored status, headers and bytes plus its own `X-Request-Id`, without Fastify's per-request
- * work (request and reply objects, child logger, hooks), which costs more than the answer itself.
+ * The HTTP server's request listener: a GET whose URL is a key of the cache (a route's key, or a
+ * request URL remembered beside it) is answered here, with one Map lookup of the URL as it came: the
+ * stored status, headers and bytes plus its own `X-Request-Id`, without Fastify's per-request work
+ * (request and reply objects, child logger, hooks), which costs more than the answer itself.
  * Everything else (misses, HEAD, CORS requests with an Origin, a cache not usable) goes to Fastify
  * unchanged. At `info` a hit is logged as one "request completed" line.
  */
