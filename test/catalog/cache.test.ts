@@ -228,4 +228,19 @@ describe('product read cache', () => {
       await app.close()
     }
   })
+
+  it('is off with CATALOG_CACHE_MAX_BYTES=0', async () => {
+    const handle = shared.open()
+    handles.push(handle)
+    const app = await buildApp(testConfig({ CATALOG_CACHE_MAX_BYTES: '0' }), { database: handle, logger: false, catalogCache: true })
+    try {
+      await app.ready()
+      const product = await createProduct(app, { name: 'Uncached' })
+      for (let i = 0; i < 3; i++) expect((await readProduct(app, product.id)).body.name).toBe('Uncached')
+      expect(app.catalogCache.hits().total).toBe(0)
+      expect(app.catalogCache.usage()).toEqual({ entries: 0, keys: 0, bytes: 0 })
+    } finally {
+      await app.close()
+    }
+  })
 })
