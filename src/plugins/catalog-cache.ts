@@ -51,10 +51,11 @@ const URL_PREFIX = '/products'
 
 /**
  * What V8 and Node spend besides the characters and the body's bytes (64-bit Node 20, measured by
- * test/catalog/cache-memory.test.ts, then rounded up): a string's header; a key's slot in the Map (an
- * ordered hash table at most half full after it grows) and in the entry's key list, plus the copy V8
- * makes of a URL that reached it in pieces; the entry with its arrays, the Buffer and its own
- * ArrayBuffer (allocated outside the 8 KiB pool: a pooled slice would keep a whole slab alive, uncounted).
+ * test/catalog/cache-memory.sqlite.test.ts, then rounded up): a string's header; a key's slot in the
+ * Map (an ordered hash table at most half full after it grows) and in the entry's key list, plus the
+ * copy V8 makes of a URL that reached it in pieces; the entry with its arrays, the Buffer and its own
+ * ArrayBuffer (allocated outside the 8 KiB pool: a pooled slice would keep a whole slab alive,
+ * uncounted).
  */
 const STRING_OVERHEAD = 32
 const KEY_OVERHEAD = 256
