@@ -1,9 +1,12 @@
 import { defineConfig } from 'vitest/config'
 
-// The same suite runs on every database: SQLite always, PostgreSQL when TEST_DATABASE_URL is set.
+// The same suite runs on every database: SQLite always (twice: with the product read cache off and on),
+// PostgreSQL when TEST_DATABASE_URL is set.
 // Each test file gets its own database (in-memory SQLite, or its own PostgreSQL schema), so files run in parallel.
+// Files that test one database, Redis or S3, or no database at all: they run in the sqlite project only.
+const sqliteOnly = ['test/**/*.redis.test.ts', 'test/**/*.sqlite.test.ts', 'test/**/*.s3.test.ts', 'test/config.test.ts', 'node_modules/**']
 const postgres = process.env.TEST_DATABASE_URL
-  ? [{ extends: true as const, test: { name: 'postgres', env: { TEST_DIALECT: 'postgres' }, exclude: ['test/**/*.redis.test.ts', 'test/**/*.sqlite.test.ts', 'test/**/*.s3.test.ts', 'test/config.test.ts', 'node_modules/**'] } }]
+  ? [{ extends: true as const, test: { name: 'postgres', env: { TEST_DIALECT: 'postgres' }, exclude: sqliteOnly } }]
   : []
 
 export default defineConfig({
@@ -12,6 +15,12 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    projects: [{ extends: true, test: { name: 'sqlite', env: { TEST_DIALECT: 'sqlite' } } }, ...postgres],
+    projects: [
+      { extends: true, test: { name: 'sqlite', env: { TEST_DIALECT: 'sqlite' } } },
+      // The main suite again with the product read cache on, as in production (test/helpers/app.ts).
+      // Production keeps it on; tests that write rows behind the service's back must then say so.
+      { extends: true, test: { name: 'sqlite-cached', env: { TEST_DIALECT: 'sqlite', TEST_CATALOG_CACHE: 'on' }, exclude: sqliteOnly } },
+      ...postgres,
+    ],
   },
 })

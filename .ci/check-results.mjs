@@ -1,5 +1,6 @@
 // Fails CI when the PostgreSQL or Redis tests were skipped instead of run.
-// Every test file runs in the sqlite project and, except the ones below, again in the postgres project.
+// Every test file runs in the sqlite project and, except the ones below, again in the sqlite-cached
+// project (the product read cache on, as in production) and in the postgres project.
 import { readFileSync } from 'node:fs'
 import { relative } from 'node:path'
 
@@ -18,8 +19,8 @@ for (const file of report.testResults) {
   runs.set(name, entry)
 }
 for (const [name, entry] of runs) {
-  const expected = sqliteOnly.some((pattern) => pattern.test(name)) ? 1 : 2
-  if (entry.runs !== expected) problems.push(`${name} ran ${entry.runs} time(s), expected ${expected} (is TEST_DATABASE_URL set?)`)
+  const expected = sqliteOnly.some((pattern) => pattern.test(name)) ? 1 : 3
+  if (entry.runs !== expected) problems.push(`${name} ran ${entry.runs} time(s), expected ${expected} (sqlite, sqlite-cached, postgres: is TEST_DATABASE_URL set?)`)
   if (/\.(redis|s3)\.test\.ts$/.test(name) && (entry.skipped > 0 || entry.passed === 0)) {
     problems.push(`${name}: ${entry.skipped} test(s) skipped, ${entry.passed} passed (is TEST_REDIS_URL set?)`)
   }
@@ -31,5 +32,5 @@ if (problems.length > 0) {
   process.exit(1)
 }
 const total = [...runs.values()].reduce((n, e) => n + e.passed, 0)
-console.log(`CI check: ${runs.size} test files; PostgreSQL and Redis tests ran.`)
+console.log(`CI check: ${runs.size} test files; PostgreSQL, Redis and catalog-cache-on tests ran.`)
 console.log(`${total} passed, 0 failed`)

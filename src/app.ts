@@ -20,6 +20,7 @@ import changeFeedPlugin from './plugins/change-feed.js'
 import databasePlugin from './plugins/database.js'
 import docsPlugin from './plugins/docs.js'
 import errorsPlugin, { answerClientError, answerFrameworkError } from './plugins/errors.js'
+import invalidationPlugin from './plugins/invalidation.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import { schemaErrorFormatter, validatorCompiler } from './shared/validation.js'
 
@@ -57,7 +58,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await migrateToLatest(handle.db, handle.schema)
 
   // The product read cache answers its hits in the HTTP server's listener, before Fastify (plugins/catalog-cache.ts).
-  const responseCache = new ResponseCache(Boolean(config.corsOrigin))
+  const responseCache = new ResponseCache(config.catalogCacheMaxBytes, Boolean(config.corsOrigin))
   let log: FastifyBaseLogger | undefined
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs } = config.http
   const app = Fastify({
@@ -124,6 +125,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   }
   // Tells other instances on the same database what changed, for the caches below.
   await app.register(changeFeedPlugin, { handle, enabled: options.changeFeed ?? true })
+  // Every route that writes declares what it changes, or the service does not start (plugins/invalidation.ts).
+  await app.register(invalidationPlugin)
   await app.register(docsPlugin)
   await app.register(authPlugin, { config })
   await app.register(rateLimitPlugin, { config, ...(options.redis ? { redis: options.redis } : {}) })

@@ -19,6 +19,8 @@ export interface Config {
   readonly trustProxy: boolean | number | string
   readonly logLevel: string
   readonly corsOrigin: string | null
+  /** Memory the product read cache may hold, every byte of its entries counted; 0 turns it off. */
+  readonly catalogCacheMaxBytes: number
   readonly storage: StorageConfig
   readonly http: HttpTimeouts
 }
@@ -145,6 +147,8 @@ export function loadConfig(env: Env = process.env): Config {
   const storage = parseStorage(env, value, dataDir, problems)
   const http = parseHttpTimeouts(integer, problems)
 
+  const catalogCacheMaxBytes = integer('CATALOG_CACHE_MAX_BYTES', 64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024)
+
   if (problems.length > 0) throw new ConfigError(problems)
 
   if (jwtSecret === '') jwtSecret = readOrCreateDevSecret(dataDir)
@@ -164,6 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy,
     logLevel,
     corsOrigin: value('CORS_ORIGIN') ?? null,
+    catalogCacheMaxBytes,
     storage: Object.freeze(storage),
     http: Object.freeze(http),
   })

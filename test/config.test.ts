@@ -38,6 +38,12 @@ describe('configuration', () => {
     expect(Object.isFrozen(config)).toBe(true)
   })
 
+  it('CATALOG_CACHE_MAX_BYTES: 64 MiB by default, 0 turns the cache off, anything but a byte count is refused', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).catalogCacheMaxBytes).toBe(67108864)
+    expect(loadConfig({ DATA_DIR: dataDir(), CATALOG_CACHE_MAX_BYTES: '0' }).catalogCacheMaxBytes).toBe(0)
+    expect(problemsOf({ CATALOG_CACHE_MAX_BYTES: '64MB' })).toEqual(['CATALOG_CACHE_MAX_BYTES must be an integer between 0 and 17179869184 (got "64MB")'])
+  })
+
   it('JWT_EXPIRES_IN: a bare number is seconds; zero or a word is refused', () => {
     expect(loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir(), JWT_EXPIRES_IN: '3600' }).jwtExpiresIn).toBe('3600s')
     expect(loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir(), JWT_EXPIRES_IN: '12h' }).jwtExpiresIn).toBe('12h')

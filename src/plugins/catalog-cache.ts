@@ -4,12 +4,20 @@ import fp from 'fastify-plugin'
 
 /**
  * The public product reads (GET /products and GET /products/:id) answered from memory: the
- * response bytes and headers, keyed by URL.
+ * response bytes and headers.
+ *
+ * Keys: a cacheable route names the URL of its answer from its validated params and query
+ * (`config.catalogCacheKey`): one URL per distinct answer, whatever the order of the parameters,
+ * their spelling (`limit=010`) or unknown ones (`&junk=…`, dropped by validation). A request's own
+ * URL is remembered beside that key (so that the next identical request is answered before
+ * Fastify, by `frontDoor`) only when every parameter in it is one the route knows: a flood of
+ * made-up parameters then costs no memory at all. Every byte an entry holds is counted against
+ * `CATALOG_CACHE_MAX_BYTES`: the body, each header, each key, and the objects around them.
  *
  * Correctness first:
- * - Every write that can change what they show (any non-GET request on /products, /categories or
- *   /orders: stock moves with orders) empties the cache before its response is sent, so the
- *   instance that made a write shows it on the very next read.
+ * - Every write that can change what they show empties the cache before its response is sent
+ *   (routes declare it, see invalidation.ts), so the instance that made a write shows it on the
+ *   very next read.
  * - A read that was already under way when the cache was emptied does not store its answer
  *   (a generation number tells).
  * - Other instances hear of it through the change feed (change-feed.ts: PostgreSQL LISTEN/NOTIFY,
@@ -18,8 +26,9 @@ import fp from 'fastify-plugin'
  *   (PostgreSQL; on SQLite, data_version sees them too).
  *
  * Speed: a hit is answered by `frontDoor`, in the HTTP server's request listener, before Fastify
- * builds its request and reply (see there); inside Fastify (`app.inject`, CORS requests) the
- * onRequest hook below answers it.
+ * builds its request and reply, with one Map lookup of the request's URL (see there); inside
+ * Fastify (`app.inject`, CORS requests) the route's onRequest hook answers it, and a URL seen for
+ * the first time is answered after validation from its key's entry, without the database.
  */
 
 /**
@@ -37,10 +46,27 @@ const ENTRY_LIFETIME_MS = { postgres: 5_000, sqlite: 60_000 } as const
 function lifetime(dialect: keyof typeof ENTRY_LIFETIME_MS): number {
   return ENTRY_LIFETIME_MS[dialect] * (0.5 + Math.random() / 2)
 }
-const MAX_BYTES = 64 * 1024 * 1024
-const CACHED_ROUTES = new Set(['/products', '/products/:id'])
+/** Every cacheable route lives under this path: `frontDoor` looks nothing else up. */
 const URL_PREFIX = '/products'
-const WRITE_PREFIXES = ['/products', '/categories', '/orders']
+
+/**
+ * What V8 and Node spend besides the characters and the body's bytes (64-bit Node 20, measured by
+ * test/catalog/cache-memory.sqlite.test.ts, then rounded up): a string's header; a key's slot in the
+ * Map (an ordered hash table at most half full after it grows) and in the entry's key list, plus the
+ * copy V8 makes of a URL that reached it in pieces; the entry with its arrays, the Buffer and its own
+ * ArrayBuffer (allocated outside the 8 KiB pool: a pooled slice would keep a whole slab alive,
+ * uncounted).
+ */
+const STRING_OVERHEAD = 32
+const KEY_OVERHEAD = 256
+const ENTRY_OVERHEAD = 512
+const LATIN1 = /^[\u0000-\u00ff]*$/
+
+/** Heap bytes of a string: V8 stores Latin-1 text one byte a character, anything else two. */
+function stringBytes(text: string): number {
+  return STRING_OVERHEAD + (LATIN1.test(text) ? text.length : 2 * text.length)
+}
+
 /**
  * Headers that belong to one request, not to the answer: the request id, the length (Fastify
  * sets it), and CORS headers (set per request, by the caller's Origin, before this hook runs).
@@ -52,12 +78,19 @@ function isPerRequestHeader(name: string): boolean {
 interface Entry {
   /** Bytes, not a string: a hit then costs no UTF-8 encoding and no length scan. */
   payload: Buffer
-  headers: [string, string][]
-  /** The same headers plus the length, flat (name, value, name, value …), as `writeHead` takes them. */
+  /**
+   * The answer's headers, flat (name, value, name, value …) as `writeHead` takes them: first the
+   * stored ones (`ownHeaders` strings, what the hook inside Fastify sets), then the length and,
+   * under CORS, `Vary: Origin`.
+   */
   rawHeaders: string[]
+  ownHeaders: number
   /** When the entry is to be read again (see `lifetime`). */
   expiresAt: number
+  /** Every byte the entry holds, its keys included. */
   bytes: number
+  /** The key the route named first, then the request URLs remembered as meaning the same. */
+  keys: string[]
 }
 
 export interface CatalogCacheOptions {
@@ -75,64 +108,107 @@ export interface CatalogCache {
   nextClear(): Promise<void>
   /** Reads the cache has answered so far: all of them, and those answered before Fastify. */
   hits(): { total: number; beforeFastify: number }
+  /** What the cache holds now: answers, keys (URLs) leading to them, and the bytes counted. */
+  usage(): { entries: number; keys: number; bytes: number }
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     catalogCache: CatalogCache
   }
+  interface FastifyContextConfig {
+    /**
+     * Makes a GET route's 200 answers cacheable. Returns the URL of the answer from the validated
+     * params and query, the same for every request that gets the same answer; requested as it is,
+     * that URL must get that answer again (it is looked up as a request URL too).
+     */
+    catalogCacheKey?: (request: FastifyRequest) => string
+  }
   interface FastifyRequest {
     /** The cache generation when this read missed the cache; undefined when it is not cacheable. */
     catalogCacheGeneration?: number
+    /** This read's key, once validated, when it missed the cache. */
+    catalogCacheKey?: string
+    /** The request's URL, when it is worth remembering beside the key (known parameters only). */
+    catalogCacheUrl?: string
   }
 }
 
 export class ResponseCache {
   /**
-   * `cors`: CORS is configured. Requests with an Origin then go through Fastify (its CORS plugin
-   * answers them), and answers from `frontDoor` carry `Vary: Origin` as the plugin's do.
+   * `maxBytes`: the budget, every byte of every entry counted. `cors`: CORS is configured. Requests
+   * with an Origin then go through Fastify (its CORS plugin answers them), and answers from
+   * `frontDoor` carry `Vary: Origin` as the plugin's do.
    */
-  constructor(readonly cors = false) {}
+  constructor(
+    readonly maxBytes: number,
+    readonly cors = false,
+  ) {}
 
-  private entries = new Map<string, Entry>()
-  private bytes = 0
+  /** Every key (the route's and the remembered URLs) to its entry, oldest first. */
+  private keys = new Map<string, Entry>()
+  private entryCount = 0
+  bytes = 0
   /** Bumped by every invalidation; a fill started in an older generation is dropped. */
   generation = 0
   /** Whether entries may be used now (set by the plugin: enabled, other instances heard, not closing). */
   usable: () => boolean = () => false
-  /** Answers given from the cache, by `frontDoor` and by the hook (for the tests and operators). */
+  /** Answers given from the cache, by `frontDoor` and by the hooks (for the tests and operators). */
   hits = 0
   /** Of which by `frontDoor`. */
   frontHits = 0
 
   get(key: string, now: number): Entry | undefined {
-    const entry = this.entries.get(key)
+    const entry = this.keys.get(key)
     if (entry && now > entry.expiresAt) {
-      this.remove(key, entry)
+      this.remove(entry)
       return undefined
     }
     return entry
   }
 
-  set(key: string, entry: Entry): void {
-    const previous = this.entries.get(key)
-    if (previous) this.remove(key, previous)
-    this.entries.set(key, entry)
-    this.bytes += entry.bytes
-    // Oldest first (a Map iterates in insertion order).
-    for (const [oldKey, old] of this.entries) {
-      if (this.bytes <= MAX_BYTES) break
-      this.remove(oldKey, old)
-    }
+  /** Stores an answer under the key its route named (the URL of the request that filled it may follow, see `remember`). */
+  set(key: string, payload: string, rawHeaders: string[], ownHeaders: number, expiresAt: number): Entry {
+    const previous = this.keys.get(key)
+    if (previous) this.remove(previous)
+    // Its own ArrayBuffer, exactly as long as the body: see ENTRY_OVERHEAD.
+    const body = Buffer.allocUnsafeSlow(Buffer.byteLength(payload))
+    body.write(payload)
+    rawHeaders.push('content-length', String(body.length))
+    if (this.cors) rawHeaders.push('vary', 'Origin')
+    let bytes = ENTRY_OVERHEAD + body.length + KEY_OVERHEAD + stringBytes(key)
+    for (let i = 0; i < rawHeaders.length; i++) bytes += 8 + stringBytes(rawHeaders[i] as string)
+    const entry: Entry = { payload: body, rawHeaders, ownHeaders, expiresAt, bytes, keys: [key] }
+    this.keys.set(key, entry)
+    this.entryCount += 1
+    this.bytes += bytes
+    this.evict()
+    return entry
+  }
+
+  /** Remembers `url` as another way to ask for `entry`, at the cost of its bytes. */
+  remember(url: string, entry: Entry): void {
+    if (this.keys.has(url) || this.keys.get(entry.keys[0] as string) !== entry) return
+    const bytes = KEY_OVERHEAD + stringBytes(url)
+    entry.keys.push(url)
+    entry.bytes += bytes
+    this.bytes += bytes
+    this.keys.set(url, entry)
+    this.evict()
   }
 
   clear(): void {
     this.generation += 1
-    this.entries.clear()
+    this.keys.clear()
+    this.entryCount = 0
     this.bytes = 0
     const waiting = this.clearWaiters
     this.clearWaiters = []
     for (const resolve of waiting) resolve()
+  }
+
+  usage(): { entries: number; keys: number; bytes: number } {
+    return { entries: this.entryCount, keys: this.keys.size, bytes: this.bytes }
   }
 
   private clearWaiters: (() => void)[] = []
@@ -141,21 +217,26 @@ export class ResponseCache {
     return new Promise((resolve) => this.clearWaiters.push(resolve))
   }
 
-  private remove(key: string, entry: Entry): void {
-    this.entries.delete(key)
+  /** Oldest first (a Map iterates in insertion order), a whole entry with all its keys at a time. */
+  private evict(): void {
+    for (const entry of this.keys.values()) {
+      if (this.bytes <= this.maxBytes) break
+      this.remove(entry)
+    }
+  }
+
+  private remove(entry: Entry): void {
+    for (const key of entry.keys) this.keys.delete(key)
+    this.entryCount -= 1
     this.bytes -= entry.bytes
   }
 }
 
-function isWrite(request: FastifyRequest): boolean {
-  if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return false
-  const url = request.routeOptions.url
-  return url !== undefined && WRITE_PREFIXES.some((prefix) => url.startsWith(prefix))
-}
+type Done = (error?: Error) => void
 
 async function catalogCachePlugin(app: FastifyInstance, options: CatalogCacheOptions): Promise<void> {
   const { cache } = options
-  const enabled = options.enabled ?? true
+  const enabled = (options.enabled ?? true) && cache.maxBytes > 0
   const feed = app.changeFeed
   let closing = false
   // Usable only while other instances' writes are heard (see change-feed.ts), and not while closing
@@ -168,46 +249,84 @@ async function catalogCachePlugin(app: FastifyInstance, options: CatalogCacheOpt
   })
 
   app.decorateRequest('catalogCacheGeneration', undefined)
+  app.decorateRequest('catalogCacheKey', undefined)
+  app.decorateRequest('catalogCacheUrl', undefined)
   app.decorate('catalogCache', {
     invalidate: () => feed.publish('catalog'),
     nextClear: () => cache.nextClear(),
     hits: () => ({ total: cache.hits, beforeFastify: cache.frontHits }),
+    usage: () => cache.usage(),
   } satisfies CatalogCache)
 
-  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    if (request.method !== 'GET' || !usable() || !request.url.startsWith(URL_PREFIX)) return done()
-    // Only 200s of the cached routes are ever stored, under their exact URL: a hit needs no routing
-    // check (request.routeOptions builds a new object on every access).
-    const entry = cache.get(request.url, Date.now())
-    if (entry !== undefined) {
-      cache.hits += 1
-      for (const [name, value] of entry.headers) reply.header(name, value)
-      reply.send(entry.payload)
-      return
-    }
-    if (CACHED_ROUTES.has(request.routeOptions.url ?? '')) request.catalogCacheGeneration = cache.generation
-    done()
-  })
+  const answer = (reply: FastifyReply, entry: Entry) => {
+    cache.hits += 1
+    const headers = entry.rawHeaders
+    for (let i = 0; i < entry.ownHeaders; i += 2) reply.header(headers[i] as string, headers[i + 1])
+    reply.send(entry.payload)
+  }
 
-  app.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
-    const generation = request.catalogCacheGeneration
-    if (generation !== undefined) {
-      if (reply.statusCode === 200 && typeof payload === 'string' && generation === cache.generation && usable()) {
-        const headers: [string, string][] = []
-        for (const [name, value] of Object.entries(reply.getHeaders())) {
-          if (value !== undefined && !isPerRequestHeader(name)) headers.push([name, String(value)])
-        }
-        const bytes = Buffer.from(payload)
-        const rawHeaders = headers.flat()
-        rawHeaders.push('content-length', String(bytes.length))
-        if (cache.cors) rawHeaders.push('vary', 'Origin')
-        cache.set(request.url, { payload: bytes, headers, rawHeaders, expiresAt: Date.now() + lifetime(app.dialect), bytes: bytes.length + 200 })
-      }
-    } else if (isWrite(request)) {
-      app.catalogCache.invalidate()
+  // Only the routes that declare a key get the hooks: other requests pay nothing for the cache.
+  app.addHook('onRoute', (route) => {
+    const keyOf = route.config?.catalogCacheKey
+    // Fastify's HEAD twin of a GET route inherits its config: HEAD goes to the database (it is rare).
+    if (keyOf === undefined || route.method === 'HEAD') return
+    if (route.method !== 'GET' || !route.url.startsWith(URL_PREFIX)) {
+      throw new Error(`${String(route.method)} ${route.url}: only GET routes under ${URL_PREFIX} can be cached (frontDoor looks up nothing else)`)
     }
-    done(null, payload)
+    const querySchema = (route.schema?.querystring ?? {}) as { properties?: Record<string, unknown> }
+    const known = new Set(Object.keys(querySchema.properties ?? {}))
+
+    // Before validation: a URL seen before is answered as it is.
+    const byUrl = (request: FastifyRequest, reply: FastifyReply, done: Done) => {
+      if (!usable()) return done()
+      const entry = cache.get(request.url, Date.now())
+      if (entry !== undefined) return answer(reply, entry)
+      request.catalogCacheGeneration = cache.generation
+      const query = request.query as Record<string, unknown>
+      let knownOnly = true
+      for (const name in query) {
+        if (!known.has(name)) {
+          knownOnly = false
+          break
+        }
+      }
+      if (knownOnly) request.catalogCacheUrl = request.url
+      done()
+    }
+    // After validation: another URL for an answer already held is answered from it (and remembered).
+    const byKey = (request: FastifyRequest, reply: FastifyReply, done: Done) => {
+      if (request.catalogCacheGeneration === undefined || !usable()) return done()
+      const key = keyOf(request)
+      const entry = cache.get(key, Date.now())
+      if (entry !== undefined) {
+        if (request.catalogCacheUrl !== undefined) cache.remember(request.catalogCacheUrl, entry)
+        return answer(reply, entry)
+      }
+      request.catalogCacheKey = key
+      done()
+    }
+    const fill = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+      const key = request.catalogCacheKey
+      if (key !== undefined && reply.statusCode === 200 && typeof payload === 'string' && request.catalogCacheGeneration === cache.generation && usable()) {
+        const rawHeaders: string[] = []
+        for (const [name, value] of Object.entries(reply.getHeaders())) {
+          if (value !== undefined && !isPerRequestHeader(name)) rawHeaders.push(name, String(value))
+        }
+        const entry = cache.set(key, payload, rawHeaders, rawHeaders.length, Date.now() + lifetime(app.dialect))
+        const url = request.catalogCacheUrl
+        if (url !== undefined && url !== key) cache.remember(url, entry)
+      }
+      done(null, payload)
+    }
+    route.onRequest = [...hooks(route.onRequest), byUrl]
+    route.preHandler = [...hooks(route.preHandler), byKey]
+    route.onSend = [...hooks(route.onSend), fill]
   })
+}
+
+/** A route's own hooks of one kind, as a list. */
+function hooks<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value]
 }
 
 export interface FrontDoorOptions {
@@ -219,9 +338,10 @@ export interface FrontDoorOptions {
 }
 
 /**
- * The HTTP server's request listener: a GET whose exact URL is in the cache is answered here with
- * the stored status, headers and bytes plus its own `X-Request-Id`, without Fastify's per-request
- * work (request and reply objects, child logger, hooks), which costs more than the answer itself.
+ * The HTTP server's request listener: a GET whose URL is a key of the cache (a route's key, or a
+ * request URL remembered beside it) is answered here, with one Map lookup of the URL as it came: the
+ * stored status, headers and bytes plus its own `X-Request-Id`, without Fastify's per-request work
+ * (request and reply objects, child logger, hooks), which costs more than the answer itself.
  * Everything else (misses, HEAD, CORS requests with an Origin, a cache not usable) goes to Fastify
  * unchanged. At `info` a hit is logged as one "request completed" line.
  */

@@ -62,7 +62,9 @@ describe('product read cache', () => {
   it('answers a repeated read with the same bytes and headers', async () => {
     await createProduct(first, { name: 'Repeated' })
     const one = await first.inject({ method: 'GET', url: '/products?limit=1000' })
+    const hits = first.catalogCache.hits().total
     const two = await first.inject({ method: 'GET', url: '/products?limit=1000' })
+    expect(first.catalogCache.hits().total).toBe(hits + 1)
     expect(two.statusCode).toBe(200)
     expect(two.body).toBe(one.body)
     expect(two.headers['content-type']).toBe(one.headers['content-type'])
@@ -117,5 +119,128 @@ describe('product read cache', () => {
     await heard
     expect((await readProduct(second, product.id)).body.name).toBe('Elsewhere after')
     expect(await listedNames(second)).toContain('Elsewhere after')
+  })
+
+  it('keys a list on its validated query: parameter order, spelling and unknown parameters share one entry', async () => {
+    await createProduct(first, { name: 'Keyed' })
+    first.catalogCache.invalidate()
+    const tidy = await first.inject({ method: 'GET', url: '/products?limit=5&sort=price_asc' })
+    expect(tidy.statusCode).toBe(200)
+    expect(first.catalogCache.usage()).toMatchObject({ entries: 1, keys: 2 }) // its URL is the key, plus the one it was asked by
+    const hits = first.catalogCache.hits().total
+
+    // Another order and spelling: answered from the same entry, and remembered (known parameters only).
+    const reordered = await first.inject({ method: 'GET', url: '/products?sort=price_asc&limit=05' })
+    expect(reordered.body).toBe(tidy.body)
+    expect(reordered.headers.link).toBe(tidy.headers.link)
+    expect(first.catalogCache.hits().total).toBe(hits + 1)
+    expect(first.catalogCache.usage()).toMatchObject({ entries: 1, keys: 3 })
+
+    // Unknown parameters: the same entry, and nothing remembered for them, however many.
+    for (let i = 0; i < 20; i++) {
+      const junk = await first.inject({ method: 'GET', url: `/products?limit=5&junk${i}=${'x'.repeat(1000)}&sort=price_asc` })
+      expect(junk.statusCode).toBe(200)
+      expect(junk.body).toBe(tidy.body)
+    }
+    expect(first.catalogCache.hits().total).toBe(hits + 21)
+    expect(first.catalogCache.usage()).toMatchObject({ entries: 1, keys: 3 })
+
+    // A product page by another spelling of its id.
+    const { id } = (tidy.json() as { id: number }[])[0]!
+    await first.inject({ method: 'GET', url: `/products/${id}` })
+    const padded = await first.inject({ method: 'GET', url: `/products/00${id}?x=1` })
+    expect(padded.statusCode).toBe(200)
+    expect(first.catalogCache.hits().total).toBe(hits + 22)
+    expect(first.catalogCache.usage()).toMatchObject({ entries: 2, keys: 4 })
+  })
+
+  it('is emptied by a write only when the write was done: a refused one (4xx) leaves it alone', async () => {
+    const product = await createProduct(first, { name: 'Refused' })
+    await readProduct(first, product.id)
+    const hits = first.catalogCache.hits().total
+    const anonymous = await first.inject({ method: 'DELETE', url: `/products/${product.id}` })
+    expect(anonymous.statusCode).toBe(401)
+    const invalid = await first.inject({ method: 'PUT', url: `/products/${product.id}`, headers: bearer(admin), payload: { price: -1 } })
+    expect(invalid.statusCode).toBe(422)
+    const emptyCart = await first.inject({ method: 'POST', url: '/orders', headers: bearer(customer) })
+    expect(emptyCart.statusCode).toBe(400)
+    expect((await readProduct(first, product.id)).body.name).toBe('Refused')
+    expect(first.catalogCache.hits().total).toBe(hits + 1)
+  })
+
+  it('empties on every write a route declares, and refuses to start a writing route that declares nothing', async () => {
+    const handle = shared.open()
+    handles.push(handle)
+    const app = await buildApp(testConfig(), { database: handle, logger: false, catalogCache: true })
+    try {
+      // A new writer, say a bulk price change, that forgot to say what it changes: the service cannot start.
+      expect(() => app.post('/admin/reprice', async () => ({}))).toThrow(
+        'POST /admin/reprice: a route that writes must declare config.invalidates, the change-feed topics it changes ([] for none; see docs/catalog.md)',
+      )
+      // The same writer, declared: its write shows on the very next read.
+      app.post('/admin/reprice', { config: { invalidates: ['catalog'] } }, async () => {
+        await app.db.updateTable('products').set({ price_cents: 4200 }).execute()
+        return { ok: true }
+      })
+      await app.ready()
+      const product = await createProduct(app, { name: 'Repriced' })
+      expect((await readProduct(app, product.id)).body.price).toBe(10)
+      expect((await readProduct(app, product.id)).body.price).toBe(10)
+      expect((await app.inject({ method: 'POST', url: '/admin/reprice' })).statusCode).toBe(200)
+      expect((await readProduct(app, product.id)).body.price).toBe(42)
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('does not store the answer of a read that was under way when the cache was emptied', async () => {
+    const handle = shared.open()
+    handles.push(handle)
+    const app = await buildApp(testConfig(), { database: handle, logger: false, catalogCache: true })
+    // A product read that has its answer waits at a gate the test opens: a write lands in between.
+    let gate: Promise<void> | undefined
+    let reached: () => void = () => {}
+    const paused = new Promise<void>((resolve) => (reached = resolve))
+    app.addHook('preSerialization', async (request, _reply, payload) => {
+      if (gate && request.method === 'GET' && request.url.startsWith('/products/')) {
+        reached()
+        await gate
+      }
+      return payload
+    })
+    try {
+      await app.ready()
+      const product = await createProduct(app, { name: 'In flight' })
+      let open: () => void = () => {}
+      gate = new Promise((resolve) => (open = resolve))
+      const read = app.inject({ method: 'GET', url: `/products/${product.id}` })
+      await paused
+      gate = undefined
+      const update = await app.inject({ method: 'PUT', url: `/products/${product.id}`, headers: bearer(admin), payload: { name: 'Landed' } })
+      expect(update.statusCode).toBe(200)
+      open()
+      // The read answers what it read; its answer is not kept.
+      expect((await read).json()).toMatchObject({ name: 'In flight' })
+      const hits = app.catalogCache.hits().total
+      expect((await readProduct(app, product.id)).body.name).toBe('Landed')
+      expect(app.catalogCache.hits().total).toBe(hits)
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('is off with CATALOG_CACHE_MAX_BYTES=0', async () => {
+    const handle = shared.open()
+    handles.push(handle)
+    const app = await buildApp(testConfig({ CATALOG_CACHE_MAX_BYTES: '0' }), { database: handle, logger: false, catalogCache: true })
+    try {
+      await app.ready()
+      const product = await createProduct(app, { name: 'Uncached' })
+      for (let i = 0; i < 3; i++) expect((await readProduct(app, product.id)).body.name).toBe('Uncached')
+      expect(app.catalogCache.hits().total).toBe(0)
+      expect(app.catalogCache.usage()).toEqual({ entries: 0, keys: 0, bytes: 0 })
+    } finally {
+      await app.close()
+    }
   })
 })

@@ -65,7 +65,7 @@ describe('GET /products', () => {
     const first = await list('?limit=2&sort=price_asc')
     expect(first.names).toEqual(['Ball', 'Kite'])
     expect(first.res.headers['x-total-count']).toBe('6')
-    expect(first.res.headers.link).toBe('<http://shop.test/products?limit=2&sort=price_asc&offset=2>; rel="next"')
+    expect(first.res.headers.link).toBe('<http://shop.test/products?limit=2&offset=2&sort=price_asc>; rel="next"')
     const middle = await list('?limit=2&offset=2&sort=price_asc')
     expect(middle.names).toEqual(['Novel', 'Gift card'])
     expect(middle.res.headers.link).toBe(
@@ -77,7 +77,30 @@ describe('GET /products', () => {
     const beyond = await list('?offset=50')
     expect(beyond.names).toEqual([])
     expect(beyond.res.headers['x-total-count']).toBe('6')
-    expect(beyond.res.headers.link).toBe('<http://shop.test/products?offset=0&limit=100>; rel="prev"')
+    expect(beyond.res.headers.link).toBe('<http://shop.test/products?limit=100&offset=0>; rel="prev"')
+  })
+
+  it('links with the parameters as the service read them: one order, known ones only, defaults left out', async () => {
+    const messy = await list('?junk=x&sort=price_asc&offset=02&limit=2.0&q=%20a%20&sort2=1')
+    const tidy = await list('?limit=2&offset=2&q=a&sort=price_asc')
+    expect(messy.res.statusCode).toBe(200)
+    expect(messy.names).toEqual(tidy.names)
+    expect(messy.res.headers.link).toBe(tidy.res.headers.link)
+    expect(tidy.res.headers.link).toBe(
+      '<http://shop.test/products?limit=2&offset=4&q=a&sort=price_asc>; rel="next", <http://shop.test/products?limit=2&offset=0&q=a&sort=price_asc>; rel="prev"',
+    )
+    expect((await list('?sort=newest&limit=1')).res.headers.link).toBe('<http://shop.test/products?limit=1&offset=1>; rel="next"')
+    // A link followed gives the page it names: a term with spaces, quotes and % round-trips.
+    const p = await makeProduct(t.app, { name: 'Taza "50% off" a', description: 'x' })
+    const other = await makeProduct(t.app, { name: 'Taza "50% off" b', description: 'x' })
+    const page = await list(`?q=${encodeURIComponent('"50% off"')}&limit=1`)
+    expect(page.names).toEqual(['Taza "50% off" b'])
+    const next = /<http:\/\/shop\.test([^>]+)>; rel="next"/.exec(page.res.headers.link as string)?.[1]
+    expect(next).toBe('/products?limit=1&offset=1&q=%2250%25+off%22')
+    const followed = await t.app.inject({ method: 'GET', url: next! })
+    expect((followed.json() as Product[]).map((x) => x.name)).toEqual(['Taza "50% off" a'])
+    await t.app.db.deleteFrom('products').where('id', 'in', [p.id, other.id]).execute()
+    t.app.catalogCache.invalidate()
   })
 
   it.each([
@@ -112,9 +135,11 @@ describe('GET /products', () => {
     expect((await list('?q=100%25 nat')).names).toEqual(['Zapato "clásico"'])
     expect((await list('?q=ZAPATO')).names).toEqual(['Zapato "clásico"'])
     await t.app.db.updateTable('products').set({ name: 'Bota' }).where('id', '=', p.id).execute()
+    t.app.catalogCache.invalidate()
     expect((await list('?q=zapato')).names).toEqual([])
     expect((await list('?q=bota')).names).toEqual(['Bota'])
     await t.app.db.deleteFrom('products').where('id', '=', p.id).execute()
+    t.app.catalogCache.invalidate()
     expect((await list('?q=bota')).names).toEqual([])
     expect((await list('?q=cuero')).res.headers['x-total-count']).toBe('0')
   })

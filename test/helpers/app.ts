@@ -11,6 +11,13 @@ import { createPgSchema, testDatabaseUrl } from './pg-schema.js'
 
 export const dialect = process.env.TEST_DIALECT === 'postgres' ? 'postgres' : 'sqlite'
 
+/**
+ * TEST_CATALOG_CACHE=on (the Vitest project `sqlite-cached`) runs the suite with the product read
+ * cache on, as production does; tests that write rows straight into the database then say so with
+ * `app.catalogCache.invalidate()`, as any writer must.
+ */
+export const catalogCacheOn = process.env.TEST_CATALOG_CACHE === 'on'
+
 export interface TestApp {
   app: FastifyInstance
   config: Config
@@ -54,7 +61,7 @@ export async function createTestApp(env: Record<string, string> = {}, extra: { r
   const dataDir = mkdtempSync(join(tmpdir(), 'shop-test-'))
   const config = testConfig(env, dataDir)
   const { handle, drop } = await openTestDatabase()
-  const app = await buildApp(config, { database: handle, logger: false, ...extra })
+  const app = await buildApp(config, { database: handle, logger: false, catalogCache: catalogCacheOn, ...extra })
   await app.ready()
   return {
     app,

@@ -56,6 +56,8 @@ export function productRow(values: ProductValues = {}): Insertable<ProductsTable
 /** Inserts a product row directly (no image file behind it). */
 export async function makeProduct(app: FastifyInstance, values: ProductValues = {}): Promise<Product> {
   const row = await app.db.insertInto('products').values(productRow(values)).returningAll().executeTakeFirstOrThrow()
+  // Written behind the service's back: the product read cache must hear of it.
+  app.catalogCache.invalidate()
   return productRowToProduct(row)
 }
 
@@ -67,6 +69,7 @@ export async function makeProducts(app: FastifyInstance, values: ProductValues[]
     const rows = await app.db.insertInto('products').values(values.slice(i, i + 300).map(productRow)).returningAll().execute()
     products.push(...rows.map(productRowToProduct))
   }
+  app.catalogCache.invalidate()
   return products.sort((a, b) => a.id - b.id)
 }
 

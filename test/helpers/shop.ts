@@ -37,6 +37,7 @@ export async function countRows(app: FastifyInstance, table: 'orders' | 'order_i
 
 export async function deleteProduct(app: FastifyInstance, productId: number): Promise<void> {
   await app.db.deleteFrom('products').where('id', '=', productId).execute()
+  app.catalogCache.invalidate()
 }
 
 /** Puts lines into a user's cart directly. */

@@ -12,6 +12,8 @@ export async function cartRoutes(app: FastifyInstance): Promise<void> {
   const tags = ['cart']
   const security = [{ bearerAuth: [] }]
   const onRequest = app.authenticate
+  // A cart line changes nothing cached: stock moves only when an order is placed.
+  const config = { invalidates: [] }
 
   app.get('/cart', {
     onRequest,
@@ -21,6 +23,7 @@ export async function cartRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Body: AddToCartInput }>('/cart/add', {
     onRequest,
+    config,
     schema: { tags, summary: 'Add a product (combines with an existing line)', security, body: AddToCartBody, response: { 200: CartItem, 201: CartItem, ...errors } },
     handler: async (request, reply) => {
       const { item, created } = await service.addToCart(app.db, request.user.id, request.body)
@@ -30,12 +33,14 @@ export async function cartRoutes(app: FastifyInstance): Promise<void> {
 
   app.put<{ Params: { id: number }; Body: { quantity: number } }>('/cart/item/:id', {
     onRequest,
+    config,
     schema: { tags, summary: 'Change a line’s quantity', security, params: IdParams, body: UpdateCartItemBody, response: { 200: CartItem, ...errors } },
     handler: async (request) => service.updateCartItem(app.db, request.user.id, request.params.id, request.body.quantity),
   })
 
   app.delete<{ Params: { id: number } }>('/cart/item/:id', {
     onRequest,
+    config,
     preValidation: rejectBody,
     schema: { tags, summary: 'Remove a line', security, params: IdParams, response: { 200: MessageResponse, ...errors } },
     handler: async (request) => {
@@ -46,6 +51,7 @@ export async function cartRoutes(app: FastifyInstance): Promise<void> {
 
   app.delete('/cart/clear', {
     onRequest,
+    config,
     preValidation: rejectBody,
     schema: { tags, summary: 'Empty the cart', security, response: { 200: MessageResponse, ...errors } },
     handler: async (request) => {

@@ -35,6 +35,8 @@ export async function categoriesRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Body: CreateCategoryInput }>('/categories', {
     onRequest: admin,
+    // The catalog topic is categories and products alike: a cache of either hears it.
+    config: { invalidates: ['catalog'] },
     preValidation: trimName,
     schema: { tags, summary: 'Create a category (admin)', security, body: CreateCategoryBody, response: { 201: Category, ...errors } },
     handler: async (request, reply) => reply.code(201).send(await service.createCategory(app.db, request.body)),
@@ -42,6 +44,7 @@ export async function categoriesRoutes(app: FastifyInstance): Promise<void> {
 
   const updateRoute = {
     onRequest: admin,
+    config: { invalidates: ['catalog'] as const },
     preValidation: trimName,
     schema: { tags, summary: 'Change a category (admin)', security, params: IdParams, body: UpdateCategoryBody, response: { 200: Category, ...errors } },
     handler: async (request: FastifyRequest<{ Params: { id: number }; Body: UpdateCategoryInput }>) =>
@@ -52,6 +55,7 @@ export async function categoriesRoutes(app: FastifyInstance): Promise<void> {
 
   app.delete<{ Params: { id: number } }>('/categories/:id', {
     onRequest: admin,
+    config: { invalidates: ['catalog'] },
     schema: { tags, summary: 'Delete an unused category (admin)', security, params: IdParams, response: { 200: MessageResponse, ...errors } },
     handler: async (request) => {
       await service.deleteCategory(app.db, request.params.id)

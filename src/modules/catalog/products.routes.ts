@@ -10,17 +10,32 @@ import { type ListProductsInput, ListProductsQuery, Product, ProductList } from 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 413: ErrorResponse, 422: ErrorResponse, 500: ErrorResponse }
 const NO_FORM = { fields: {}, image: null, strayFileField: null }
 
-/** RFC 8288 `Link` with `next`/`prev` when they exist; the other query parameters are kept. */
-function pageLinks(publicUrl: string, request: FastifyRequest, page: { limit: number; offset: number }, total: number): string | null {
-  const search = new URLSearchParams(request.url.split('?')[1] ?? '')
-  const link = (offset: number, rel: string) => {
-    search.set('limit', String(page.limit))
-    search.set('offset', String(offset))
-    return `<${publicUrl}/products?${search.toString()}>; rel="${rel}"`
-  }
+/**
+ * The list's URL for a validated query: the parameters in one fixed order, each as the service
+ * reads it, those at their default left out (paging always shown). Every request for the same
+ * answer names the same URL, whatever it sent (`?sort=newest&limit=010&junk=1` is
+ * `/products?limit=10&offset=0`): the cache's key, and what `Link` points to.
+ */
+export function productListPath(query: ListProductsInput, offset = query.offset): string {
+  const search = new URLSearchParams()
+  search.set('limit', String(query.limit))
+  search.set('offset', String(offset))
+  if (query.categoryId !== undefined) search.set('categoryId', String(query.categoryId))
+  // The service ignores the spaces around a term, and an empty term.
+  const q = query.q?.trim()
+  if (q) search.set('q', q)
+  if (query.minPrice !== undefined) search.set('minPrice', String(query.minPrice))
+  if (query.maxPrice !== undefined) search.set('maxPrice', String(query.maxPrice))
+  if (query.sort !== 'newest') search.set('sort', query.sort)
+  return `/products?${search.toString()}`
+}
+
+/** RFC 8288 `Link` with `next`/`prev` when they exist, the other parameters kept (as the service read them). */
+function pageLinks(publicUrl: string, query: ListProductsInput, total: number): string | null {
+  const link = (offset: number, rel: string) => `<${publicUrl}${productListPath(query, offset)}>; rel="${rel}"`
   const links: string[] = []
-  if (page.offset + page.limit < total) links.push(link(page.offset + page.limit, 'next'))
-  if (page.offset > 0) links.push(link(Math.max(0, Math.min(page.offset - page.limit, total - page.limit)), 'prev'))
+  if (query.offset + query.limit < total) links.push(link(query.offset + query.limit, 'next'))
+  if (query.offset > 0) links.push(link(Math.max(0, Math.min(query.offset - query.limit, total - query.limit)), 'prev'))
   return links.length > 0 ? links.join(', ') : null
 }
 
@@ -46,10 +61,11 @@ export async function productsRoutes(app: FastifyInstance, options: { config: Co
       querystring: ListProductsQuery,
       response: { 200: ProductList, 422: ErrorResponse },
     },
+    config: { catalogCacheKey: (request) => productListPath(request.query as ListProductsInput) },
     handler: async (request, reply) => {
       const { items, total } = await service.listProducts(app, request.query)
       reply.header('X-Total-Count', total)
-      const links = pageLinks(publicUrl, request, request.query, total)
+      const links = pageLinks(publicUrl, request.query, total)
       if (links) reply.header('Link', links)
       return items
     },
@@ -57,11 +73,13 @@ export async function productsRoutes(app: FastifyInstance, options: { config: Co
 
   app.get<{ Params: { id: number } }>('/products/:id', {
     schema: { tags, summary: 'Get a product', params: IdParams, response: { 200: Product, 404: ErrorResponse, 422: ErrorResponse } },
+    config: { catalogCacheKey: (request) => `/products/${(request.params as { id: number }).id}` },
     handler: async (request) => service.getProduct(app, request.params.id),
   })
 
   app.post('/products', {
     onRequest: admin,
+    config: { invalidates: ['catalog'] },
     schema: {
       tags,
       summary: 'Create a product with its image (admin, multipart/form-data)',
@@ -78,6 +96,7 @@ export async function productsRoutes(app: FastifyInstance, options: { config: Co
 
   app.put<{ Params: { id: number } }>('/products/:id', {
     onRequest: admin,
+    config: { invalidates: ['catalog'] },
     schema: {
       tags,
       summary: 'Change a product (admin; multipart, or JSON without an image)',
@@ -94,6 +113,7 @@ export async function productsRoutes(app: FastifyInstance, options: { config: Co
 
   app.delete<{ Params: { id: number } }>('/products/:id', {
     onRequest: admin,
+    config: { invalidates: ['catalog'] },
     schema: { tags, summary: 'Delete a product (admin)', security, params: IdParams, response: { 200: MessageResponse, ...errors } },
     handler: async (request) => {
       await service.deleteProduct(context(request), request.params.id)

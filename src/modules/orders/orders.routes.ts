@@ -12,6 +12,8 @@ export async function ordersRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Headers: { 'idempotency-key'?: string } }>('/orders', {
     onRequest: app.authenticate,
+    // An order takes stock: product reads show it.
+    config: { invalidates: ['catalog'] },
     preValidation: rejectBody,
     schema: {
       tags,
@@ -40,6 +42,8 @@ export async function ordersRoutes(app: FastifyInstance): Promise<void> {
 
   const statusRoute = {
     onRequest: app.requireRole('admin'),
+    // Cancelling puts stock back.
+    config: { invalidates: ['catalog'] as const },
     schema: { tags, summary: 'Move an order to another status (admin)', security, params: IdParams, body: UpdateStatusBody, response: { 200: Order, ...errors } },
     handler: async (request: FastifyRequest<{ Params: { id: number }; Body: { status: OrderStatus } }>, _reply: FastifyReply) =>
       service.changeOrderStatus(app.db, request.params.id, request.body.status),

@@ -34,6 +34,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Body: RegisterInput }>('/auth/register', {
     onRequest: app.authRateLimit,
+    config: { invalidates: [] },
     preValidation: trimTextFields,
     schema: { tags, summary: 'Register a customer', body: RegisterBody, response: { 201: RegisterResponse, ...errors, 429: ErrorResponse } },
     handler: async (request, reply) => {
@@ -44,6 +45,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
 
   app.post<{ Body: { email: string; password: string } }>('/auth/login', {
     onRequest: app.authRateLimit,
+    config: { invalidates: [] },
     preValidation: trimTextFields,
     schema: { tags, summary: 'Exchange credentials for a token', body: LoginBody, response: { 200: LoginResponse, ...errors, 429: ErrorResponse } },
     handler: async (request) => {
@@ -54,6 +56,8 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
 
   const createUserRoute = {
     onRequest: admin,
+    // A new user has no cached credentials yet.
+    config: { invalidates: [] },
     preValidation: trimTextFields,
     schema: { tags, summary: 'Create a user with a role (admin)', security: secured, body: CreateUserBody, response: { 201: User, ...errors } },
     handler: async (request: FastifyRequest<{ Body: CreateUserInput }>, reply: import('fastify').FastifyReply) => {
@@ -83,6 +87,8 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
 
   app.patch<{ Params: { id: number }; Body: UpdateUserInput }>('/auth/users/:id', {
     onRequest: admin,
+    // The cached credentials state of the user (plugins/auth.ts).
+    config: { invalidates: ['users'] },
     preValidation: trimTextFields,
     schema: { tags, summary: 'Change a user (admin)', security: secured, params: IdParams, body: UpdateUserBody, response: { 200: User, ...errors } },
     handler: async (request) => service.updateUser(app.db, request.user.id, request.params.id, request.body),
@@ -90,6 +96,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
 
   app.delete<{ Params: { id: number } }>('/auth/users/:id', {
     onRequest: admin,
+    config: { invalidates: ['users'] },
     schema: { tags, summary: 'Delete a user (admin)', security: secured, params: IdParams, response: { 200: MessageResponse, ...errors } },
     handler: async (request) => {
       await service.deleteUser(app.db, request.user.id, request.params.id)

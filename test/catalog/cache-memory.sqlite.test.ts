@@ -1,0 +1,92 @@
+import type { AddressInfo } from 'node:net'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import type { FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { openTestDatabase, testConfig } from '../helpers/app.js'
+import { makeProduct } from '../helpers/catalog.js'
+
+// The product read cache's memory under a flood of distinct URLs, measured on the real heap: what
+// the cache holds must stay within CATALOG_CACHE_MAX_BYTES, whatever the URLs. The cache is the
+// same on every database: this runs on SQLite only.
+
+// A garbage collection on demand, without starting Node with --expose-gc (as Jest's leak detector
+// does): the flag is set at run time, and a new context picks up `gc`. This file runs in a worker
+// process of its own (pool: forks).
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+
+const BUDGET = 2_000_000
+/** What the heap moves by between two floods with no cache at all (code, buffers, collector timing). */
+const NOISE = 1_000_000
+/** How exactly two measures of the heap agree. */
+const MEASURE = 64 * 1024
+let app: FastifyInstance
+let drop: () => Promise<void>
+let base: string
+
+/** Heap and ArrayBuffer bytes in use after full collections (bodies are ArrayBuffers, outside the heap). */
+function memoryInUse(): number {
+  for (let i = 0; i < 3; i++) gc()
+  const usage = process.memoryUsage()
+  return usage.heapUsed + usage.arrayBuffers
+}
+
+async function get(url: string): Promise<void> {
+  const response = await fetch(base + url)
+  expect(response.status).toBe(200)
+  await response.arrayBuffer()
+}
+
+/** The bytes the cache holds for real: memory in use with it full, less memory in use once it is emptied. */
+async function heldByCache(): Promise<{ real: number; counted: number }> {
+  const counted = app.catalogCache.usage().bytes
+  const full = memoryInUse()
+  const cleared = app.catalogCache.nextClear()
+  app.catalogCache.invalidate()
+  await cleared
+  return { real: full - memoryInUse(), counted }
+}
+
+beforeAll(async () => {
+  const database = await openTestDatabase()
+  drop = database.drop
+  app = await buildApp(testConfig({ CATALOG_CACHE_MAX_BYTES: String(BUDGET) }), { database: database.handle, logger: false, catalogCache: true })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  for (let i = 0; i < 40; i++) await makeProduct(app, { name: `Flood ${i}`, description: 'd'.repeat(100) })
+})
+
+afterAll(async () => {
+  await app?.close()
+  await drop?.()
+})
+
+describe('product read cache memory', () => {
+  const big = 'x'.repeat(12_000)
+
+  const floods: [string, (i: number) => string][] = [
+    // The finding: 8,000 such requests cost ~24 KB of heap each, against 429 bytes counted.
+    ['unknown parameters in 12 KB URLs', (i) => `/products?limit=10&junk=${i}${big}`],
+    ['12 KB URLs of known parameters, each remembered', (i) => `/products?limit=${'0'.repeat(11_000 + (i % 4000))}10`],
+    ['distinct queries, each its own entry', (i) => `/products?limit=${1 + (i % 40)}&offset=${i}&q=${'o'.repeat(1 + (i % 90))}`],
+  ]
+
+  it.each(floods)('holds at most its budget against %s', async (_name, url) => {
+    // Everything compiled and warm before the first measure: a first flood of each kind, forgotten.
+    for (let i = 0; i < 200; i++) await get(url(3000 + i))
+    await heldByCache()
+
+    const before = memoryInUse()
+    for (let i = 0; i < 2000; i++) await get(url(i))
+    const grown = memoryInUse() - before
+    expect(grown).toBeLessThanOrEqual(BUDGET + NOISE)
+
+    const { real, counted } = await heldByCache()
+    // Every byte the cache holds is counted, and the count stays within the budget.
+    expect(real).toBeLessThanOrEqual(counted + MEASURE)
+    expect(counted).toBeLessThanOrEqual(BUDGET)
+    console.log(`${_name}: heap +${grown} bytes over the flood; the cache held ${real} bytes, counted ${counted}`)
+  })
+})
