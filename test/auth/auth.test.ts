@@ -1,5 +1,5 @@
 import { createDecoder, createSigner } from 'fast-jwt'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type TestApp, createTestApp } from '../helpers/app.js'
 import { bearer, makeUser, uniqueEmail } from '../helpers/factories.js'
 
@@ -335,6 +335,24 @@ describe('admin user management', () => {
     expect((await t.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(401)
     expect((await post('/auth/login', { email: user.email, password: user.password })).statusCode).toBe(401)
     expect((await post('/auth/login', { email: user.email, password: 'brand-new-pass' })).statusCode).toBe(200)
+  })
+
+  it('a password or role change ends a token issued in the same millisecond', async () => {
+    // A stopped clock: the token, the change and the check all happen at one instant.
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      for (const payload of [{ password: 'brand-new-pass' }, { role: 'admin' }]) {
+        const user = await makeUser(t.app)
+        expect((await t.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
+        const res = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload })
+        expect(res.statusCode).toBe(200)
+        const after = await t.app.inject({ url: '/auth/me', headers: bearer(user) })
+        expect(after.statusCode).toBe(401)
+        expect(after.json()).toEqual({ error: 'Token inválido o expirado' })
+      }
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('PATCH refuses: own role (403), a taken e-mail (409), unknown user (404), bad fields (422), empty body (422)', async () => {

@@ -91,9 +91,11 @@ export async function updateUser(db: Db, actorId: number, id: number, input: Upd
   }
   if (input.password !== undefined) changes.password_hash = await hashPassword(input.password)
   if (input.role !== undefined) changes.role = input.role
-  // Tokens issued before a role or password change stop working.
+  // Tokens issued before a role or password change stop working. Tokens carry milliseconds: one issued in the
+  // same millisecond as the change cannot be told from one issued just after it, so the change counts from
+  // the next millisecond and both are ended (a new log-in a millisecond later is valid).
   if (input.password !== undefined || (input.role !== undefined && input.role !== current.role)) {
-    changes.credentials_changed_at = now
+    changes.credentials_changed_at = new Date(Date.parse(now) + 1).toISOString()
   }
   try {
     const row = await repo.updateUserById(db, id, changes)
