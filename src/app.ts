@@ -52,7 +52,7 @@ function genReqId(request: IncomingMessage): string {
 
 /** Builds the whole service on a migrated database; used by the server, the CLI and the tests. */
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
-  const handle = options.database ?? connectDatabase(config.databaseUrl)
+  const handle = options.database ?? connectDatabase(config.databaseUrl, { timeouts: config.postgres })
   await migrateToLatest(handle.db, handle.schema)
   if (config.admin) await ensureAdmin(handle.db, config.admin)
 

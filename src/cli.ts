@@ -1,7 +1,7 @@
 import 'dotenv/config'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config.js'
-import { connectDatabase } from './db/connect.js'
+import { connectDatabase, startupFailureLine, waitForDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { seedCatalog } from './modules/catalog/catalog.seed.js'
 import { createImageHost } from './modules/images/image-host.js'
@@ -15,8 +15,13 @@ const usage = `Usage: npm run cli -- <command>
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   const config = loadConfig()
-  const { db } = connectDatabase(config.databaseUrl)
+  const handle = connectDatabase(config.databaseUrl, { timeouts: config.postgres })
+  const { db } = handle
   try {
+    // Waits for a database that is starting, for a bounded time, as the server does.
+    if (command === 'migrate' || command === 'create-admin' || command === 'seed') {
+      await waitForDatabase(handle, config.databaseUrl, config.postgres.startupTimeoutMs)
+    }
     switch (command) {
       case 'migrate': {
         const result = await migrateToLatest(db)
@@ -56,7 +61,9 @@ async function main(argv: string[]): Promise<number> {
 try {
   process.exitCode = await main(process.argv.slice(2))
 } catch (error) {
+  const databaseLine = startupFailureLine(error, process.env.DATABASE_URL ?? '')
   if (error instanceof ConfigError) console.error(error.message)
+  else if (databaseLine !== undefined) console.error(databaseLine)
   else console.error(error)
   process.exitCode = 1
 }

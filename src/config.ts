@@ -19,6 +19,8 @@ export interface Config {
   readonly logLevel: string
   readonly corsOrigin: string | null
   readonly storage: StorageConfig
+  /** Bounded waits toward PostgreSQL (unused on SQLite). */
+  readonly postgres: { readonly connectTimeoutMs: number; readonly statementTimeoutMs: number; readonly startupTimeoutMs: number }
 }
 
 export type StorageConfig =
@@ -137,6 +139,13 @@ export function loadConfig(env: Env = process.env): Config {
 
   const storage = parseStorage(env, value, dataDir, problems)
 
+  // PostgreSQL: every wait is bounded (src/db/connect.ts); 0 turns the statement timeout off (a long migration).
+  const postgres = {
+    connectTimeoutMs: integer('PG_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    statementTimeoutMs: integer('PG_STATEMENT_TIMEOUT_MS', 5000, 0, 86_400_000),
+    startupTimeoutMs: integer('PG_STARTUP_TIMEOUT_MS', 30_000, 0, 3_600_000),
+  }
+
   if (problems.length > 0) throw new ConfigError(problems)
 
   if (jwtSecret === '') jwtSecret = readOrCreateDevSecret(dataDir)
@@ -157,6 +166,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     corsOrigin: value('CORS_ORIGIN') ?? null,
     storage: Object.freeze(storage),
+    postgres: Object.freeze(postgres),
   })
 }
 
