@@ -46,8 +46,6 @@ export interface ConnectOptions {
   readonly schema?: string
   readonly poolSize?: number
   readonly timeouts?: PostgresTimeouts
-  /** PostgreSQL's application_name of every connection (pg_stat_activity shows it); the listener adds " listener". */
-  readonly applicationName?: string
 }
 
 // COUNT(*) and bigint columns come back as strings by default; every count we read fits a JS number.
@@ -71,7 +69,9 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite', status: alwaysAvailable(), probe: async () => {} }
   }
   const { connectTimeoutMs, statementTimeoutMs } = options.timeouts ?? defaultPostgresTimeouts
-  const applicationName = options.applicationName ?? 'shop-api'
+  // pg_stat_activity names every connection: `shop-api` unless the URL says (?application_name=),
+  // and the change feed's listener the same with `-listener`.
+  const { applicationName, listenerUrl } = nameConnections(url)
   const clientConfig: pg.ClientConfig = {
     connectionString: url,
     application_name: applicationName,
@@ -113,10 +113,22 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(pool, status) }) }),
     dialect: 'postgres',
-    createClient: () => new pg.Client({ ...clientConfig, application_name: `${applicationName} listener`.slice(0, 63) }),
+    createClient: () => new pg.Client({ ...clientConfig, connectionString: listenerUrl }),
     status,
     probe,
     ...(options.schema ? { schema: options.schema } : {}),
+  }
+}
+
+function nameConnections(url: string): { applicationName: string; listenerUrl: string } {
+  try {
+    const parsed = new URL(url)
+    const applicationName = parsed.searchParams.get('application_name') ?? 'shop-api'
+    parsed.searchParams.set('application_name', `${applicationName}-listener`.slice(0, 63))
+    return { applicationName, listenerUrl: parsed.toString() }
+  } catch {
+    // pg reads more forms than URL does; such a URL names its connections itself, or not at all.
+    return { applicationName: 'shop-api', listenerUrl: url }
   }
 }
 

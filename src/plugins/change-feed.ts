@@ -149,6 +149,12 @@ function listenOnPostgres(app: FastifyInstance, feed: Feed, handle: DatabaseHand
     }
   }
 
+  // A silent server sends the listener no error; once the database is known to be lost, the
+  // caches stop trusting the listener at once rather than at its next heartbeat.
+  handle.status.onLost((error) => {
+    if (client) lost(client, error instanceof Error ? error : new Error(String(error)))
+  })
+
   // One NOTIFY per topic in flight at a time: writes arriving meanwhile share the next one, sent
   // after they committed, so a burst of orders costs a handful of notifications, not one each.
   // A NOTIFY that fails (the database is away) stays pending and is sent again until it goes out:
