@@ -95,6 +95,9 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     try {
       await client.connect()
       await client.query('select 1')
+    } catch (error) {
+      // "Too many connections" is an answer: the server is there, only full (the pool's own still work).
+      if ((error as { code?: unknown }).code !== '53300') throw error
     } finally {
       await client.end().catch(() => {})
     }

@@ -9,9 +9,11 @@ import type { DatabaseHandle } from '../db/connect.js'
  * caches (the catalog's responses, the users' token state) can be emptied everywhere:
  * - On this instance, `publish` calls the topic's subscribers at once, before the writing request
  *   answers.
- * - On PostgreSQL, `publish` also sends NOTIFY on one channel, and every instance LISTENs on a
- *   connection of its own. While that connection is down, `live` is false and caches must be
- *   bypassed; when it is back, every topic fires (whatever changed meanwhile was not heard).
+ * - On PostgreSQL, `publish` also sends NOTIFY on one channel, through the pool (so it goes out
+ *   whether or not this instance's listener is up, and is sent again until it does), and every
+ *   instance LISTENs on a connection of its own, checked every 5 s. While that connection is down,
+ *   or the database is lost, `live` is false and caches must be bypassed; when it is back, every
+ *   topic fires (whatever changed meanwhile was not heard).
  * - On SQLite, `PRAGMA data_version` (it moves when another connection commits) is polled, and a
  *   move fires every topic.
  */
