@@ -97,7 +97,12 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
       await client.query('select 1')
     } catch (error) {
       // "Too many connections" is an answer: the server is there, only full (the pool's own still work).
-      if ((error as { code?: unknown }).code !== '53300') throw error
+      if ((error as { code?: unknown }).code === '53300') return
+      // pg says "timeout expired" or "Query read timeout"; say what did not happen in time.
+      if (error instanceof Error && /timeout/i.test(error.message) && !('code' in error)) {
+        throw new Error(`no answer within ${connectTimeoutMs} ms`, { cause: error })
+      }
+      throw error
     } finally {
       await client.end().catch(() => {})
     }

@@ -296,6 +296,7 @@ describe.skipIf(skipReason !== undefined)('PostgreSQL away and back (a throw-awa
         expect(result.code, result.stderr).toBe(1)
         expect(result.stderr.trim().split('\n'), result.stderr).toHaveLength(1)
         expect(result.stderr).toMatch(new RegExp(`^Cannot start: the database at postgres://shop@127\\.0\\.0\\.1:${port}/shop did not answer within 2 s \\(.+\\); giving up\\.\\n$`))
+        expect(result.stderr).toContain(index === 0 ? 'ECONNREFUSED' : '(no answer within 500 ms)')
         expect(result.stderr).not.toContain('hunter2secret')
         // 2 s of retries plus node and tsx starting: about 5 s here, up to 10 s on a loaded machine
         // (a hang would be killed at 20 s, with no line).

@@ -21,20 +21,31 @@ export interface ThrowawayPostgres {
   destroy(): Promise<void>
 }
 
-/** Where initdb and pg_ctl are, or why a throw-away cluster cannot be made on this machine. */
+/**
+ * Where initdb and pg_ctl are (TEST_PG_BINDIR, else Debian's /usr/lib/postgresql/<version>/bin, else
+ * the PATH), or why a throw-away cluster cannot be made on this machine.
+ */
 export function findPostgresBinaries(): { bin: string } | { skip: string } {
   const root = '/usr/lib/postgresql'
-  const versions = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)) : []
-  for (const version of versions) {
-    const bin = join(root, version, 'bin')
-    if (existsSync(join(bin, 'initdb')) && existsSync(join(bin, 'pg_ctl'))) {
-      if (process.getuid?.() === 0) {
-        return existsSync('/usr/sbin/runuser') || existsSync('/sbin/runuser') ? { bin } : { skip: 'running as root without runuser to become the postgres user' }
-      }
-      return { bin }
+  const candidates = process.env.TEST_PG_BINDIR
+    ? [process.env.TEST_PG_BINDIR]
+    : [
+        ...(existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)).map((version) => join(root, version, 'bin')) : []),
+        ...(process.env.PATH ?? '').split(':').filter(Boolean),
+      ]
+  const bin = candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')))
+  if (bin === undefined) return { skip: `no PostgreSQL server binaries (initdb, pg_ctl) in ${candidates.length ? candidates.join(', ') : root}` }
+  if (process.getuid?.() === 0 && !existsSync('/usr/sbin/runuser') && !existsSync('/sbin/runuser')) {
+    return { skip: 'running as root, and no runuser to become the postgres user (PostgreSQL refuses to run as root)' }
+  }
+  if (process.getuid?.() === 0) {
+    try {
+      postgresIds()
+    } catch {
+      return { skip: 'running as root, and no postgres user to run the cluster as (PostgreSQL refuses to run as root)' }
     }
   }
-  return { skip: `no PostgreSQL server binaries (initdb, pg_ctl) under ${root}` }
+  return { bin }
 }
 
 export async function freePort(): Promise<number> {
