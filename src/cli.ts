@@ -17,13 +17,12 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig()
   const handle = connectDatabase(config.databaseUrl, { timeouts: config.postgres })
   const { db } = handle
+  // Waits for a database that is starting, for a bounded time, as the server does.
+  const databaseReady = () => waitForDatabase(handle, config.databaseUrl, config.postgres.startupTimeoutMs)
   try {
-    // Waits for a database that is starting, for a bounded time, as the server does.
-    if (command === 'migrate' || command === 'create-admin' || command === 'seed') {
-      await waitForDatabase(handle, config.databaseUrl, config.postgres.startupTimeoutMs)
-    }
     switch (command) {
       case 'migrate': {
+        await databaseReady()
         const result = await migrateToLatest(db)
         const applied = result.results?.map((r) => r.migrationName) ?? []
         console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Schema is up to date')
@@ -38,12 +37,14 @@ async function main(argv: string[]): Promise<number> {
           console.error('create-admin needs --email and --password (at least 6 characters)')
           return 2
         }
+        await databaseReady()
         await migrateToLatest(db)
         const created = await ensureAdmin(db, { email: values.email, password: values.password, name: values.name ?? 'Admin' })
         console.log(created ? `Admin ${values.email.trim().toLowerCase()} created` : `A user with e-mail ${values.email} already exists; nothing changed`)
         return 0
       }
       case 'seed': {
+        await databaseReady()
         await migrateToLatest(db)
         const seeded = await seedCatalog(db, createImageHost(config))
         console.log(`Demo catalog: ${seeded.categoriesCreated} categories and ${seeded.productsCreated} products added (existing ones kept)`)
