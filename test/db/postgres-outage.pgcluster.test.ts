@@ -203,6 +203,35 @@ describe.skipIf(skipReason !== undefined)('PostgreSQL away and back (a throw-awa
     }
   })
 
+  it('a change that could not be told while the database was away from this instance is told once it is back', async () => {
+    // The writer reaches the database through a proxy that goes silent; the reader's listener stays connected.
+    const proxy = await startSilentProxy(cluster.port)
+    const url = await newDatabase()
+    const writer = await openService(url.replace(`:${cluster.port}/`, `:${proxy.port}/`), 'outage-resend-a')
+    const reader = await openService(url, 'outage-resend-b')
+    try {
+      let heard = 0
+      reader.app.changeFeed.subscribe('catalog', () => {
+        heard += 1
+      })
+      await waitFor(() => writer.app.changeFeed.live && reader.app.changeFeed.live, 2000, 'both listening')
+      proxy.silence()
+      writer.app.changeFeed.publish('catalog')
+      await waitFor(() => !writer.app.databaseStatus.available, 5000, "the writer's database lost")
+      const before = heard
+      await new Promise((resolve) => setTimeout(resolve, 600))
+      expect(heard).toBe(before)
+      proxy.restore()
+      await waitFor(() => heard > before, 3000, 'the other instance told after the return')
+      const messages = writer.logs().map((line) => line.msg)
+      expect(messages.filter((msg) => msg.startsWith('change feed: could not tell'))).toHaveLength(1)
+    } finally {
+      await writer.close()
+      await reader.close()
+      await proxy.close()
+    }
+  })
+
   it('a silent database (accepts, never answers): /ready within 2 s, requests bounded, then fast; back when it answers', async () => {
     const proxy = await startSilentProxy(cluster.port)
     const url = (await newDatabase()).replace(`:${cluster.port}/`, `:${proxy.port}/`)
