@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { relative } from 'node:path'
 
-const sqliteOnly = [/\.redis\.test\.ts$/, /\.sqlite\.test\.ts$/, /\.s3\.test\.ts$/, /^test\/config\.test\.ts$/]
+const sqliteOnly = [/\.redis\.test\.ts$/, /\.sqlite\.test\.ts$/, /\.s3\.test\.ts$/, /\.pgcluster\.test\.ts$/, /^test\/config\.test\.ts$/]
 const report = JSON.parse(readFileSync(process.argv[2], 'utf8'))
 const problems = []
 const runs = new Map()
@@ -24,8 +24,13 @@ for (const [name, entry] of runs) {
   if (/\.(redis|s3)\.test\.ts$/.test(name) && (entry.skipped > 0 || entry.passed === 0)) {
     problems.push(`${name}: ${entry.skipped} test(s) skipped, ${entry.passed} passed (is TEST_REDIS_URL set?)`)
   }
+  // A throw-away PostgreSQL cluster: needs the server binaries (initdb, pg_ctl), and runuser when root.
+  if (/\.pgcluster\.test\.ts$/.test(name) && (entry.skipped > 0 || entry.passed === 0)) {
+    problems.push(`${name}: ${entry.skipped} test(s) skipped, ${entry.passed} passed (are PostgreSQL's server binaries installed?)`)
+  }
 }
 if (![...runs.keys()].some((name) => name.endsWith('.redis.test.ts'))) problems.push('no Redis test file ran')
+if (![...runs.keys()].some((name) => name.endsWith('.pgcluster.test.ts'))) problems.push('no PostgreSQL outage test file ran')
 if (report.numFailedTests > 0 || !report.success) problems.push(`${report.numFailedTests} test(s) failed`)
 if (problems.length > 0) {
   console.error(`CI check failed:\n${problems.map((p) => `  - ${p}`).join('\n')}`)

@@ -54,7 +54,7 @@ function genReqId(request: IncomingMessage): string {
 
 /** Builds the whole service on a migrated database; used by the server, the CLI and the tests. */
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
-  const handle = options.database ?? connectDatabase(config.databaseUrl)
+  const handle = options.database ?? connectDatabase(config.databaseUrl, { timeouts: config.postgres })
   await migrateToLatest(handle.db, handle.schema)
 
   // The product read cache answers its hits in the HTTP server's listener, before Fastify (plugins/catalog-cache.ts).

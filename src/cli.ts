@@ -2,7 +2,7 @@ import 'dotenv/config'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config.js'
 import { configWarnings } from './config-warnings.js'
-import { connectDatabase } from './db/connect.js'
+import { connectDatabase, startupFailureLine, waitForDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { seedCatalog } from './modules/catalog/catalog.seed.js'
 import { createImageHost } from './modules/images/image-host.js'
@@ -40,10 +40,14 @@ async function main(argv: string[]): Promise<number> {
     return 2
   }
   const config = loadConfig()
-  const { db } = connectDatabase(config.databaseUrl)
+  const handle = connectDatabase(config.databaseUrl, { timeouts: config.postgres })
+  const { db } = handle
+  // Waits for a database that is starting, for a bounded time, as the server does.
+  const databaseReady = () => waitForDatabase(handle, config.databaseUrl, config.postgres.startupTimeoutMs)
   try {
     switch (command) {
       case 'migrate': {
+        await databaseReady()
         const result = await migrateToLatest(db)
         const applied = result.results?.map((r) => r.migrationName) ?? []
         console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Schema is up to date')
@@ -51,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
       }
       case 'create-admin': {
         if (!admin) return 2
+        await databaseReady()
         await migrateToLatest(db)
         const created = await ensureAdmin(db, admin)
         const email = normalizeEmail(admin.email)
@@ -60,6 +65,7 @@ async function main(argv: string[]): Promise<number> {
       case 'seed': {
         // The demo's image URLs are stored from PUBLIC_URL: the same warning as the service's start-up.
         for (const warning of configWarnings(config)) console.error(`Warning: ${warning}`)
+        await databaseReady()
         await migrateToLatest(db)
         const seeded = await seedCatalog(db, createImageHost(config))
         console.log(`Demo catalog: ${seeded.categoriesCreated} categories and ${seeded.productsCreated} products added (existing ones kept)`)
@@ -77,7 +83,9 @@ async function main(argv: string[]): Promise<number> {
 try {
   process.exitCode = await main(process.argv.slice(2))
 } catch (error) {
+  const databaseLine = startupFailureLine(error, process.env.DATABASE_URL ?? '')
   if (error instanceof ConfigError) console.error(error.message)
+  else if (databaseLine !== undefined) console.error(databaseLine)
   else console.error(error)
   process.exitCode = 1
 }

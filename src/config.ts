@@ -23,6 +23,8 @@ export interface Config {
   readonly catalogCacheMaxBytes: number
   readonly storage: StorageConfig
   readonly http: HttpTimeouts
+  /** Bounded waits toward PostgreSQL (unused on SQLite). */
+  readonly postgres: { readonly connectTimeoutMs: number; readonly statementTimeoutMs: number; readonly startupTimeoutMs: number }
 }
 
 export type StorageConfig =
@@ -149,6 +151,13 @@ export function loadConfig(env: Env = process.env): Config {
 
   const catalogCacheMaxBytes = integer('CATALOG_CACHE_MAX_BYTES', 64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024)
 
+  // PostgreSQL: every wait is bounded (src/db/connect.ts); 0 turns the statement timeout off (a long migration).
+  const postgres = {
+    connectTimeoutMs: integer('PG_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    statementTimeoutMs: integer('PG_STATEMENT_TIMEOUT_MS', 5000, 0, 86_400_000),
+    startupTimeoutMs: integer('PG_STARTUP_TIMEOUT_MS', 30_000, 0, 3_600_000),
+  }
+
   if (problems.length > 0) throw new ConfigError(problems)
 
   if (jwtSecret === '') jwtSecret = readOrCreateDevSecret(dataDir)
@@ -171,6 +180,7 @@ export function loadConfig(env: Env = process.env): Config {
     catalogCacheMaxBytes,
     storage: Object.freeze(storage),
     http: Object.freeze(http),
+    postgres: Object.freeze(postgres),
   })
 }
 

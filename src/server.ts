@@ -2,6 +2,7 @@ import 'dotenv/config'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import { connectDatabase, startupFailureLine, waitForDatabase } from './db/connect.js'
 
 let config
 try {
@@ -14,13 +15,27 @@ try {
   throw error
 }
 
-const app = await buildApp(config)
+// A database that is not up yet (a container starting next to this one) is waited for, for a
+// bounded time; then one line says why the service cannot start, not a stack trace.
+const database = connectDatabase(config.databaseUrl, { timeouts: config.postgres })
+let app
+try {
+  await waitForDatabase(database, config.databaseUrl, config.postgres.startupTimeoutMs)
+  app = await buildApp(config, { database })
+} catch (error) {
+  const line = startupFailureLine(error, config.databaseUrl)
+  if (line === undefined) throw error
+  console.error(line)
+  await database.db.destroy().catch(() => {})
+  process.exit(1)
+}
 
 // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the database.
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'closing after an uncaught error')
   else app.log.info({ signal }, 'shutting down')
   await app.close()
+  await database.db.destroy()
 })
 
 await app.listen({ port: config.port, host: config.host })

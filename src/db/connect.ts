@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
+import { alwaysAvailable, DatabaseStatus, DatabaseUnavailableError, guardPool } from './availability.js'
 import type { Database } from './database.js'
 
 export type Dialect = 'sqlite' | 'postgres'
@@ -14,12 +15,37 @@ export interface DatabaseHandle {
   readonly schema?: string
   /** PostgreSQL only: a new client outside the pool, same server and schema (the cache's LISTEN). */
   readonly createClient?: () => pg.Client
+  /** Whether the database can be reached now; while it cannot, queries fail at once with a 503. */
+  readonly status: DatabaseStatus
+  /** One bounded round trip on a fresh connection; rejects when the database does not answer. */
+  readonly probe: () => Promise<void>
 }
+
+/** Bounded waits toward PostgreSQL (config.ts reads them from PG_*_TIMEOUT_MS). */
+export interface PostgresTimeouts {
+  /** Opening a connection, TCP and start-up handshake included; also the wait for a free pooled one. */
+  readonly connectTimeoutMs: number
+  /** The server cancels a statement (and a transaction left idle) after this long; 0 turns it off. */
+  readonly statementTimeoutMs: number
+}
+
+export const defaultPostgresTimeouts: PostgresTimeouts = { connectTimeoutMs: 5000, statementTimeoutMs: 5000 }
+
+/**
+ * A query whose answer has not arrived this long after the server should have cancelled it is
+ * given up on the client side (a server that accepts and never answers), and its connection dropped.
+ */
+const READ_TIMEOUT_MARGIN_MS = 1000
+/** Idle connections are closed after this long, so a pool does not sit on connections it no longer needs. */
+const IDLE_TIMEOUT_MS = 10_000
+/** TCP keepalive on every connection, so a peer that vanished is noticed by the kernel too. */
+const KEEPALIVE_DELAY_MS = 10_000
 
 export interface ConnectOptions {
   /** PostgreSQL only: the schema to use (tests give each file its own). */
   readonly schema?: string
   readonly poolSize?: number
+  readonly timeouts?: PostgresTimeouts
 }
 
 // COUNT(*) and bigint columns come back as strings by default; every count we read fits a JS number.
@@ -40,18 +66,123 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     reusePreparedStatements(database)
     // SQLite's own lower() and LIKE fold only ASCII letters; searches of non-ASCII text use this instead.
     database.function('fold_case', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value))
-    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite' }
+    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite', status: alwaysAvailable(), probe: async () => {} }
   }
+  const { connectTimeoutMs, statementTimeoutMs } = options.timeouts ?? defaultPostgresTimeouts
+  // pg_stat_activity names every connection: `shop-api` unless the URL says (?application_name=),
+  // and the change feed's listener the same with `-listener`.
+  const { applicationName, listenerUrl } = nameConnections(url)
   const clientConfig: pg.ClientConfig = {
     connectionString: url,
+    application_name: applicationName,
+    connectionTimeoutMillis: connectTimeoutMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+    ...(statementTimeoutMs > 0
+      ? {
+          statement_timeout: statementTimeoutMs,
+          // A transaction left open (a frozen instance) would otherwise hold its row locks for hours.
+          idle_in_transaction_session_timeout: statementTimeoutMs,
+          query_timeout: statementTimeoutMs + READ_TIMEOUT_MARGIN_MS,
+        }
+      : {}),
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   }
-  const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10 })
+  const pool = new pg.Pool({ ...clientConfig, max: options.poolSize ?? 10, idleTimeoutMillis: IDLE_TIMEOUT_MS })
+  const probe = async () => {
+    const client = new pg.Client({ ...clientConfig, query_timeout: connectTimeoutMs })
+    client.on('error', () => {})
+    try {
+      await client.connect()
+      await client.query('select 1')
+    } catch (error) {
+      // "Too many connections" is an answer: the server is there, only full (the pool's own still work).
+      if ((error as { code?: unknown }).code === '53300') return
+      // pg says "timeout expired" or "Query read timeout"; say what did not happen in time.
+      if (error instanceof Error && /timeout/i.test(error.message) && !('code' in error)) {
+        throw new Error(`no answer within ${connectTimeoutMs} ms`, { cause: error })
+      }
+      throw error
+    } finally {
+      await client.end().catch(() => {})
+    }
+  }
+  const status = new DatabaseStatus(probe)
+  // Without these, a pooled connection that PostgreSQL ends (a restart, a failover, pg_terminate_backend)
+  // emits an 'error' nobody handles, and the process exits. pg-pool drops the idle one itself; a
+  // checked-out one fails its next query, and that query's answer says so.
+  pool.on('error', (error) => status.suspect(error))
+  pool.on('connect', (client) => client.on('error', (error) => status.suspect(error)))
+  const end = pool.end.bind(pool)
+  pool.end = (async () => {
+    status.close()
+    await end()
+  }) as typeof pool.end
   return {
-    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(pool, status) }) }),
     dialect: 'postgres',
-    createClient: () => new pg.Client(clientConfig),
+    createClient: () => new pg.Client({ ...clientConfig, connectionString: listenerUrl }),
+    status,
+    probe,
     ...(options.schema ? { schema: options.schema } : {}),
+  }
+}
+
+function nameConnections(url: string): { applicationName: string; listenerUrl: string } {
+  try {
+    const parsed = new URL(url)
+    const applicationName = parsed.searchParams.get('application_name') ?? 'shop-api'
+    parsed.searchParams.set('application_name', `${applicationName}-listener`.slice(0, 63))
+    return { applicationName, listenerUrl: parsed.toString() }
+  } catch {
+    // pg reads more forms than URL does; such a URL names its connections itself, or not at all.
+    return { applicationName: 'shop-api', listenerUrl: url }
+  }
+}
+
+/** The database URL without its password, for messages. */
+export function describeDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    parsed.password = ''
+    parsed.search = ''
+    return parsed.toString()
+  } catch {
+    return url.startsWith('sqlite:') ? url : 'the configured database'
+  }
+}
+
+/** The service cannot start because the database does not answer; the message is one line for the operator. */
+export class DatabaseStartupError extends Error {
+  constructor(url: string, reason: unknown, within?: number) {
+    const why = reason instanceof Error ? reason.message : String(reason)
+    const when = within === undefined ? 'stopped answering during start-up' : `did not answer within ${Math.round(within / 1000)} s`
+    super(`Cannot start: the database at ${describeDatabaseUrl(url)} ${when} (${why || 'no answer'}); giving up.`)
+    this.name = 'DatabaseStartupError'
+  }
+}
+
+/** The one line to print when start-up failed for want of a database; undefined for any other failure. */
+export function startupFailureLine(error: unknown, url: string): string | undefined {
+  if (error instanceof DatabaseStartupError) return error.message
+  if (error instanceof DatabaseUnavailableError) return new DatabaseStartupError(url, error.cause ?? error).message
+  return undefined
+}
+
+/**
+ * Start-up: waits until the database answers, trying again every half second, for at most
+ * `timeoutMs`; then throws a DatabaseStartupError.
+ */
+export async function waitForDatabase(handle: DatabaseHandle, url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      await handle.probe()
+      return
+    } catch (error) {
+      if (Date.now() + 500 >= deadline) throw new DatabaseStartupError(url, error, timeoutMs)
+      await new Promise((resolve) => setTimeout(resolve, 500))
+    }
   }
 }
 

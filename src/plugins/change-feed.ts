@@ -9,9 +9,11 @@ import type { DatabaseHandle } from '../db/connect.js'
  * caches (the catalog's responses, the users' token state) can be emptied everywhere:
  * - On this instance, `publish` calls the topic's subscribers at once, before the writing request
  *   answers.
- * - On PostgreSQL, `publish` also sends NOTIFY on one channel, and every instance LISTENs on a
- *   connection of its own. While that connection is down, `live` is false and caches must be
- *   bypassed; when it is back, every topic fires (whatever changed meanwhile was not heard).
+ * - On PostgreSQL, `publish` also sends NOTIFY on one channel, through the pool (so it goes out
+ *   whether or not this instance's listener is up, and is sent again until it does), and every
+ *   instance LISTENs on a connection of its own, checked every 5 s. While that connection is down,
+ *   or the database is lost, `live` is false and caches must be bypassed; when it is back, every
+ *   topic fires (whatever changed meanwhile was not heard).
  * - On SQLite, `PRAGMA data_version` (it moves when another connection commits) is polled, and a
  *   move fires every topic.
  */
@@ -69,12 +71,27 @@ function isTopic(value: string): value is Topic {
   return (TOPICS as readonly string[]).includes(value)
 }
 
-/** LISTEN on a connection of its own, reconnecting when it is lost; NOTIFY coalesced per topic. */
-function listenOnPostgres(app: FastifyInstance, feed: Feed, connect: () => pg.Client) {
+/** How soon the listener tries again after losing its connection (and between tries). */
+const RECONNECT_MS = 250
+/** How often the listener checks that its connection still answers (a silent server sends no error). */
+const HEARTBEAT_MS = 5000
+const HEARTBEAT_TIMEOUT_MS = 2000
+/** How soon a NOTIFY that could not be sent is tried again. */
+const RESEND_MS = 500
+
+/**
+ * LISTEN on a connection of its own, reconnecting when it is lost; NOTIFY through the pool (so it
+ * goes out whether or not this instance's listener is up), coalesced per topic and sent again until
+ * it goes through.
+ */
+function listenOnPostgres(app: FastifyInstance, feed: Feed, handle: DatabaseHandle, connect: () => pg.Client) {
   const instanceId = `${process.pid}-${Math.random().toString(36).slice(2)}`
   let client: pg.Client | undefined
   let closing = false
   let retry: NodeJS.Timeout | undefined
+  let heartbeat: NodeJS.Timeout | undefined
+  // Logged once per outage, not on every failed reconnection.
+  let reportedLoss = false
   const ignore = () => {}
 
   const discard = (old: pg.Client) => {
@@ -83,23 +100,29 @@ function listenOnPostgres(app: FastifyInstance, feed: Feed, connect: () => pg.Cl
     old.end().catch(ignore)
   }
 
-  const lost = (error: Error) => {
+  const lost = (from: pg.Client, error: Error) => {
+    // Errors of a connection already given up on (its 'end' after its 'error') change nothing.
+    if (client !== undefined && from !== client) return
     feed.live = false
     feed.fireAll()
-    if (client) discard(client)
+    discard(from)
     client = undefined
+    clearInterval(heartbeat)
     if (closing) return
-    app.log.warn({ err: error }, 'change feed: listener lost; caches are bypassed until it is back')
+    if (!reportedLoss) {
+      reportedLoss = true
+      app.log.warn({ err: error }, 'change feed: listener lost; caches are bypassed until it is back')
+    }
     retry ??= setTimeout(() => {
       retry = undefined
       void start()
-    }, 1000)
+    }, RECONNECT_MS)
   }
 
   const start = async (): Promise<void> => {
     const next = connect()
-    next.on('error', lost)
-    next.on('end', () => lost(new Error('connection ended')))
+    next.on('error', (error) => lost(next, error))
+    next.on('end', () => lost(next, new Error('connection ended')))
     next.on('notification', (message) => {
       if (message.channel !== CHANNEL || !message.payload) return
       const [topic, from] = message.payload.split(':')
@@ -109,41 +132,80 @@ function listenOnPostgres(app: FastifyInstance, feed: Feed, connect: () => pg.Cl
       await next.connect()
       await next.query(`listen ${CHANNEL}`)
     } catch (error) {
-      discard(next)
-      lost(error as Error)
+      lost(next, error as Error)
       return
     }
+    if (closing) return discard(next)
     client = next
+    heartbeat = setInterval(() => {
+      // pg reads query_timeout from a query's config too; its types do not list it.
+      next.query({ text: 'select 1', query_timeout: HEARTBEAT_TIMEOUT_MS } as pg.QueryConfig).catch((error: Error) => lost(next, error))
+    }, HEARTBEAT_MS)
+    heartbeat.unref()
     // Whatever changed while nobody was listening.
     feed.fireAll()
     feed.live = true
+    if (reportedLoss) {
+      reportedLoss = false
+      app.log.info('change feed: listening again; caches resume')
+    }
   }
+
+  // A silent server sends the listener no error; once the database is known to be lost, the
+  // caches stop trusting the listener at once rather than at its next heartbeat.
+  handle.status.onLost((error) => {
+    if (client) lost(client, error instanceof Error ? error : new Error(String(error)))
+  })
 
   // One NOTIFY per topic in flight at a time: writes arriving meanwhile share the next one, sent
   // after they committed, so a burst of orders costs a handful of notifications, not one each.
+  // A NOTIFY that fails (the database is away) stays pending and is sent again until it goes out:
+  // an instance whose own connection failed would otherwise keep serving what this write changed.
   const sending = new Set<Topic>()
   const pending = new Set<Topic>()
+  const resend = new Map<Topic, NodeJS.Timeout>()
+  let reportedSendFailure = false
   const notify = (topic: Topic): void => {
-    if (sending.has(topic)) {
-      pending.add(topic)
-      return
-    }
-    const target = client
-    if (!target) return
+    pending.add(topic)
+    if (sending.has(topic) || resend.has(topic) || closing) return
     sending.add(topic)
     pending.delete(topic)
-    target
-      .query('select pg_notify($1, $2)', [CHANNEL, `${topic}:${instanceId}`])
-      .catch((error: Error) => lost(error))
-      .finally(() => {
-        sending.delete(topic)
-        if (pending.has(topic)) notify(topic)
-      })
+    sql`select pg_notify(${CHANNEL}, ${`${topic}:${instanceId}`})`
+      .execute(handle.db)
+      .then(
+        () => {
+          sending.delete(topic)
+          if (reportedSendFailure) {
+            reportedSendFailure = false
+            app.log.info('change feed: notifications go out again')
+          }
+          if (pending.has(topic)) notify(topic)
+        },
+        (error: unknown) => {
+          sending.delete(topic)
+          pending.add(topic)
+          if (!reportedSendFailure) {
+            reportedSendFailure = true
+            app.log.warn({ err: error }, 'change feed: could not tell other instances of a change; trying again')
+          }
+          const timer = setTimeout(() => {
+            resend.delete(topic)
+            notify(topic)
+          }, RESEND_MS)
+          timer.unref()
+          resend.set(topic, timer)
+        },
+      )
   }
 
   const stop = async () => {
     closing = true
     clearTimeout(retry)
+    clearInterval(heartbeat)
+    for (const timer of resend.values()) clearTimeout(timer)
+    if (pending.size > 0) {
+      app.log.warn({ topics: [...pending] }, 'change feed: closing with changes other instances were not told of; their caches expire them')
+    }
     const old = client
     client = undefined
     feed.live = false
@@ -162,7 +224,7 @@ async function changeFeedPlugin(app: FastifyInstance, options: ChangeFeedOptions
   if (options.enabled && handle.dialect === 'postgres') {
     // Without a connection of its own to LISTEN on, other instances' writes would go unseen.
     if (!handle.createClient) throw new Error('the change feed on PostgreSQL needs DatabaseHandle.createClient')
-    const listener = listenOnPostgres(app, feed, handle.createClient)
+    const listener = listenOnPostgres(app, feed, handle, handle.createClient)
     await listener.start()
     feed.tellOthers = listener.notify
     app.addHook('onClose', async () => listener.stop())
