@@ -90,12 +90,9 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
   const states = new CredentialsChangedCache()
   const feed = app.changeFeed
   const cacheCredentials = options.cacheCredentials ?? true
+  // Any change to a user through the service (role, password, deletion) empties the cache everywhere: those
+  // routes declare `invalidates: ['users']` (plugins/invalidation.ts).
   feed.subscribe('users', () => states.clear())
-  // Any change to a user through the service (role, password, deletion) empties the cache everywhere.
-  app.addHook('onSend', (request: FastifyRequest, _reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
-    if (request.method !== 'GET' && request.url.startsWith('/auth/users')) feed.publish('users')
-    done(null, payload)
-  })
 
   /** When the user's credentials last changed (ms), or undefined for a user that no longer exists. */
   const credentialsChangedAt = async (id: number): Promise<number | undefined> => {
