@@ -15,6 +15,8 @@ export interface Config {
   readonly admin: { readonly email: string; readonly password: string; readonly name: string } | null
   readonly authRateLimit: { readonly max: number; readonly windowMs: number }
   readonly redisUrl: string | null
+  /** Bounded waits toward Redis (the auth rate limit fails open, so these bound what an outage costs a login). */
+  readonly redisTimeouts: { readonly connectMs: number; readonly commandMs: number }
   readonly trustProxy: boolean | number | string
   readonly logLevel: string
   readonly corsOrigin: string | null
@@ -32,6 +34,10 @@ export type StorageConfig =
       readonly secretAccessKey: string | null
       readonly publicUrl: string
       readonly forcePathStyle: boolean
+      /** Bounded waits toward the store: TCP/TLS connect and whole request, per attempt. */
+      readonly connectTimeoutMs: number
+      readonly requestTimeoutMs: number
+      readonly maxAttempts: number
     }
 
 export class ConfigError extends Error {
@@ -127,6 +133,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
     problems.push('REDIS_URL must start with redis:// or rediss://')
   }
+  // Redis answers in well under a millisecond; a command that takes 200 ms is an outage, not load.
+  const redisTimeouts = {
+    connectMs: integer('REDIS_CONNECT_TIMEOUT_MS', 1000, 10, 60_000),
+    commandMs: integer('REDIS_COMMAND_TIMEOUT_MS', 200, 10, 60_000),
+  }
 
   const trustProxy = parseTrustProxy(value('TRUST_PROXY'), problems)
 
@@ -135,7 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`)
   }
 
-  const storage = parseStorage(env, value, dataDir, problems)
+  const storage = parseStorage(env, value, integer, dataDir, problems)
 
   if (problems.length > 0) throw new ConfigError(problems)
 
@@ -153,6 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
     admin,
     authRateLimit: Object.freeze(authRateLimit),
     redisUrl,
+    redisTimeouts: Object.freeze(redisTimeouts),
     trustProxy,
     logLevel,
     corsOrigin: value('CORS_ORIGIN') ?? null,
@@ -172,6 +184,7 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): Config['t
 function parseStorage(
   env: Env,
   value: (name: string) => string | undefined,
+  integer: (name: string, fallback: number, min: number, max: number) => number,
   dataDir: string,
   problems: string[],
 ): StorageConfig {
@@ -201,6 +214,10 @@ function parseStorage(
     secretAccessKey: env.S3_SECRET_ACCESS_KEY ?? null,
     publicUrl: (publicUrl ?? '').replace(/\/+$/, ''),
     forcePathStyle: (value('S3_FORCE_PATH_STYLE') ?? 'false') === 'true',
+    // A 5 MiB image reaches a nearby store in well under a second; 20 s leaves room for a slow link.
+    connectTimeoutMs: integer('S3_CONNECT_TIMEOUT_MS', 3000, 10, 120_000),
+    requestTimeoutMs: integer('S3_REQUEST_TIMEOUT_MS', 20_000, 10, 600_000),
+    maxAttempts: integer('S3_MAX_ATTEMPTS', 2, 1, 10),
   }
 }
 
