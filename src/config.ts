@@ -21,6 +21,8 @@ export interface Config {
   readonly logLevel: string
   readonly corsOrigin: string | null
   readonly storage: StorageConfig
+  /** Where an uploaded image is spooled while it streams in, before it reaches the image host. */
+  readonly uploadTmpDir: string
 }
 
 export type StorageConfig =
@@ -34,9 +36,11 @@ export type StorageConfig =
       readonly secretAccessKey: string | null
       readonly publicUrl: string
       readonly forcePathStyle: boolean
-      /** Bounded waits toward the store: TCP/TLS connect and whole request, per attempt. */
+      /** Bounded waits toward the store, per attempt: connect, silence on the socket, the whole request. */
       readonly connectTimeoutMs: number
+      readonly socketTimeoutMs: number
       readonly requestTimeoutMs: number
+      /** Attempts per call; an upload (a streamed body) is never retried by the SDK. */
       readonly maxAttempts: number
     }
 
@@ -147,6 +151,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const storage = parseStorage(env, value, integer, dataDir, problems)
+  // Under DATA_DIR rather than os.tmpdir(): /tmp is often a small RAM disk (containers, systemd's
+  // PrivateTmp), and DATA_DIR is the volume the operator sized and watches (docs/catalog.md).
+  const uploadTmpDir = resolve(value('UPLOAD_TMP_DIR') ?? join(dataDir, 'tmp'))
 
   if (problems.length > 0) throw new ConfigError(problems)
 
@@ -169,6 +176,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     corsOrigin: value('CORS_ORIGIN') ?? null,
     storage: Object.freeze(storage),
+    uploadTmpDir,
   })
 }
 
@@ -214,9 +222,11 @@ function parseStorage(
     secretAccessKey: env.S3_SECRET_ACCESS_KEY ?? null,
     publicUrl: (publicUrl ?? '').replace(/\/+$/, ''),
     forcePathStyle: (value('S3_FORCE_PATH_STYLE') ?? 'false') === 'true',
-    // A 5 MiB image reaches a nearby store in well under a second; 20 s leaves room for a slow link.
+    // A store answers within a second; five silent seconds mean it hangs. A whole request may take
+    // longer (5 MiB over a slow link), up to 30 s. Two attempts keep a delete on a hung store near 10 s.
     connectTimeoutMs: integer('S3_CONNECT_TIMEOUT_MS', 3000, 10, 120_000),
-    requestTimeoutMs: integer('S3_REQUEST_TIMEOUT_MS', 20_000, 10, 600_000),
+    socketTimeoutMs: integer('S3_SOCKET_TIMEOUT_MS', 5000, 10, 600_000),
+    requestTimeoutMs: integer('S3_REQUEST_TIMEOUT_MS', 30_000, 10, 600_000),
     maxAttempts: integer('S3_MAX_ATTEMPTS', 2, 1, 10),
   }
 }

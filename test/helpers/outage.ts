@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
+import type { Config } from '../../src/config.js'
 import { testConfig, openTestDatabase } from './app.js'
 
 /** One line of the service's pino log, parsed. */
@@ -15,7 +16,9 @@ export const WARN = 40
 export const INFO = 30
 
 /** A test app whose log lines are kept in `lines`, to count what the service said and how often. */
-export async function createLoggedApp(env: Record<string, string>): Promise<{ app: FastifyInstance; lines: LogLine[]; close: () => Promise<void> }> {
+export async function createLoggedApp(
+  env: Record<string, string>,
+): Promise<{ app: FastifyInstance; config: Config; lines: LogLine[]; close: () => Promise<void> }> {
   const lines: LogLine[] = []
   const config = testConfig(env)
   const { handle, drop } = await openTestDatabase()
@@ -26,6 +29,7 @@ export async function createLoggedApp(env: Record<string, string>): Promise<{ ap
   await app.ready()
   return {
     app,
+    config,
     lines,
     close: async () => {
       await app.close()
