@@ -36,7 +36,7 @@ export type StorageConfig =
       readonly secretAccessKey: string | null
       readonly publicUrl: string
       readonly forcePathStyle: boolean
-      /** Bounded waits toward the store, per attempt: connect, silence on the socket, the whole request. */
+      /** Bounded waits toward the store: connect and silence on the socket per attempt, a whole call (all attempts). */
       readonly connectTimeoutMs: number
       readonly socketTimeoutMs: number
       readonly requestTimeoutMs: number
@@ -222,8 +222,8 @@ function parseStorage(
     secretAccessKey: env.S3_SECRET_ACCESS_KEY ?? null,
     publicUrl: (publicUrl ?? '').replace(/\/+$/, ''),
     forcePathStyle: (value('S3_FORCE_PATH_STYLE') ?? 'false') === 'true',
-    // A store answers within a second; five silent seconds mean it hangs. A whole request may take
-    // longer (5 MiB over a slow link), up to 30 s. Two attempts keep a delete on a hung store near 10 s.
+    // A store answers within a second; five silent seconds mean it hangs. A whole call may take longer
+    // (5 MiB over a slow link), up to 30 s. Two attempts keep a delete on a hung store near 10 s.
     connectTimeoutMs: integer('S3_CONNECT_TIMEOUT_MS', 3000, 10, 120_000),
     socketTimeoutMs: integer('S3_SOCKET_TIMEOUT_MS', 5000, 10, 600_000),
     requestTimeoutMs: integer('S3_REQUEST_TIMEOUT_MS', 30_000, 10, 600_000),

@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
-import { createServer, type Server, type Socket } from 'node:net'
+import { connect as netConnect, createServer, type Server, type Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import type { Config } from '../../src/config.js'
@@ -85,3 +86,38 @@ export async function timed<T>(work: () => Promise<T>, limitMs = 5000): Promise<
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * A port whose connections are never accepted: a child process listens with a backlog of one and
+ * blocks at once, and two connections fill the queue, so the next SYN goes unanswered, as with a
+ * firewalled host. Returns the port and a function that ends the child.
+ */
+export async function unacceptingPort(): Promise<{ port: number; close: () => void }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const s = require('node:net').createServer()
+       s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+         process.stdout.write(String(s.address().port) + '\\n')
+         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0)
+       })`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  )
+  const port = await new Promise<number>((resolve) => child.stdout.once('data', (data) => resolve(Number(String(data).trim()))))
+  const fillers: Socket[] = []
+  for (let i = 0; i < 2; i += 1) {
+    const socket = netConnect(port, '127.0.0.1')
+    socket.on('error', () => undefined)
+    fillers.push(socket)
+    await new Promise((resolve) => socket.once('connect', resolve))
+  }
+  return {
+    port,
+    close: () => {
+      for (const socket of fillers) socket.destroy()
+      child.kill('SIGKILL')
+    },
+  }
+}

@@ -8,6 +8,8 @@ type S3Config = Extract<StorageConfig, { driver: 's3' }>
 
 /** Any S3-compatible store (AWS S3, MinIO, R2, ...); `imageUrl` is `S3_PUBLIC_URL` + key. */
 export function createS3ImageHost(config: S3Config, client = createS3Client(config)): ImageHost {
+  // The whole call, every attempt and the answer's body included: a store that trickles is cut off too.
+  const bounded = () => ({ abortSignal: AbortSignal.timeout(config.requestTimeoutMs) })
   return {
     async store(key: string, body: Readable, contentType: string, size?: number) {
       try {
@@ -23,15 +25,18 @@ export function createS3ImageHost(config: S3Config, client = createS3Client(conf
             IfNoneMatch: '*',
             ...(size !== undefined ? { ContentLength: size } : {}),
           }),
+          bounded(),
         )
       } catch (error) {
+        // A request cut short (a timeout) leaves the body half read: close the file behind it now.
+        body.destroy()
         const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode
         if (status === 412 || status === 409) throw new ImageKeyTakenError(key)
         throw error
       }
     },
     async delete(key: string) {
-      await client.send(new DeleteObjectCommand({ Bucket: config.bucket, Key: key }))
+      await client.send(new DeleteObjectCommand({ Bucket: config.bucket, Key: key }), bounded())
     },
     publicUrl(key: string) {
       return `${config.publicUrl}/${key.split('/').map(encodeURIComponent).join('/')}`
@@ -39,9 +44,23 @@ export function createS3ImageHost(config: S3Config, client = createS3Client(conf
   }
 }
 
+/** The service logs each failed call itself, with its key; the SDK's own console warnings would only repeat it. */
+const quietLogger = { trace() {}, debug() {}, info() {}, warn() {}, error() {} }
+
+/**
+ * An S3 client whose attempts are bounded: the connection (S3_CONNECT_TIMEOUT_MS) and silence on the
+ * socket (S3_SOCKET_TIMEOUT_MS), S3_MAX_ATTEMPTS of them; each call also gets S3_REQUEST_TIMEOUT_MS
+ * in all (`bounded()` above). The SDK never retries an upload: its body is a stream, read once.
+ */
 export function createS3Client(config: S3Config): S3Client {
   return new S3Client({
     region: config.region,
+    maxAttempts: config.maxAttempts,
+    requestHandler: {
+      connectionTimeout: config.connectTimeoutMs,
+      socketTimeout: config.socketTimeoutMs,
+    },
+    logger: quietLogger,
     forcePathStyle: config.forcePathStyle,
     ...(config.endpoint ? { endpoint: config.endpoint } : {}),
     ...(config.accessKeyId && config.secretAccessKey
