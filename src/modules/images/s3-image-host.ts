@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { DeleteObjectCommand, ListObjectsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import type { Readable } from 'node:stream'
 import type { StorageConfig } from '../../config.js'
 import type { ImageHost } from './image-host.js'
@@ -6,8 +6,11 @@ import { ImageKeyTakenError } from './image-key-taken.js'
 
 type S3Config = Extract<StorageConfig, { driver: 's3' }>
 
-/** Any S3-compatible store (AWS S3, MinIO, R2, ...); `imageUrl` is `S3_PUBLIC_URL` + key. */
-export function createS3ImageHost(config: S3Config, client = createS3Client(config)): ImageHost {
+/**
+ * Any S3-compatible store (AWS S3, MinIO, R2, ...); `imageUrl` is `S3_PUBLIC_URL` + key.
+ * `listPageSize` is how many keys one listing request asks for (S3 gives at most 1,000).
+ */
+export function createS3ImageHost(config: S3Config, client = createS3Client(config), listPageSize = 1000): ImageHost {
   // The whole call, every attempt and the answer's body included: a store that trickles is cut off too.
   const bounded = () => ({ abortSignal: AbortSignal.timeout(config.requestTimeoutMs) })
   return {
@@ -40,6 +43,23 @@ export function createS3ImageHost(config: S3Config, client = createS3Client(conf
     },
     publicUrl(key: string) {
       return `${config.publicUrl}/${key.split('/').map(encodeURIComponent).join('/')}`
+    },
+    async *list(prefix: string) {
+      // ListObjects (v1), paged by the last key seen: every S3-compatible store has it. (s3rver's v2
+      // continuation tokens need DES, which the OpenSSL of Node 17 and later no longer offers.)
+      let marker: string | undefined
+      for (;;) {
+        const page = await client.send(
+          new ListObjectsCommand({ Bucket: config.bucket, Prefix: prefix, MaxKeys: listPageSize, ...(marker ? { Marker: marker } : {}) }),
+          bounded(),
+        )
+        const contents = page.Contents ?? []
+        for (const object of contents) {
+          if (object.Key && object.LastModified) yield { key: object.Key, size: object.Size ?? 0, lastModified: object.LastModified }
+        }
+        marker = page.NextMarker ?? contents.at(-1)?.Key
+        if (!page.IsTruncated || !marker) return
+      }
     },
   }
 }
