@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createLoggedApp, freePort, type LogLine, silentServer, sleep, timed, WARN } from '../helpers/outage.js'
+import { createLoggedApp, freePort, type LogLine, silentServer, sleep, timed, unacceptingPort, WARN } from '../helpers/outage.js'
 
 // The auth rate limit with a Redis that is down or silent: it fails open (as documented), and fast.
 // No Redis is needed: "down" is a port nothing listens on, "silent" a TCP server that never answers.
@@ -54,6 +54,24 @@ describe('auth rate limit while Redis is down', () => {
     const warnings = redisWarnings(lines)
     expect(warnings).toHaveLength(1)
     expect(warnings[0]?.msg).toBe('Redis is unavailable: the auth rate limit lets requests through uncounted until it is back')
+  })
+})
+
+describe('auth rate limit while Redis cannot be reached (connections never accepted)', () => {
+  it('start-up waits REDIS_CONNECT_TIMEOUT_MS at most; attempts fail open at once; one warning', async () => {
+    const stuck = await unacceptingPort()
+    closers.push(async () => stuck.close())
+    const booted = await timed(() => createLoggedApp({ REDIS_URL: `redis://127.0.0.1:${stuck.port}`, REDIS_CONNECT_TIMEOUT_MS: '400' }), 10_000)
+    closers.push(booted.value.close)
+    const { app, lines } = booted.value
+    expect(booted.ms).toBeGreaterThanOrEqual(350)
+    expect(booted.ms).toBeLessThan(5000)
+    const answers = await attemptsOver(app, 10, 1500)
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(422))
+    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(FAST_MS)
+    const warnings = redisWarnings(lines)
+    expect(warnings).toHaveLength(1)
+    expect((warnings[0]?.err as { code?: string }).code).toBe('ETIMEDOUT')
   })
 })
 
