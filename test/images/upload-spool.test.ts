@@ -33,6 +33,15 @@ function mountSmallDisk(dir: string, size: string): boolean {
   return spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]).status === 0
 }
 
+/** Whether this process may mount a tmpfs: tried once on a scratch folder, unmounted at once. */
+function canMountSmallDisk(): boolean {
+  const probe = mkdtempSync(join(tmpdir(), 'shop-mount-probe-'))
+  const mounted = mountSmallDisk(probe, '64k')
+  if (mounted) spawnSync('umount', [probe])
+  rmSync(probe, { recursive: true, force: true })
+  return mounted
+}
+
 describe('upload spool', () => {
   it('is <DATA_DIR>/tmp by default, created at start, and left empty after an upload', async () => {
     const t = await createLoggedApp({})
@@ -82,15 +91,13 @@ describe('upload spool', () => {
     expect(t.lines.filter((l) => l.msg === 'removed upload spool files left by an earlier process')).toMatchObject([{ removed: 1 }])
   })
 
-  const disk = mkdtempSync(join(tmpdir(), 'shop-full-disk-'))
-  const mounted = mountSmallDisk(disk, '256k')
-  if (!mounted) rmSync(disk, { recursive: true, force: true })
-
   // Needs root to mount a tmpfs; without it the ENOTDIR case above covers the same path.
-  it.skipIf(!mounted)('a full disk (a 256 KiB tmpfs) is a 500 logged as ENOSPC; the partial file is removed and the next small upload works', async () => {
+  it.skipIf(!canMountSmallDisk())('a full disk (a 256 KiB tmpfs) is a 500 logged as ENOSPC; the partial file is removed and the next small upload works', async () => {
+    const disk = mkdtempSync(join(tmpdir(), 'shop-full-disk-'))
+    cleanups.push(() => rmSync(disk, { recursive: true, force: true }))
+    expect(mountSmallDisk(disk, '256k')).toBe(true)
     cleanups.push(() => {
       spawnSync('umount', [disk])
-      rmSync(disk, { recursive: true, force: true })
     })
     const t = await createLoggedApp({ UPLOAD_TMP_DIR: disk })
     cleanups.push(t.close)
