@@ -6,6 +6,7 @@ import { connectDatabase, startupFailureLine, waitForDatabase } from './db/conne
 import { migrateToLatest } from './db/migrate.js'
 import { seedCatalog } from './modules/catalog/catalog.seed.js'
 import { createImageHost } from './modules/images/image-host.js'
+import { DEFAULT_SWEEP_GRACE_MS, sweepOrphanImages, sweepReport } from './modules/images/image-sweep.js'
 import { accountProblem } from './modules/users/users.schemas.js'
 import { ensureAdmin, normalizeEmail } from './modules/users/users.service.js'
 
@@ -13,7 +14,9 @@ const usage = `Usage: npm run cli -- <command>
   migrate                                        bring the database schema up to date
   create-admin --email E --password P [--name N] create an admin unless the e-mail is taken (the API's rules:
                                                  a valid e-mail, a password of 6 to 128 characters)
-  seed                                           add a small demo catalog (categories, products, images); idempotent`
+  seed                                           add a small demo catalog (categories, products, images); idempotent
+  images:sweep [--delete] [--grace-minutes N]    list stored product images that no product names (older than
+                                                 N minutes, 60 by default); --delete removes them`
 
 /**
  * The arguments of create-admin, checked by the API's own rules for an account (an admin the log-in
@@ -70,6 +73,26 @@ async function main(argv: string[]): Promise<number> {
         const seeded = await seedCatalog(db, createImageHost(config))
         console.log(`Demo catalog: ${seeded.categoriesCreated} categories and ${seeded.productsCreated} products added (existing ones kept)`)
         return 0
+      }
+      case 'images:sweep': {
+        let values: { delete?: boolean; 'grace-minutes'?: string }
+        try {
+          values = parseArgs({ args: rest, options: { delete: { type: 'boolean' }, 'grace-minutes': { type: 'string' } } }).values
+        } catch (error) {
+          console.error(`images:sweep: ${(error as Error).message}\n${usage}`)
+          return 2
+        }
+        const minutes = values['grace-minutes']
+        if (minutes !== undefined && !/^\d{1,6}$/.test(minutes)) {
+          console.error('images:sweep: --grace-minutes must be a whole number of minutes (0 or more)')
+          return 2
+        }
+        const options = { delete: values.delete === true, graceMs: minutes === undefined ? DEFAULT_SWEEP_GRACE_MS : Number(minutes) * 60_000 }
+        await migrateToLatest(db)
+        const result = await sweepOrphanImages(db, createImageHost(config), options)
+        for (const line of sweepReport(result, options)) console.log(line)
+        for (const { key, error } of result.failed) console.error(`Could not remove ${key}: ${(error as Error).message}`)
+        return result.failed.length > 0 ? 1 : 0
       }
       default:
         console.error(usage)

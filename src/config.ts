@@ -16,6 +16,8 @@ export interface Config {
   readonly admin: { readonly email: string; readonly password: string; readonly name: string } | null
   readonly authRateLimit: { readonly max: number; readonly windowMs: number }
   readonly redisUrl: string | null
+  /** Bounded waits toward Redis (the auth rate limit fails open, so these bound what an outage costs a login). */
+  readonly redisTimeouts: { readonly connectMs: number; readonly commandMs: number }
   readonly trustProxy: boolean | number | string
   readonly logLevel: string
   readonly corsOrigin: string | null
@@ -25,6 +27,8 @@ export interface Config {
   readonly http: HttpTimeouts
   /** Bounded waits toward PostgreSQL (unused on SQLite). */
   readonly postgres: { readonly connectTimeoutMs: number; readonly statementTimeoutMs: number; readonly startupTimeoutMs: number }
+  /** Where an uploaded image is spooled while it streams in, before it reaches the image host. */
+  readonly uploadTmpDir: string
 }
 
 export type StorageConfig =
@@ -38,6 +42,12 @@ export type StorageConfig =
       readonly secretAccessKey: string | null
       readonly publicUrl: string
       readonly forcePathStyle: boolean
+      /** Bounded waits toward the store: connect and silence on the socket per attempt, a whole call (all attempts). */
+      readonly connectTimeoutMs: number
+      readonly socketTimeoutMs: number
+      readonly requestTimeoutMs: number
+      /** Attempts per call; an upload (a streamed body) is never retried by the SDK. */
+      readonly maxAttempts: number
     }
 
 export class ConfigError extends Error {
@@ -138,6 +148,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
     problems.push('REDIS_URL must start with redis:// or rediss://')
   }
+  // Redis answers in well under a millisecond; a command that takes 200 ms is an outage, not load.
+  const redisTimeouts = {
+    connectMs: integer('REDIS_CONNECT_TIMEOUT_MS', 1000, 10, 60_000),
+    commandMs: integer('REDIS_COMMAND_TIMEOUT_MS', 200, 10, 60_000),
+  }
 
   const trustProxy = parseTrustProxy(value('TRUST_PROXY'), problems)
 
@@ -146,7 +161,7 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`)
   }
 
-  const storage = parseStorage(env, value, dataDir, problems)
+  const storage = parseStorage(env, value, integer, dataDir, problems)
   const http = parseHttpTimeouts(integer, problems)
 
   const catalogCacheMaxBytes = integer('CATALOG_CACHE_MAX_BYTES', 64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024)
@@ -157,6 +172,10 @@ export function loadConfig(env: Env = process.env): Config {
     statementTimeoutMs: integer('PG_STATEMENT_TIMEOUT_MS', 5000, 0, 86_400_000),
     startupTimeoutMs: integer('PG_STARTUP_TIMEOUT_MS', 30_000, 0, 3_600_000),
   }
+
+  // Under DATA_DIR rather than os.tmpdir(): /tmp is often a small RAM disk (containers, systemd's
+  // PrivateTmp), and DATA_DIR is the volume the operator sized and watches (docs/catalog.md).
+  const uploadTmpDir = resolve(value('UPLOAD_TMP_DIR') ?? join(dataDir, 'tmp'))
 
   if (problems.length > 0) throw new ConfigError(problems)
 
@@ -174,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     admin,
     authRateLimit: Object.freeze(authRateLimit),
     redisUrl,
+    redisTimeouts: Object.freeze(redisTimeouts),
     trustProxy,
     logLevel,
     corsOrigin: value('CORS_ORIGIN') ?? null,
@@ -181,6 +201,7 @@ export function loadConfig(env: Env = process.env): Config {
     storage: Object.freeze(storage),
     http: Object.freeze(http),
     postgres: Object.freeze(postgres),
+    uploadTmpDir,
   })
 }
 
@@ -196,6 +217,7 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): Config['t
 function parseStorage(
   env: Env,
   value: (name: string) => string | undefined,
+  integer: (name: string, fallback: number, min: number, max: number) => number,
   dataDir: string,
   problems: string[],
 ): StorageConfig {
@@ -225,6 +247,12 @@ function parseStorage(
     secretAccessKey: env.S3_SECRET_ACCESS_KEY ?? null,
     publicUrl: (publicUrl ?? '').replace(/\/+$/, ''),
     forcePathStyle: (value('S3_FORCE_PATH_STYLE') ?? 'false') === 'true',
+    // A store answers within a second; five silent seconds mean it hangs. A whole call may take longer
+    // (5 MiB over a slow link), up to 30 s. Two attempts keep a delete on a hung store near 10 s.
+    connectTimeoutMs: integer('S3_CONNECT_TIMEOUT_MS', 3000, 10, 120_000),
+    socketTimeoutMs: integer('S3_SOCKET_TIMEOUT_MS', 5000, 10, 600_000),
+    requestTimeoutMs: integer('S3_REQUEST_TIMEOUT_MS', 30_000, 10, 600_000),
+    maxAttempts: integer('S3_MAX_ATTEMPTS', 2, 1, 10),
   }
 }
 

@@ -1,9 +1,19 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import { Redis } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type TestApp, createTestApp } from '../helpers/app.js'
+import { createLoggedApp, freePort, INFO, type LogLine, sleep, timed, WARN } from '../helpers/outage.js'
 
 // Runs when TEST_REDIS_URL is set (CI always sets it; .ci/run fails if these tests were skipped).
 const redisUrl = process.env.TEST_REDIS_URL
+
+// A fresh address per run: counters of earlier runs may still be alive in Redis.
+const client = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`
+const login = (t: TestApp, remoteAddress: string) =>
+  t.app.inject({ method: 'POST', url: '/auth/login', remoteAddress, payload: { email: 'nobody@shop.test', password: 'whatever' } })
 
 describe.skipIf(!redisUrl)('auth rate limit in Redis', () => {
   let first: TestApp
@@ -16,11 +26,6 @@ describe.skipIf(!redisUrl)('auth rate limit in Redis', () => {
     await first?.close()
     await second?.close()
   })
-
-  // A fresh address per run: counters of earlier runs may still be alive in Redis.
-  const client = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`
-  const login = (t: TestApp, remoteAddress: string) =>
-    t.app.inject({ method: 'POST', url: '/auth/login', remoteAddress, payload: { email: 'nobody@shop.test', password: 'whatever' } })
 
   it('two instances on one Redis share one limit per client', async () => {
     const ip = client()
@@ -61,6 +66,181 @@ describe.skipIf(!redisUrl)('auth rate limit in Redis', () => {
     } finally {
       await a.close()
       await b.close()
+    }
+  })
+})
+
+describe.skipIf(!redisUrl)('auth rate limit keys in Redis', () => {
+  it('are the prefix and the client address, and expire with the window', async () => {
+    const t = await createTestApp({ REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '4' })
+    const redis = new Redis(redisUrl!)
+    try {
+      const ip = client()
+      expect((await login(t, ip)).headers['ratelimit-remaining']).toBe('3')
+      expect(await redis.get(`shop-api:auth-rate-limit:${ip}`)).toBe('1')
+      const ttl = await redis.pttl(`shop-api:auth-rate-limit:${ip}`)
+      expect(ttl).toBeGreaterThan(890_000)
+      expect(ttl).toBeLessThanOrEqual(900_000)
+      // The library's own store named it after the route, which createRateLimit leaves empty.
+      expect(await redis.exists(`shop-api:auth-rate-limit:undefinedundefined-${ip}`)).toBe(0)
+      // Register and login count on the same key.
+      await t.app.inject({ method: 'POST', url: '/auth/register', remoteAddress: ip, payload: { name: '' } })
+      expect(await redis.get(`shop-api:auth-rate-limit:${ip}`)).toBe('2')
+      expect(await redis.pttl(`shop-api:auth-rate-limit:${ip}`)).toBeLessThanOrEqual(ttl)
+    } finally {
+      redis.disconnect()
+      await t.close()
+    }
+  })
+})
+
+/** A TCP relay to Redis that can stop passing requests on, as a Redis that hangs does (the socket stays open). */
+async function freezableRelay(target: URL) {
+  const sockets = new Set<Socket>()
+  let frozen = false
+  const server = createServer((downstream) => {
+    const upstream = connect(Number(target.port || 6379), target.hostname)
+    for (const socket of [downstream, upstream]) {
+      sockets.add(socket)
+      socket.on('error', () => undefined)
+      socket.on('close', () => {
+        downstream.destroy()
+        upstream.destroy()
+      })
+    }
+    downstream.on('data', (data) => {
+      if (!frozen) upstream.write(data)
+    })
+    upstream.pipe(downstream)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    freeze: (value: boolean) => {
+      frozen = value
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}
+
+/** Attempts until one is counted (RateLimit-Remaining below `max`); returns when that happened. */
+async function untilCounted(t: FastifyInstance, ip: string, max: string, limitMs = 5000): Promise<number> {
+  const started = performance.now()
+  while (performance.now() - started < limitMs) {
+    const res = await t.inject({ method: 'POST', url: '/auth/register', remoteAddress: ip, payload: { name: '' } })
+    if (res.headers['ratelimit-remaining'] !== max) return performance.now() - started
+    await sleep(20)
+  }
+  throw new Error(`no attempt was counted within ${limitMs} ms`)
+}
+
+const register = (t: FastifyInstance, ip: string) => timed(() => t.inject({ method: 'POST', url: '/auth/register', remoteAddress: ip, payload: { name: '' } }))
+const warnings = (lines: LogLine[]) => lines.filter((l) => l.level === WARN && /redis/i.test(l.msg)).length
+const recoveries = (lines: LogLine[]) => lines.filter((l) => l.level === INFO && l.msg === 'Redis is back: the auth rate limit counts again').length
+
+describe.skipIf(!redisUrl)('auth rate limit when Redis goes silent, then answers again', () => {
+  it('the first attempt waits one command timeout, the next ones nothing; counting resumes by itself', async () => {
+    const relay = await freezableRelay(new URL(redisUrl!))
+    const logged = await createLoggedApp({ REDIS_URL: relay.url, AUTH_RATE_LIMIT_MAX: '5', REDIS_COMMAND_TIMEOUT_MS: '1000' })
+    try {
+      const ip = client()
+      expect((await register(logged.app, ip)).value.headers['ratelimit-remaining']).toBe('4')
+      relay.freeze(true)
+      // Caught in flight: bounded by the command timeout, then let through uncounted.
+      const first = await register(logged.app, ip)
+      expect(first.value.statusCode).toBe(422)
+      expect(first.value.headers['ratelimit-remaining']).toBe('5')
+      expect(first.ms).toBeGreaterThanOrEqual(900)
+      expect(first.ms).toBeLessThan(3000)
+      // The silent connection was dropped: later attempts do not each wait the timeout out.
+      for (let i = 0; i < 10; i += 1) {
+        const next = await register(logged.app, ip)
+        expect(next.value.headers['ratelimit-remaining']).toBe('5')
+        expect(next.ms).toBeLessThan(250)
+      }
+      expect(warnings(logged.lines)).toBe(1)
+      relay.freeze(false)
+      // Back within the reconnect delay (at most a second) plus the handshake.
+      expect(await untilCounted(logged.app, ip, '5')).toBeLessThan(3000)
+      expect(recoveries(logged.lines)).toBe(1)
+      expect(warnings(logged.lines)).toBe(1)
+    } finally {
+      await logged.close()
+      await relay.close()
+    }
+  })
+})
+
+// A Redis of the test's own, stopped and started again: the shared one is never touched.
+const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0
+
+describe.skipIf(!redisUrl || !hasRedisServer)('auth rate limit when Redis stops and comes back (a throw-away redis-server)', () => {
+  let server: ChildProcess | undefined
+  afterEach(() => {
+    server?.kill('SIGKILL')
+    server = undefined
+  })
+
+  async function startRedis(port: number): Promise<void> {
+    server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => 20, maxRetriesPerRequest: null })
+    probe.on('error', () => undefined)
+    try {
+      await timed(() => probe.ping(), 5000)
+    } finally {
+      probe.disconnect()
+    }
+  }
+  async function stopRedis(): Promise<void> {
+    const stopping = server
+    server = undefined
+    if (!stopping || stopping.exitCode !== null) return
+    await new Promise((resolve) => {
+      stopping.once('exit', resolve)
+      stopping.kill('SIGTERM')
+    })
+  }
+
+  it('fails open fast while it is away, warns once per outage, and counts again when it returns', async () => {
+    const port = await freePort()
+    const logged = await createLoggedApp({ REDIS_URL: `redis://127.0.0.1:${port}`, AUTH_RATE_LIMIT_MAX: '5' })
+    const ip = client()
+    try {
+      // Down from the start.
+      for (let i = 0; i < 5; i += 1) {
+        const res = await register(logged.app, ip)
+        expect(res.value.headers['ratelimit-remaining']).toBe('5')
+        expect(res.ms).toBeLessThan(250)
+        await sleep(100)
+      }
+      expect(warnings(logged.lines)).toBe(1)
+
+      // Back: counted again within the reconnect delay.
+      await startRedis(port)
+      const backAfter = await untilCounted(logged.app, ip, '5')
+      expect(backAfter).toBeLessThan(3000)
+      expect(recoveries(logged.lines)).toBe(1)
+      expect((await register(logged.app, ip)).value.headers['ratelimit-remaining']).toBe('3')
+
+      // Away again: a second outage, a second warning, and still fast.
+      await stopRedis()
+      for (let i = 0; i < 5; i += 1) {
+        const res = await register(logged.app, ip)
+        expect(res.value.headers['ratelimit-remaining']).toBe('5')
+        expect(res.ms).toBeLessThan(250)
+        await sleep(100)
+      }
+      expect(warnings(logged.lines)).toBe(2)
+
+      // And back once more (an empty Redis: the counter starts again).
+      await startRedis(port)
+      await untilCounted(logged.app, ip, '5')
+      expect(recoveries(logged.lines)).toBe(2)
+    } finally {
+      await logged.close()
     }
   })
 })

@@ -102,3 +102,16 @@ describe('auth rate limit with Redis unreachable', () => {
     expect(res.headers['ratelimit-remaining']).toBe('3')
   })
 })
+
+describe('auth rate limit for IPv6 clients', () => {
+  it('counts one /64 network as one client: a host cannot shed the limit by changing its address', async () => {
+    t = await createTestApp({ AUTH_RATE_LIMIT_MAX: '2' })
+    await attempt(t.app, 0, '2001:db8:1:2::1')
+    await attempt(t.app, 1, '2001:db8:1:2:ffff::9')
+    expect((await attempt(t.app, 0, '2001:db8:1:2:abcd:1:2:3')).statusCode).toBe(429)
+    // Another /64 has its own budget.
+    const other = await attempt(t.app, 0, '2001:db8:1:3::1')
+    expect(other.statusCode).toBe(401)
+    expect(other.headers['ratelimit-remaining']).toBe('1')
+  })
+})

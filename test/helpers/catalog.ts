@@ -160,6 +160,7 @@ export function failingHost(inner: ImageHost) {
       return inner.delete(key)
     },
     publicUrl: (key: string) => inner.publicUrl(key),
+    list: (prefix: string) => inner.list(prefix),
   }
   return host satisfies ImageHost
 }

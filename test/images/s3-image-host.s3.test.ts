@@ -8,7 +8,7 @@ import S3rver from 's3rver'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ImageKeyTakenError } from '../../src/modules/images/image-key-taken.js'
 import { createS3ImageHost } from '../../src/modules/images/s3-image-host.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { createTestApp, type TestApp, testConfig } from '../helpers/app.js'
 import { PNG, pngPart, sendProductForm } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 
@@ -44,6 +44,13 @@ afterAll(async () => {
   await server?.close()
   rmSync(directory, { recursive: true, force: true })
 })
+
+/** The s3 driver's configuration as loadConfig makes it (default timeouts), on `at`, with URLs on s3rver itself. */
+function driverConfig(at: string) {
+  const storage = testConfig({ ...s3Env(), S3_ENDPOINT: at }).storage
+  if (storage.driver !== 's3') throw new Error('s3 expected')
+  return storage
+}
 
 async function send(method: 'POST' | 'PUT', url: string, fields: Record<string, string>, files = [pngPart()], app = t.app) {
   return sendProductForm(app, { method, url, user: admin, fields, files })
@@ -100,16 +107,7 @@ describe('s3 image host against s3rver', () => {
   })
 
   it('the driver alone: store, public URL, delete (deleting a missing key is fine)', async () => {
-    const host = createS3ImageHost({
-      driver: 's3',
-      bucket: 'shop-images',
-      region: 'us-east-1',
-      endpoint,
-      accessKeyId: 'S3RVER',
-      secretAccessKey: 'S3RVER',
-      publicUrl: `${endpoint}/shop-images`,
-      forcePathStyle: true,
-    })
+    const host = createS3ImageHost(driverConfig(endpoint))
     await host.store('products/1-direct.gif', Readable.from([PNG]), 'image/gif', PNG.length)
     expect(host.publicUrl('products/1-direct.gif')).toBe(`${endpoint}/shop-images/products/1-direct.gif`)
     expect((await fetch(host.publicUrl('products/1-direct.gif'))).status).toBe(200)
@@ -152,16 +150,7 @@ describe('conditional writes: an existing key is never overwritten', () => {
   })
 
   it('the driver sends If-None-Match: * and turns the 412 into ImageKeyTakenError, keeping the first image', async () => {
-    const host = createS3ImageHost({
-      driver: 's3',
-      bucket: 'shop-images',
-      region: 'us-east-1',
-      endpoint: proxyEndpoint,
-      accessKeyId: 'S3RVER',
-      secretAccessKey: 'S3RVER',
-      publicUrl: `${endpoint}/shop-images`,
-      forcePathStyle: true,
-    })
+    const host = createS3ImageHost(driverConfig(proxyEndpoint))
     await host.store('products/2-twice.png', Readable.from([PNG]), 'image/png', PNG.length)
     const other = Buffer.alloc(64, 1)
     await expect(host.store('products/2-twice.png', Readable.from([other]), 'image/png', other.length)).rejects.toBeInstanceOf(ImageKeyTakenError)
@@ -172,16 +161,7 @@ describe('conditional writes: an existing key is never overwritten', () => {
   })
 
   it('the service stores an upload whose key is taken under a fresh key', async () => {
-    const host = createS3ImageHost({
-      driver: 's3',
-      bucket: 'shop-images',
-      region: 'us-east-1',
-      endpoint: proxyEndpoint,
-      accessKeyId: 'S3RVER',
-      secretAccessKey: 'S3RVER',
-      publicUrl: `${endpoint}/shop-images`,
-      forcePathStyle: true,
-    })
+    const host = createS3ImageHost(driverConfig(proxyEndpoint))
     // Another instance took the first key this service picks: its first store is refused.
     const taken: string[] = []
     const racing = {

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
 import { ErrorResponse, IdParams, MessageResponse } from '../../shared/validation.js'
 import type { ImageHost } from '../images/image-host.js'
-import { PRODUCT_FORM_LIMITS, readProductForm } from '../images/image-upload.js'
+import { PRODUCT_FORM_LIMITS, prepareUploadSpool, readProductForm } from '../images/image-upload.js'
 import * as service from './products.service.js'
 import { type ListProductsInput, ListProductsQuery, Product, ProductList } from './products.schemas.js'
 
@@ -42,6 +42,8 @@ function pageLinks(publicUrl: string, query: ListProductsInput, total: number): 
 export async function productsRoutes(app: FastifyInstance, options: { config: Config; images: ImageHost }): Promise<void> {
   // Multipart is parsed only on these routes; files are read as streams, never attached to the body.
   await app.register(multipart, { limits: PRODUCT_FORM_LIMITS, throwFileSizeLimit: false })
+  const { uploadTmpDir } = options.config
+  await prepareUploadSpool(uploadTmpDir, app.log)
 
   const admin = app.requireRole('admin')
   const tags = ['products']
@@ -89,7 +91,7 @@ export async function productsRoutes(app: FastifyInstance, options: { config: Co
     },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       // A body that is not multipart carries no image: the documented 400.
-      const form = request.isMultipart() ? await readProductForm(request) : NO_FORM
+      const form = request.isMultipart() ? await readProductForm(request, uploadTmpDir) : NO_FORM
       return reply.code(201).send(await service.createProduct(context(request), form))
     },
   })
@@ -106,7 +108,7 @@ export async function productsRoutes(app: FastifyInstance, options: { config: Co
       response: { 200: Product, ...errors },
     },
     handler: async (request) => {
-      if (request.isMultipart()) return service.updateProductFromForm(context(request), request.params.id, await readProductForm(request))
+      if (request.isMultipart()) return service.updateProductFromForm(context(request), request.params.id, await readProductForm(request, uploadTmpDir))
       return service.updateProductFromJson(context(request), request.params.id, request.body)
     },
   })

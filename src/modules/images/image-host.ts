@@ -3,6 +3,13 @@ import type { Config } from '../../config.js'
 import { createLocalImageHost } from './local-image-host.js'
 import { createS3ImageHost } from './s3-image-host.js'
 
+/** An object an image host holds, as its listing describes it. */
+export interface StoredObject {
+  readonly key: string
+  readonly size: number
+  readonly lastModified: Date
+}
+
 /** Where product images live: the service only stores, deletes and links them by key (`products/<name>`). */
 export interface ImageHost {
   /** Stores `body` under `key`; rejects when the host fails. `size` is the byte length when known. */
@@ -11,6 +18,8 @@ export interface ImageHost {
   delete(key: string): Promise<void>
   /** The absolute URL clients use to fetch `key`. */
   publicUrl(key: string): string
+  /** Every object whose key starts with `prefix` (a folder such as `products/`), in no particular order. */
+  list(prefix: string): AsyncIterable<StoredObject>
 }
 
 /** The image host named by the configuration (`STORAGE_DRIVER`). */

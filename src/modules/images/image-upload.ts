@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
-import { rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, readdir, rm, stat } from 'node:fs/promises'
 import { extname, join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import { AppError, messages } from '../../shared/errors.js'
 
 /** The image rules of the API (docs/api.md, Products). */
@@ -78,9 +77,36 @@ export function checkImageRules(mime: string, fileName: string): void {
   }
 }
 
-/** Removes the temporary file of a spooled image. */
+const SPOOL_PREFIX = 'shop-upload-'
+/** A spooled file older than this was left by a process that died mid-upload: no upload takes an hour. */
+const STALE_SPOOL_MS = 60 * 60 * 1000
+
+/**
+ * Creates the spool directory (`UPLOAD_TMP_DIR`) at start-up, so that a directory that cannot be
+ * written fails the start and not the first upload, and removes what a crashed process left there.
+ */
+export async function prepareUploadSpool(dir: string, log: FastifyBaseLogger): Promise<void> {
+  await mkdir(dir, { recursive: true })
+  const now = Date.now()
+  let removed = 0
+  for (const name of await readdir(dir)) {
+    if (!name.startsWith(SPOOL_PREFIX)) continue
+    const path = join(dir, name)
+    const info = await stat(path).catch(() => null)
+    if (info && now - info.mtimeMs > STALE_SPOOL_MS) {
+      await rm(path, { force: true })
+      removed += 1
+    }
+  }
+  if (removed > 0) log.info({ dir, removed }, 'removed upload spool files left by an earlier process')
+}
+
+/** Removes the temporary file of a spooled image; one that is not there (or whose directory is gone) is fine. */
 export async function discardSpooledImage(image: SpooledImage | null): Promise<void> {
-  if (image) await rm(image.path, { force: true })
+  if (!image) return
+  await rm(image.path, { force: true }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOTDIR') throw error
+  })
 }
 
 /** Multipart parser failures, as the client errors they are. */
@@ -108,13 +134,15 @@ function multipartError(error: unknown): unknown {
 
 /**
  * Reads a multipart product form as it streams in. The image's own rules are checked on its
- * headers; its bytes go to a temporary file and are cut off at 5 MiB (500 when the limit is hit).
- * Nothing reaches the image host here: the caller stores the image once every other check passed.
+ * headers; its bytes go to a temporary file in `spoolDir` and are cut off at 5 MiB (500 when the
+ * limit is hit). Nothing reaches the image host here: the caller stores the image once every other
+ * check passed. A spool file that cannot be written (a full disk) is the server's fault: a 500.
  */
-export async function readProductForm(request: FastifyRequest): Promise<ProductForm> {
+export async function readProductForm(request: FastifyRequest, spoolDir: string): Promise<ProductForm> {
   const fields: Record<string, string[]> = Object.create(null)
   let image: SpooledImage | null = null
   let strayFileField: string | null = null
+  let spoolError: Error | null = null
   try {
     for await (const part of request.parts({ limits: PRODUCT_FORM_LIMITS })) {
       if (part.type === 'field') {
@@ -130,8 +158,13 @@ export async function readProductForm(request: FastifyRequest): Promise<ProductF
         continue
       }
       checkImageRules(part.mimetype, part.filename)
-      const path = join(tmpdir(), `shop-upload-${randomUUID()}`)
+      const path = join(spoolDir, `${SPOOL_PREFIX}${randomUUID()}`)
       const out = createWriteStream(path, { flags: 'wx' })
+      // The file system's own failure (ENOSPC, EIO, EACCES...: a system error, with a syscall), told
+      // apart from the client's malformed body, which the pipeline also hands to the write stream.
+      out.once('error', (error: NodeJS.ErrnoException) => {
+        if (typeof error.syscall === 'string') spoolError = error
+      })
       image = { path, size: 0, contentType: storedContentType(part.mimetype.toLowerCase()), fileName: sanitizeFileName(part.filename) }
       await pipeline(part.file, out)
       // busboy stops passing bytes at the limit and marks the stream truncated.
@@ -139,7 +172,12 @@ export async function readProductForm(request: FastifyRequest): Promise<ProductF
       image = { ...image, size: out.bytesWritten }
     }
   } catch (error) {
-    await discardSpooledImage(image)
+    // The answer is about what went wrong with the upload, not about the clean-up after it.
+    await discardSpooledImage(image).catch((cleanup: unknown) => request.log.warn({ err: cleanup }, 'could not remove an upload spool file'))
+    if (spoolError) {
+      request.log.error({ err: spoolError }, 'could not spool an uploaded image to UPLOAD_TMP_DIR')
+      throw new AppError(500, messages.internal)
+    }
     throw multipartError(error)
   }
   return { fields, image, strayFileField }

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs'
-import { mkdir, rm } from 'node:fs/promises'
+import { mkdir, opendir, rm, stat } from 'node:fs/promises'
 import { dirname, join, resolve, sep } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -33,6 +33,25 @@ export function createLocalImageHost(uploadDir: string, publicUrl: string): Imag
     },
     publicUrl(key) {
       return `${publicUrl}/uploads/${key.split('/').map(encodeURIComponent).join('/')}`
+    },
+    async *list(prefix) {
+      // Keys are `<folder>/<name>`: the files of one folder, no deeper.
+      const folder = prefix.slice(0, prefix.lastIndexOf('/'))
+      const dir = resolve(root, folder)
+      if (!dir.startsWith(root + sep)) throw new Error(`Image prefix outside the upload directory: ${prefix}`)
+      const entries = await opendir(dir).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return null
+        throw error
+      })
+      if (!entries) return
+      for await (const entry of entries) {
+        if (!entry.isFile()) continue
+        const key = `${folder}/${entry.name}`
+        if (!key.startsWith(prefix)) continue
+        // A file removed since the directory was read is simply no longer there.
+        const info = await stat(join(dir, entry.name)).catch(() => null)
+        if (info) yield { key, size: info.size, lastModified: info.mtime }
+      }
     },
   }
 }
