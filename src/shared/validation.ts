@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
+import type { FastifySchema, FastifySchemaCompiler, FastifyTypeProvider } from 'fastify'
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts'
 import { messages } from './errors.js'
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives as the module object.
@@ -198,6 +199,17 @@ function typeName(type: string): string {
 /** Fastify hook: turns ajv's errors into the single message of the 422 body. */
 export function schemaErrorFormatter(errors: ErrorObject[], dataVar: string): Error {
   return new ValidationError(formatValidationError(errors, dataVar))
+}
+
+/**
+ * Route types come from the route's own JSON schemas (`app.withTypeProvider<SchemaTypes>()`): body,
+ * params, query, headers and each response, written once. json-schema-to-ts reads the `as const`
+ * schemas as they are, `errorMessages` and all, and is types only (nothing of it runs), where TypeBox
+ * would have rewritten every schema into builder calls for the same result.
+ */
+export interface SchemaTypes extends FastifyTypeProvider {
+  validator: this['schema'] extends JSONSchema ? FromSchema<this['schema']> : unknown
+  serializer: this['schema'] extends JSONSchema ? FromSchema<this['schema']> : unknown
 }
 
 /** Path parameter `:id`: a positive integer that fits every dialect's integer column. */
