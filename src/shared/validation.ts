@@ -218,6 +218,7 @@ export const IdParams = {
   required: ['id'],
   properties: { id: { type: 'integer', minimum: 1, maximum: 2147483647 } },
 } as const satisfies FastifySchema['params']
+export type IdParams = FromSchema<typeof IdParams>
 
 export const ErrorResponse = {
   type: 'object',
