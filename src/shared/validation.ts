@@ -112,8 +112,27 @@ function compileOrdered(ajv: Ajv, schema: object) {
   return ordered
 }
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  compileOrdered(httpPart === 'body' ? bodyAjv : textAjv, schema as object) as unknown as ValidateFunction
+const documentOnlySchemas = new WeakSet<object>()
+
+/**
+ * Marks a body schema that the route reads and checks itself (a streamed multipart form, say): it is
+ * there for /openapi.json, and Fastify does not validate the body against it a second time.
+ */
+export function documentOnly<T extends object>(schema: T): T {
+  documentOnlySchemas.add(schema)
+  return schema
+}
+
+const acceptAll = () => true
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  if (httpPart === 'body' && documentOnlySchemas.has(schema as object)) {
+    // Still compiled, so strict mode catches a misspelt keyword in what the documentation shows.
+    bodyAjv.compile(schema as object)
+    return acceptAll as unknown as ValidateFunction
+  }
+  return compileOrdered(httpPart === 'body' ? bodyAjv : textAjv, schema as object) as unknown as ValidateFunction
+}
 
 /** Compiles a schema for validating data outside a route (multipart fields), with the same wording. */
 export function compileValidator<T>(schema: object, coerce = false): (data: unknown) => T {
