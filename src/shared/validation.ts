@@ -223,8 +223,9 @@ export function schemaErrorFormatter(errors: ErrorObject[], dataVar: string): Er
 /**
  * Route types come from the route's own JSON schemas (`app.withTypeProvider<SchemaTypes>()`): body,
  * params, query, headers and each response, written once. json-schema-to-ts reads the `as const`
- * schemas as they are, `errorMessages` and all, and is types only (nothing of it runs), where TypeBox
- * would have rewritten every schema into builder calls for the same result.
+ * schemas as they are, `errorMessages` and all, and is types only (nothing of it runs). TypeBox, tried
+ * on users, cost the same to type-check but rewrote every schema into builder calls (twice the diff,
+ * and `Type.Unsafe` for an enum that keeps its `type` and messages) and ships code to production.
  */
 export interface SchemaTypes extends FastifyTypeProvider {
   validator: this['schema'] extends JSONSchema ? FromSchema<this['schema']> : unknown
