@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
+import type { FastifySchema, FastifySchemaCompiler, FastifyTypeProvider } from 'fastify'
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts'
 import { messages } from './errors.js'
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives as the module object.
@@ -111,8 +112,27 @@ function compileOrdered(ajv: Ajv, schema: object) {
   return ordered
 }
 
-export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  compileOrdered(httpPart === 'body' ? bodyAjv : textAjv, schema as object) as unknown as ValidateFunction
+const documentOnlySchemas = new WeakSet<object>()
+
+/**
+ * Marks a body schema that the route reads and checks itself (a streamed multipart form, say): it is
+ * there for /openapi.json, and Fastify does not validate the body against it a second time.
+ */
+export function documentOnly<T extends object>(schema: T): T {
+  documentOnlySchemas.add(schema)
+  return schema
+}
+
+const acceptAll = () => true
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  if (httpPart === 'body' && documentOnlySchemas.has(schema as object)) {
+    // Still compiled, so strict mode catches a misspelt keyword in what the documentation shows.
+    bodyAjv.compile(schema as object)
+    return acceptAll as unknown as ValidateFunction
+  }
+  return compileOrdered(httpPart === 'body' ? bodyAjv : textAjv, schema as object) as unknown as ValidateFunction
+}
 
 /** Compiles a schema for validating data outside a route (multipart fields), with the same wording. */
 export function compileValidator<T>(schema: object, coerce = false): (data: unknown) => T {
@@ -200,12 +220,25 @@ export function schemaErrorFormatter(errors: ErrorObject[], dataVar: string): Er
   return new ValidationError(formatValidationError(errors, dataVar))
 }
 
+/**
+ * Route types come from the route's own JSON schemas (`app.withTypeProvider<SchemaTypes>()`): body,
+ * params, query, headers and each response, written once. json-schema-to-ts reads the `as const`
+ * schemas as they are, `errorMessages` and all, and is types only (nothing of it runs). TypeBox, tried
+ * on users, cost the same to type-check but rewrote every schema into builder calls (twice the diff,
+ * and `Type.Unsafe` for an enum that keeps its `type` and messages) and ships code to production.
+ */
+export interface SchemaTypes extends FastifyTypeProvider {
+  validator: this['schema'] extends JSONSchema ? FromSchema<this['schema']> : unknown
+  serializer: this['schema'] extends JSONSchema ? FromSchema<this['schema']> : unknown
+}
+
 /** Path parameter `:id`: a positive integer that fits every dialect's integer column. */
 export const IdParams = {
   type: 'object',
   required: ['id'],
   properties: { id: { type: 'integer', minimum: 1, maximum: 2147483647 } },
 } as const satisfies FastifySchema['params']
+export type IdParams = FromSchema<typeof IdParams>
 
 export const ErrorResponse = {
   type: 'object',

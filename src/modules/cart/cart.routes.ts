@@ -1,14 +1,15 @@
 import type { FastifyInstance } from 'fastify'
 import { messages } from '../../shared/errors.js'
 import { rejectBody } from '../../shared/no-body.js'
-import { ErrorResponse, IdParams, MessageResponse } from '../../shared/validation.js'
-import { AddToCartBody, type AddToCartInput, CartItem, CartView, UpdateCartItemBody } from './cart.schemas.js'
+import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
+import { AddToCartBody, CartItem, CartView, UpdateCartItemBody } from './cart.schemas.js'
 import * as service from './cart.service.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
 
 /** The caller's own cart: every route acts on `request.user.id` only. */
-export async function cartRoutes(app: FastifyInstance): Promise<void> {
+export async function cartRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>()
   const tags = ['cart']
   const security = [{ bearerAuth: [] }]
   const onRequest = app.authenticate
@@ -21,7 +22,7 @@ export async function cartRoutes(app: FastifyInstance): Promise<void> {
     handler: async (request) => service.getCart(app.db, request.user.id),
   })
 
-  app.post<{ Body: AddToCartInput }>('/cart/add', {
+  app.post('/cart/add', {
     onRequest,
     config,
     schema: { tags, summary: 'Add a product (combines with an existing line)', security, body: AddToCartBody, response: { 200: CartItem, 201: CartItem, ...errors } },
@@ -31,14 +32,14 @@ export async function cartRoutes(app: FastifyInstance): Promise<void> {
     },
   })
 
-  app.put<{ Params: { id: number }; Body: { quantity: number } }>('/cart/item/:id', {
+  app.put('/cart/item/:id', {
     onRequest,
     config,
     schema: { tags, summary: 'Change a line’s quantity', security, params: IdParams, body: UpdateCartItemBody, response: { 200: CartItem, ...errors } },
     handler: async (request) => service.updateCartItem(app.db, request.user.id, request.params.id, request.body.quantity),
   })
 
-  app.delete<{ Params: { id: number } }>('/cart/item/:id', {
+  app.delete('/cart/item/:id', {
     onRequest,
     config,
     preValidation: rejectBody,

@@ -1,3 +1,5 @@
+import type { FromSchema } from 'json-schema-to-ts'
+
 const id = { type: 'integer', minimum: 1, maximum: 2147483647 } as const
 const quantity = { type: 'integer', minimum: 1, maximum: 2147483647 } as const
 
@@ -54,28 +56,6 @@ export const CartView = {
   },
 } as const
 
-export interface AddToCartInput {
-  productId: number
-  quantity: number
-}
-
-export interface CartItem {
-  id: number
-  userId: number
-  productId: number
-  quantity: number
-  createdAt: string
-}
-
-export interface CartLineView {
-  id: number
-  productId: number
-  quantity: number
-  subtotal: number
-  product: { id: number; name: string; price: number; imageUrl: string }
-}
-
-export interface CartView {
-  items: CartLineView[]
-  total: number
-}
+export type AddToCartInput = FromSchema<typeof AddToCartBody>
+export type CartItem = FromSchema<typeof CartItem>
+export type CartView = FromSchema<typeof CartView>

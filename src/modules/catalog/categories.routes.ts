@@ -1,14 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { ErrorResponse, IdParams, MessageResponse } from '../../shared/validation.js'
+import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import * as service from './categories.service.js'
-import {
-  Category,
-  CategoryList,
-  CreateCategoryBody,
-  type CreateCategoryInput,
-  UpdateCategoryBody,
-  type UpdateCategoryInput,
-} from './categories.schemas.js'
+import { Category, CategoryList, CreateCategoryBody, UpdateCategoryBody, type UpdateCategoryInput } from './categories.schemas.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
 
@@ -18,7 +11,8 @@ async function trimName(request: FastifyRequest): Promise<void> {
   if (body && typeof body === 'object' && typeof body.name === 'string') body.name = body.name.trim()
 }
 
-export async function categoriesRoutes(app: FastifyInstance): Promise<void> {
+export async function categoriesRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>()
   const admin = app.requireRole('admin')
   const tags = ['categories']
   const security = [{ bearerAuth: [] }]
@@ -28,12 +22,12 @@ export async function categoriesRoutes(app: FastifyInstance): Promise<void> {
     handler: async () => service.listCategories(app.db),
   })
 
-  app.get<{ Params: { id: number } }>('/categories/:id', {
+  app.get('/categories/:id', {
     schema: { tags, summary: 'Get a category', params: IdParams, response: { 200: Category, 404: ErrorResponse, 422: ErrorResponse } },
     handler: async (request) => service.getCategory(app.db, request.params.id),
   })
 
-  app.post<{ Body: CreateCategoryInput }>('/categories', {
+  app.post('/categories', {
     onRequest: admin,
     // The catalog topic is categories and products alike: a cache of either hears it.
     config: { invalidates: ['catalog'] },
@@ -47,13 +41,13 @@ export async function categoriesRoutes(app: FastifyInstance): Promise<void> {
     config: { invalidates: ['catalog'] as const },
     preValidation: trimName,
     schema: { tags, summary: 'Change a category (admin)', security, params: IdParams, body: UpdateCategoryBody, response: { 200: Category, ...errors } },
-    handler: async (request: FastifyRequest<{ Params: { id: number }; Body: UpdateCategoryInput }>) =>
+    handler: async (request: FastifyRequest<{ Params: IdParams; Body: UpdateCategoryInput }>) =>
       service.updateCategory(app.db, request.params.id, request.body),
   }
   app.put('/categories/:id', updateRoute)
   app.patch('/categories/:id', updateRoute)
 
-  app.delete<{ Params: { id: number } }>('/categories/:id', {
+  app.delete('/categories/:id', {
     onRequest: admin,
     config: { invalidates: ['catalog'] },
     schema: { tags, summary: 'Delete an unused category (admin)', security, params: IdParams, response: { 200: MessageResponse, ...errors } },

@@ -1,3 +1,5 @@
+import type { FromSchema } from 'json-schema-to-ts'
+
 const name = { type: 'string', minLength: 1, maxLength: 100 } as const
 const description = { type: 'string', maxLength: 1000 } as const
 
@@ -30,11 +32,7 @@ export const Category = {
 
 export const CategoryList = { type: 'array', items: Category } as const
 
-export interface CreateCategoryInput {
-  name: string
-  description?: string
-}
-export interface UpdateCategoryInput {
-  name?: string
-  description?: string
-}
+export type CreateCategoryInput = FromSchema<typeof CreateCategoryBody>
+export type UpdateCategoryInput = FromSchema<typeof UpdateCategoryBody>
+/** A category as the API shows it. */
+export type Category = FromSchema<typeof Category>

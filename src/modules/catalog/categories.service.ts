@@ -4,18 +4,12 @@ import { isForeignKeyViolation, isUniqueViolation } from '../../shared/db-errors
 import { AppError, messages } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import * as repo from './categories.repository.js'
-import type { CreateCategoryInput, UpdateCategoryInput } from './categories.schemas.js'
+import type { Category, CreateCategoryInput, UpdateCategoryInput } from './categories.schemas.js'
 
 type Db = Kysely<Database>
 
-/** A category as the API shows it. */
-export interface Category {
-  id: number
-  name: string
-  description: string
-  createdAt: string
-  updatedAt: string
-}
+/** A category as the API shows it (typed from its response schema). */
+export type { Category }
 
 export function categoryRowToCategory(row: CategoryRow): Category {
   return { id: row.id, name: row.name, description: row.description, createdAt: row.created_at, updatedAt: row.updated_at }

@@ -1,11 +1,11 @@
 import multipart from '@fastify/multipart'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
-import { ErrorResponse, IdParams, MessageResponse } from '../../shared/validation.js'
+import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import type { ImageHost } from '../images/image-host.js'
 import { PRODUCT_FORM_LIMITS, prepareUploadSpool, readProductForm } from '../images/image-upload.js'
 import * as service from './products.service.js'
-import { type ListProductsInput, ListProductsQuery, Product, ProductList } from './products.schemas.js'
+import { CreateProductBody, type ListProductsInput, ListProductsQuery, Product, ProductList, UpdateProductBody } from './products.schemas.js'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 413: ErrorResponse, 422: ErrorResponse, 500: ErrorResponse }
 const NO_FORM = { fields: {}, image: null, strayFileField: null }
@@ -39,7 +39,8 @@ function pageLinks(publicUrl: string, query: ListProductsInput, total: number): 
   return links.length > 0 ? links.join(', ') : null
 }
 
-export async function productsRoutes(app: FastifyInstance, options: { config: Config; images: ImageHost }): Promise<void> {
+export async function productsRoutes(fastify: FastifyInstance, options: { config: Config; images: ImageHost }): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>()
   // Multipart is parsed only on these routes; files are read as streams, never attached to the body.
   await app.register(multipart, { limits: PRODUCT_FORM_LIMITS, throwFileSizeLimit: false })
   const { uploadTmpDir } = options.config
@@ -56,7 +57,7 @@ export async function productsRoutes(app: FastifyInstance, options: { config: Co
   })
   const { publicUrl } = options.config
 
-  app.get<{ Querystring: ListProductsInput }>('/products', {
+  app.get('/products', {
     schema: {
       tags,
       summary: 'List products (filters, sort, paging; X-Total-Count and Link headers)',
@@ -73,7 +74,7 @@ export async function productsRoutes(app: FastifyInstance, options: { config: Co
     },
   })
 
-  app.get<{ Params: { id: number } }>('/products/:id', {
+  app.get('/products/:id', {
     schema: { tags, summary: 'Get a product', params: IdParams, response: { 200: Product, 404: ErrorResponse, 422: ErrorResponse } },
     config: { catalogCacheKey: (request) => `/products/${(request.params as { id: number }).id}` },
     handler: async (request) => service.getProduct(app, request.params.id),
@@ -86,17 +87,17 @@ export async function productsRoutes(app: FastifyInstance, options: { config: Co
       tags,
       summary: 'Create a product with its image (admin, multipart/form-data)',
       security,
-      consumes: ['multipart/form-data'],
+      body: CreateProductBody,
       response: { 201: Product, ...errors },
     },
-    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+    handler: async (request, reply) => {
       // A body that is not multipart carries no image: the documented 400.
       const form = request.isMultipart() ? await readProductForm(request, uploadTmpDir) : NO_FORM
       return reply.code(201).send(await service.createProduct(context(request), form))
     },
   })
 
-  app.put<{ Params: { id: number } }>('/products/:id', {
+  app.put('/products/:id', {
     onRequest: admin,
     config: { invalidates: ['catalog'] },
     schema: {
@@ -104,7 +105,7 @@ export async function productsRoutes(app: FastifyInstance, options: { config: Co
       summary: 'Change a product (admin; multipart, or JSON without an image)',
       security,
       params: IdParams,
-      consumes: ['multipart/form-data', 'application/json'],
+      body: UpdateProductBody,
       response: { 200: Product, ...errors },
     },
     handler: async (request) => {
@@ -113,7 +114,7 @@ export async function productsRoutes(app: FastifyInstance, options: { config: Co
     },
   })
 
-  app.delete<{ Params: { id: number } }>('/products/:id', {
+  app.delete('/products/:id', {
     onRequest: admin,
     config: { invalidates: ['catalog'] },
     schema: { tags, summary: 'Delete a product (admin)', security, params: IdParams, response: { 200: MessageResponse, ...errors } },

@@ -1,5 +1,6 @@
+import type { FromSchema } from 'json-schema-to-ts'
 import { parseCents } from '../../shared/money.js'
-import { assertNoControlCharacters, PageQueryProperties, ValidationError } from '../../shared/validation.js'
+import { assertNoControlCharacters, documentOnly, PageQueryProperties, ValidationError } from '../../shared/validation.js'
 
 export const PRODUCT_SORTS = ['newest', 'price_asc', 'price_desc', 'name'] as const
 export type ProductSort = (typeof PRODUCT_SORTS)[number]
@@ -18,15 +19,7 @@ export const ListProductsQuery = {
   additionalProperties: false,
 } as const
 
-export interface ListProductsInput {
-  limit: number
-  offset: number
-  categoryId?: number
-  q?: string
-  minPrice?: number
-  maxPrice?: number
-  sort: ProductSort
-}
+export type ListProductsInput = FromSchema<typeof ListProductsQuery>
 
 export const Product = {
   type: 'object',
@@ -44,6 +37,9 @@ export const Product = {
   },
 } as const
 
+/** A product as the API shows it. */
+export type Product = FromSchema<typeof Product>
+
 export const ProductList = { type: 'array', items: Product } as const
 
 /** Product fields after conversion; absent ones were not sent. `categoryId: null` clears the category. */
@@ -60,6 +56,63 @@ const NAME_MAX = 200
 const DESCRIPTION_MAX = 5000
 const PRICE_MAX_CENTS = 9_999_999_999 // 99,999,999.99
 const INT_MAX = 2_147_483_647
+
+/*
+ * The bodies of product create and update, for /openapi.json. The routes read them themselves: a
+ * multipart form is streamed (the image never sits in memory or in request.body) and its fields,
+ * like a JSON update's, are converted and checked by parseProductFields below, whose rules these
+ * describe. documentOnly keeps Fastify from validating them a second time.
+ */
+const productFormFields = {
+  name: { type: 'string', minLength: 1, maxLength: NAME_MAX, description: 'Trimmed first: a blank name is empty.' },
+  description: { type: 'string', maxLength: DESCRIPTION_MAX },
+  price: { type: 'number', minimum: 0, maximum: PRICE_MAX_CENTS / 100, description: 'An amount with at most 2 decimals, such as 19.99.' },
+  stock: { type: 'integer', minimum: 0, maximum: INT_MAX },
+  categoryId: { type: 'integer', minimum: 1, maximum: INT_MAX, description: 'An existing category.' },
+} as const
+const image = {
+  type: 'string',
+  format: 'binary',
+  description: 'JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.',
+} as const
+
+export const CreateProductForm = documentOnly({
+  type: 'object',
+  description: 'Left out: description "", stock 0, no category.',
+  required: ['name', 'price', 'image'],
+  properties: { ...productFormFields, image },
+} as const)
+
+export const UpdateProductForm = documentOnly({
+  type: 'object',
+  description: 'Fields left out stay as they are; an empty categoryId takes the product out of its category. A new image replaces the old one.',
+  properties: { ...productFormFields, image },
+} as const)
+
+export const UpdateProductJson = documentOnly({
+  type: 'object',
+  description: 'Fields left out stay as they are; no image.',
+  minProperties: 1,
+  properties: {
+    ...productFormFields,
+    price: {
+      anyOf: [{ type: 'number', minimum: 0, maximum: PRICE_MAX_CENTS / 100 }, { type: 'string' }],
+      description: 'A number or a decimal string, at most 2 decimals: 19.99 or "19.99".',
+    },
+    categoryId: {
+      anyOf: [{ type: 'integer', minimum: 1, maximum: INT_MAX }, { type: 'null' }],
+      description: 'An existing category, or null to take the product out of its category.',
+    },
+  },
+} as const)
+
+/** POST /products: multipart/form-data only (a body of any other type has no image: 400). */
+export const CreateProductBody = { content: { 'multipart/form-data': { schema: CreateProductForm } } } as const
+
+/** PUT /products/:id: multipart/form-data, or JSON without an image. */
+export const UpdateProductBody = {
+  content: { 'multipart/form-data': { schema: UpdateProductForm }, 'application/json': { schema: UpdateProductJson } },
+} as const
 
 function fail(message: string): never {
   throw new ValidationError(message)

@@ -13,7 +13,7 @@ import { discardSpooledImage, type ProductForm, productImageKey, type SpooledIma
 import { ImageKeyTakenError } from '../images/image-key-taken.js'
 import { categoryExists } from './categories.repository.js'
 import * as repo from './products.repository.js'
-import { type ListProductsInput, PRODUCT_FIELDS, type ProductFieldsInput, parseProductFields } from './products.schemas.js'
+import { type ListProductsInput, PRODUCT_FIELDS, type Product, type ProductFieldsInput, parseProductFields } from './products.schemas.js'
 
 /** What the product use cases need: the database, the image host and a logger for non-fatal failures. */
 export interface CatalogContext {
@@ -23,18 +23,8 @@ export interface CatalogContext {
   log: FastifyBaseLogger
 }
 
-/** A product as the API shows it. */
-export interface Product {
-  id: number
-  name: string
-  description: string
-  price: number
-  stock: number
-  imageUrl: string
-  categoryId: number | null
-  createdAt: string
-  updatedAt: string
-}
+/** A product as the API shows it (typed from its response schema). */
+export type { Product }
 
 export function productRowToProduct(row: ProductRow): Product {
   return {

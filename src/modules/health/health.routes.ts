@@ -1,14 +1,15 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { AppError, messages } from '../../shared/errors.js'
-import { ErrorResponse } from '../../shared/validation.js'
+import { ErrorResponse, type SchemaTypes } from '../../shared/validation.js'
 
 const Status = { type: 'object', required: ['status'], properties: { status: { type: 'string' } } } as const
 
 /** /ready answers within this long whatever the database does (a load balancer's check times out at about 2 s). */
 const READY_TIMEOUT_MS = 1500
 
-export async function healthRoutes(app: FastifyInstance): Promise<void> {
+export async function healthRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>()
   app.get('/health', {
     schema: { tags: ['operations'], summary: 'The process is alive', response: { 200: Status } },
     handler: async () => ({ status: 'ok' }),

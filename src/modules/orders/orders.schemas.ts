@@ -1,3 +1,4 @@
+import type { FromSchema } from 'json-schema-to-ts'
 import { PageQueryProperties } from '../../shared/validation.js'
 
 export const orderStatuses = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const
@@ -25,7 +26,7 @@ export const UpdateStatusBody = {
   additionalProperties: false,
 } as const
 
-const OrderItem = {
+export const OrderItem = {
   type: 'object',
   required: ['id', 'orderId', 'productId', 'quantity', 'price'],
   properties: {
@@ -58,28 +59,8 @@ export const Order = {
 
 export const OrderList = { type: 'array', items: Order } as const
 
-export interface OrderItem {
-  id: number
-  orderId: number
-  productId: number
-  quantity: number
-  price: number
-  /** Present while the product exists. */
-  product?: { id: number; name: string; imageUrl: string }
-}
-
-export interface Order {
-  id: number
-  userId: number
-  total: number
-  status: OrderStatus
-  createdAt: string
-  updatedAt: string
-  items: OrderItem[]
-}
-
-export interface ListOrdersQuery {
-  limit: number
-  offset: number
-  status?: OrderStatus
-}
+export type UpdateStatusInput = FromSchema<typeof UpdateStatusBody>
+/** `product` is present while the product exists. */
+export type OrderItem = FromSchema<typeof OrderItem>
+export type Order = FromSchema<typeof Order>
+export type ListOrdersQuery = FromSchema<typeof ListOrdersQuery>

@@ -1,19 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { ErrorResponse, IdParams, MessageResponse } from '../../shared/validation.js'
+import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import * as service from './users.service.js'
-import {
-  CreateUserBody,
-  type CreateUserInput,
-  ListUsersQuery,
-  LoginBody,
-  LoginResponse,
-  RegisterBody,
-  type RegisterInput,
-  RegisterResponse,
-  UpdateUserBody,
-  type UpdateUserInput,
-  User,
-} from './users.schemas.js'
+import { CreateUserBody, ListUsersQuery, LoginBody, LoginResponse, RegisterBody, RegisterResponse, UpdateUserBody, User } from './users.schemas.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
 
@@ -27,45 +15,46 @@ async function trimTextFields(request: FastifyRequest): Promise<void> {
   }
 }
 
-export async function usersRoutes(app: FastifyInstance): Promise<void> {
+export async function usersRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>()
   const admin = app.requireRole('admin')
   const tags = ['auth']
   const secured = [{ bearerAuth: [] }]
 
-  app.post<{ Body: RegisterInput }>('/auth/register', {
+  app.post('/auth/register', {
     onRequest: app.authRateLimit,
     config: { invalidates: [] },
     preValidation: trimTextFields,
     schema: { tags, summary: 'Register a customer', body: RegisterBody, response: { 201: RegisterResponse, ...errors, 429: ErrorResponse } },
     handler: async (request, reply) => {
       const user = await service.registerCustomer(app.db, request.body)
-      return reply.code(201).send({ message: 'Usuario registrado correctamente', user })
+      // The contract's register and login answers carry the id as a string.
+      return reply.code(201).send({ message: 'Usuario registrado correctamente', user: { ...user, id: String(user.id) } })
     },
   })
 
-  app.post<{ Body: { email: string; password: string } }>('/auth/login', {
+  app.post('/auth/login', {
     onRequest: app.authRateLimit,
     config: { invalidates: [] },
     preValidation: trimTextFields,
     schema: { tags, summary: 'Exchange credentials for a token', body: LoginBody, response: { 200: LoginResponse, ...errors, 429: ErrorResponse } },
     handler: async (request) => {
       const user = await service.authenticateCredentials(app.db, request.body.email, request.body.password)
-      return { token: app.signToken(user), user }
+      return { token: app.signToken(user), user: { ...user, id: String(user.id) } }
     },
   })
 
-  const createUserRoute = {
-    onRequest: admin,
-    // A new user has no cached credentials yet.
-    config: { invalidates: [] },
-    preValidation: trimTextFields,
-    schema: { tags, summary: 'Create a user with a role (admin)', security: secured, body: CreateUserBody, response: { 201: User, ...errors } },
-    handler: async (request: FastifyRequest<{ Body: CreateUserInput }>, reply: import('fastify').FastifyReply) => {
-      return reply.code(201).send(await service.createUser(app.db, request.body))
-    },
+  // One route under two paths.
+  for (const url of ['/auth/users', '/auth/create-user']) {
+    app.post(url, {
+      onRequest: admin,
+      // A new user has no cached credentials yet.
+      config: { invalidates: [] },
+      preValidation: trimTextFields,
+      schema: { tags, summary: 'Create a user with a role (admin)', security: secured, body: CreateUserBody, response: { 201: User, ...errors } },
+      handler: async (request, reply) => reply.code(201).send(await service.createUser(app.db, request.body)),
+    })
   }
-  app.post('/auth/users', createUserRoute)
-  app.post('/auth/create-user', createUserRoute)
 
   app.get('/auth/me', {
     onRequest: app.authenticate,
@@ -73,19 +62,19 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
     handler: async (request) => service.getUser(app.db, request.user.id),
   })
 
-  app.get<{ Querystring: { limit: number; offset: number } }>('/auth/users', {
+  app.get('/auth/users', {
     onRequest: admin,
     schema: { tags, summary: 'List users (admin)', security: secured, querystring: ListUsersQuery, response: { 200: { type: 'array', items: User }, ...errors } },
     handler: async (request) => service.listUsers(app.db, request.query),
   })
 
-  app.get<{ Params: { id: number } }>('/auth/users/:id', {
+  app.get('/auth/users/:id', {
     onRequest: admin,
     schema: { tags, summary: 'Get a user (admin)', security: secured, params: IdParams, response: { 200: User, ...errors } },
     handler: async (request) => service.getUser(app.db, request.params.id),
   })
 
-  app.patch<{ Params: { id: number }; Body: UpdateUserInput }>('/auth/users/:id', {
+  app.patch('/auth/users/:id', {
     onRequest: admin,
     // The cached credentials state of the user (plugins/auth.ts).
     config: { invalidates: ['users'] },
@@ -94,7 +83,7 @@ export async function usersRoutes(app: FastifyInstance): Promise<void> {
     handler: async (request) => service.updateUser(app.db, request.user.id, request.params.id, request.body),
   })
 
-  app.delete<{ Params: { id: number } }>('/auth/users/:id', {
+  app.delete('/auth/users/:id', {
     onRequest: admin,
     config: { invalidates: ['users'] },
     schema: { tags, summary: 'Delete a user (admin)', security: secured, params: IdParams, response: { 200: MessageResponse, ...errors } },

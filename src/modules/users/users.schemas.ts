@@ -1,3 +1,4 @@
+import type { FromSchema } from 'json-schema-to-ts'
 import { messages } from '../../shared/errors.js'
 import { compileValidator, PageQueryProperties, ValidationError } from '../../shared/validation.js'
 
@@ -81,20 +82,11 @@ export const LoginResponse = {
   },
 } as const
 
-export interface RegisterInput {
-  name: string
-  email: string
-  password: string
-}
-export interface CreateUserInput extends RegisterInput {
-  role: 'customer' | 'admin'
-}
-export interface UpdateUserInput {
-  name?: string
-  email?: string
-  role?: 'customer' | 'admin'
-  password?: string
-}
+export type RegisterInput = FromSchema<typeof RegisterBody>
+export type CreateUserInput = FromSchema<typeof CreateUserBody>
+export type UpdateUserInput = FromSchema<typeof UpdateUserBody>
+/** A user as the API shows it: never the hash. */
+export type User = FromSchema<typeof User>
 
 const accountFields = { name, email, password } as const
 const accountChecks = Object.entries(accountFields).map(([field, schema]) => ({

@@ -4,21 +4,11 @@ import type { Database, UserRow, UserUpdate } from '../../db/database.js'
 import { isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError, messages } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
-import type { Role } from '../../plugins/auth.js'
 import { hashPassword, verifyPassword } from './passwords.js'
 import * as repo from './users.repository.js'
-import type { CreateUserInput, RegisterInput, UpdateUserInput } from './users.schemas.js'
+import type { CreateUserInput, RegisterInput, UpdateUserInput, User } from './users.schemas.js'
 
 type Db = Kysely<Database>
-
-/** A user as the API shows it: never the hash. */
-export interface User {
-  id: number
-  name: string
-  email: string
-  role: Role
-  createdAt: string
-}
 
 export function userRowToUser(row: UserRow): User {
   return { id: row.id, name: row.name, email: row.email, role: row.role, createdAt: row.created_at }
