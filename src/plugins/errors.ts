@@ -40,7 +40,7 @@ async function errorsPlugin(app: FastifyInstance): Promise<void> {
     if (error instanceof AppError) {
       return reply.code(error.statusCode).send({ error: error.message })
     }
-    const fastifyError = error as FastifyError
+    const fastifyError = error
     if (fastifyError.validation || fastifyError.name === 'ValidationError') {
       return reply.code(422).send({ error: fastifyError.message })
     }

@@ -112,7 +112,7 @@ function multipartError(error: unknown): unknown {
  * Nothing reaches the image host here: the caller stores the image once every other check passed.
  */
 export async function readProductForm(request: FastifyRequest): Promise<ProductForm> {
-  const fields: Record<string, string[]> = Object.create(null)
+  const fields = Object.create(null) as Record<string, string[]>
   let image: SpooledImage | null = null
   let strayFileField: string | null = null
   try {
