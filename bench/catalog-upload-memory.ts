@@ -29,7 +29,7 @@ async function serve(): Promise<void> {
   global.gc?.()
   sample()
   process.send?.({ port: typeof address === 'object' && address ? address.port : 0, token: app.signToken(admin), rss: process.memoryUsage.rss() })
-  process.on('message', async (message: { cmd: string }) => {
+  process.on('message', (message: { cmd: string }) => {
     if (message.cmd === 'reset') {
       global.gc?.()
       peak = process.memoryUsage.rss()
@@ -39,9 +39,10 @@ async function serve(): Promise<void> {
       process.send?.({ peak })
     } else if (message.cmd === 'stop') {
       clearInterval(timer)
-      await app.close()
-      rmSync(dir, { recursive: true, force: true })
-      process.exit(0)
+      void app.close().then(() => {
+        rmSync(dir, { recursive: true, force: true })
+        process.exit(0)
+      })
     }
   })
 }

@@ -92,7 +92,7 @@ export async function dropDatabase(kind: DbKind, databaseUrl: string): Promise<v
 const WORDS = ['Classic', 'Organic', 'Wireless', 'Vintage', 'Compact', 'Deluxe', 'Smart', 'Handmade', 'Eco', 'Pro']
 const THINGS = ['Lamp', 'Mug', 'Backpack', 'Headphones', 'Chair', 'Notebook', 'Jacket', 'Kettle', 'Speaker', 'Watch']
 
-async function insertInBatches<T extends keyof Database & string>(
+async function insertInBatches<T extends keyof Database>(
   db: Kysely<Database>,
   table: T,
   rows: Record<string, unknown>[],

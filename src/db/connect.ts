@@ -117,7 +117,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
   pool.end = (async () => {
     status.close()
     await end()
-  }) as typeof pool.end
+  })
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(pool, status) }) }),
     dialect: 'postgres',

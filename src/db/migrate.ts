@@ -17,6 +17,6 @@ const provider: MigrationProvider = { getMigrations: async () => migrations }
 export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<MigrationResultSet> {
   const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) })
   const result = await migrator.migrateToLatest()
-  if (result.error) throw result.error
+  if (result.error) throw result.error instanceof Error ? result.error : new Error('migration failed', { cause: result.error })
   return result
 }

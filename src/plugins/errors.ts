@@ -69,7 +69,7 @@ function answerError(error: FastifyError | AppError, request: FastifyRequest, re
   if (error instanceof AppError) {
     return answer(reply, error.statusCode, error.message)
   }
-  const fastifyError = error as FastifyError
+  const fastifyError = error
   if (fastifyError.validation || fastifyError.name === 'ValidationError') {
     return answer(reply, 422, fastifyError.message)
   }

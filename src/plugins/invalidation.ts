@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Topic } from './change-feed.js'
 
@@ -53,7 +53,7 @@ async function invalidationPlugin(app: FastifyInstance): Promise<void> {
       done(null, payload)
     }
     const own = route.onSend
-    route.onSend = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), publish as onSendHookHandler]
+    route.onSend = [...(own === undefined ? [] : Array.isArray(own) ? own : [own]), publish]
   })
 }
 

@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
+import { Ajv, type ErrorObject, type Options } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchema, FastifySchemaCompiler, FastifyTypeProvider } from 'fastify'
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts'
@@ -97,7 +97,7 @@ function compileOrdered(ajv: Ajv, schema: object) {
   }
   const minProperties = (schema as { minProperties?: number }).minProperties
   const ordered = (data: unknown): boolean => {
-    const valid = validate(data) as boolean
+    const valid = validate(data)
     // Array.prototype.sort is stable: within one field, ajv's own order is kept.
     ordered.errors = valid ? null : [...(validate.errors ?? [])].sort((a, b) => rank(a) - rank(b))
     // ajv counts the fields before it drops the unknown ones (removeAdditional): `{"foo": 1}` passed
@@ -129,9 +129,9 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   if (httpPart === 'body' && documentOnlySchemas.has(schema as object)) {
     // Still compiled, so strict mode catches a misspelt keyword in what the documentation shows.
     bodyAjv.compile(schema as object)
-    return acceptAll as unknown as ValidateFunction
+    return acceptAll
   }
-  return compileOrdered(httpPart === 'body' ? bodyAjv : textAjv, schema as object) as unknown as ValidateFunction
+  return compileOrdered(httpPart === 'body' ? bodyAjv : textAjv, schema as object)
 }
 
 /** Compiles a schema for validating data outside a route (multipart fields), with the same wording. */
@@ -160,13 +160,13 @@ export function formatValidationError(errors: ErrorObject[], dataVar = 'body'): 
   const error = errors[0]
   if (!error) return 'Validation failed'
   const field = fieldName(error, dataVar)
-  const parent = error.parentSchema as { errorMessages?: Record<string, string>; properties?: Record<string, any> } | undefined
+  const parent = error.parentSchema as { errorMessages?: Record<string, string>; properties?: Record<string, { errorMessages?: Record<string, string> }> } | undefined
   const override =
     error.keyword === 'required'
       ? parent?.properties?.[field]?.errorMessages?.required
       : parent?.errorMessages?.[error.keyword]
   if (override) return override
-  const p = error.params as Record<string, any>
+  const p = error.params
   switch (error.keyword) {
     case 'required':
       return `${field} should not be empty`

@@ -79,16 +79,16 @@ export async function updateCartLineQuantity(
     .set({ quantity: change.quantity, updated_at: change.now })
     .where('id', '=', change.id)
     .where('user_id', '=', change.userId)
-    .where(({ eb, selectFrom }) =>
+    .where((eb) =>
       eb(
-        selectFrom('products').select('products.stock').whereRef('products.id', '=', 'cart_items.product_id'),
+        eb.selectFrom('products').select('products.stock').whereRef('products.id', '=', 'cart_items.product_id'),
         '>=',
         change.quantity,
       ),
     )
-    .where(({ eb, selectFrom }) =>
+    .where((eb) =>
       eb(
-        selectFrom('products').select('products.price_cents').whereRef('products.id', '=', 'cart_items.product_id'),
+        eb.selectFrom('products').select('products.price_cents').whereRef('products.id', '=', 'cart_items.product_id'),
         '<=',
         maxUnitCentsFor(change.quantity),
       ),

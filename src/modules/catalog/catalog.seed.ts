@@ -18,6 +18,8 @@ const DEMO_CATEGORIES = [
   { name: 'Libros', description: 'Novela, ensayo y cuadernos' },
 ] as const
 
+// One product a line, read as a table.
+// prettier-ignore
 const DEMO_PRODUCTS: Array<{ name: string; description: string; price: number; stock: number; category: string; colors: [Rgb, Rgb] }> = [
   { name: 'Auriculares inalámbricos', description: 'Bluetooth 5.3, 30 h de batería', price: 5999, stock: 25, category: 'Electrónica', colors: [[30, 30, 40], [90, 90, 120]] },
   { name: 'Cargador USB-C 65 W', description: 'Carga rápida para portátil y móvil', price: 2999, stock: 40, category: 'Electrónica', colors: [[240, 240, 240], [160, 160, 170]] },

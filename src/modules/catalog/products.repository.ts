@@ -145,7 +145,7 @@ export async function listProducts(db: Db, dialect: Dialect, filter: ProductFilt
     if (typeof p !== 'string' || !(p in values)) throw new Error(`unexpected parameter in a cached page query: ${String(p)}`)
     return values[p]
   })
-  return (await db.executeQuery(CompiledQuery.raw(compiled.sql, parameters) as CompiledQuery<ProductRow>)).rows
+  return (await db.executeQuery<ProductRow>(CompiledQuery.raw(compiled.sql, parameters))).rows
 }
 
 /** `q` is long enough for the trigram index (three characters). */

@@ -139,7 +139,7 @@ function multipartError(error: unknown): unknown {
  * check passed. A spool file that cannot be written (a full disk) is the server's fault: a 500.
  */
 export async function readProductForm(request: FastifyRequest, spoolDir: string): Promise<ProductForm> {
-  const fields: Record<string, string[]> = Object.create(null)
+  const fields = Object.create(null) as Record<string, string[]>
   let image: SpooledImage | null = null
   let strayFileField: string | null = null
   let spoolError: Error | null = null
