@@ -5,7 +5,14 @@ import { defineConfig } from 'vitest/config'
 // Each test file gets its own database (in-memory SQLite, or its own PostgreSQL schema), so files run in parallel.
 // Files that test one database, Redis or S3, or no database at all: they run in the sqlite project only.
 // *.pgcluster.test.ts bring a PostgreSQL of their own (which they stop and start): they too run once.
-const sqliteOnly = ['test/**/*.redis.test.ts', 'test/**/*.sqlite.test.ts', 'test/**/*.s3.test.ts', 'test/**/*.pgcluster.test.ts', 'test/config.test.ts', 'node_modules/**']
+const sqliteOnly = [
+  'test/**/*.redis.test.ts',
+  'test/**/*.sqlite.test.ts',
+  'test/**/*.s3.test.ts',
+  'test/**/*.pgcluster.test.ts',
+  'test/config.test.ts',
+  'node_modules/**',
+]
 const postgres = process.env.TEST_DATABASE_URL
   ? [{ extends: true as const, test: { name: 'postgres', env: { TEST_DIALECT: 'postgres' }, exclude: sqliteOnly } }]
   : []

@@ -20,7 +20,8 @@ for (const file of report.testResults) {
 }
 for (const [name, entry] of runs) {
   const expected = sqliteOnly.some((pattern) => pattern.test(name)) ? 1 : 3
-  if (entry.runs !== expected) problems.push(`${name} ran ${entry.runs} time(s), expected ${expected} (sqlite, sqlite-cached, postgres: is TEST_DATABASE_URL set?)`)
+  if (entry.runs !== expected)
+    problems.push(`${name} ran ${entry.runs} time(s), expected ${expected} (sqlite, sqlite-cached, postgres: is TEST_DATABASE_URL set?)`)
   if (/\.(redis|s3)\.test\.ts$/.test(name) && (entry.skipped > 0 || entry.passed === 0)) {
     problems.push(`${name}: ${entry.skipped} test(s) skipped, ${entry.passed} passed (is TEST_REDIS_URL set?)`)
   }

@@ -38,10 +38,16 @@ export async function fill(handle: DatabaseHandle, products: number): Promise<vo
   const { db } = handle
   await migrateToLatest(db, handle.schema)
   const now = new Date().toISOString()
-  const categories = Array.from({ length: 20 }, (_, i) => ({ name: `Category ${i + 1}`, name_key: `category ${i + 1}`, description: '', created_at: now, updated_at: now }))
+  const categories = Array.from({ length: 20 }, (_, i) => ({
+    name: `Category ${i + 1}`,
+    name_key: `category ${i + 1}`,
+    description: '',
+    created_at: now,
+    updated_at: now,
+  }))
   await db.insertInto('categories').values(categories).execute()
   let seed = 42
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
   const base = Date.parse('2026-01-01T00:00:00.000Z')
   await db.transaction().execute(async (trx) => {
     for (let start = 0; start < products; start += 500) {
@@ -97,7 +103,13 @@ async function run(kind: 'sqlite' | 'postgres', products: number): Promise<void>
   const t0 = performance.now()
   await fill(handle, products)
   const filled = performance.now() - t0
-  const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: randomBytes(32).toString('base64'), DATA_DIR: dir, LOG_LEVEL: 'silent', PUBLIC_URL: 'http://localhost:3000' })
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    JWT_SECRET: randomBytes(32).toString('base64'),
+    DATA_DIR: dir,
+    LOG_LEVEL: 'silent',
+    PUBLIC_URL: 'http://localhost:3000',
+  })
   const app = await buildApp(config, { database: handle, logger: false })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()

@@ -87,7 +87,9 @@ async function main(): Promise<void> {
     child.send({ cmd: 'peak' })
     const { peak } = await next()
     if (statuses.some((s) => s !== expected)) throw new Error(`unexpected statuses ${statuses.join(',')}`)
-    console.log(`${label}: RSS before ${(before / MiB).toFixed(1)} MiB, peak ${(peak / MiB).toFixed(1)} MiB (+${((peak - before) / MiB).toFixed(1)} MiB) in ${ms.toFixed(0)} ms`)
+    console.log(
+      `${label}: RSS before ${(before / MiB).toFixed(1)} MiB, peak ${(peak / MiB).toFixed(1)} MiB (+${((peak - before) / MiB).toFixed(1)} MiB) in ${ms.toFixed(0)} ms`,
+    )
   }
   child.send({ cmd: 'stop' })
 }

@@ -83,7 +83,19 @@ async function main(): Promise<void> {
   const now = nowIso()
   const products = await app.db
     .insertInto('products')
-    .values(Array.from({ length: 20 }, (_, i) => ({ name: `P${i}`, description: '', price_cents: 1999 + i, stock: 100_000_000, image_key: `k${i}`, image_url: `http://x/${i}`, category_id: null, created_at: now, updated_at: now })))
+    .values(
+      Array.from({ length: 20 }, (_, i) => ({
+        name: `P${i}`,
+        description: '',
+        price_cents: 1999 + i,
+        stock: 100_000_000,
+        image_key: `k${i}`,
+        image_url: `http://x/${i}`,
+        category_id: null,
+        created_at: now,
+        updated_at: now,
+      })),
+    )
     .returning('id')
     .execute()
   const productIds = products.map((p) => p.id)
@@ -109,8 +121,14 @@ async function main(): Promise<void> {
     await addToCart(db, userId, { productId: pick(), quantity: 1 })
     return (await placeOrder(db, userId)).created
   })
-  const stockSold = await db.selectFrom('order_items').select((eb) => eb.fn.sum<number>('quantity').as('n')).executeTakeFirstOrThrow()
-  const stockLeft = await db.selectFrom('products').select((eb) => eb.fn.sum<number>('stock').as('n')).executeTakeFirstOrThrow()
+  const stockSold = await db
+    .selectFrom('order_items')
+    .select((eb) => eb.fn.sum<number>('quantity').as('n'))
+    .executeTakeFirstOrThrow()
+  const stockLeft = await db
+    .selectFrom('products')
+    .select((eb) => eb.fn.sum<number>('stock').as('n'))
+    .executeTakeFirstOrThrow()
   await db.destroy()
 
   await schema?.drop()

@@ -28,18 +28,12 @@ export interface RawResponse {
 /** One request to `origin`, keeping the headers exactly as sent (case and order). */
 export function sendRequest(origin: string, spec: RequestSpec): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const request = http.request(
-      new URL(spec.path, origin),
-      { method: spec.method, headers: spec.headers ?? {}, agent: false },
-      (response) => {
-        const chunks: Buffer[] = []
-        response.on('data', (chunk: Buffer) => chunks.push(chunk))
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, rawHeaders: response.rawHeaders, body: Buffer.concat(chunks) }),
-        )
-        response.on('error', reject)
-      },
-    )
+    const request = http.request(new URL(spec.path, origin), { method: spec.method, headers: spec.headers ?? {}, agent: false }, (response) => {
+      const chunks: Buffer[] = []
+      response.on('data', (chunk: Buffer) => chunks.push(chunk))
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, rawHeaders: response.rawHeaders, body: Buffer.concat(chunks) }))
+      response.on('error', reject)
+    })
     request.on('error', reject)
     request.end(spec.body)
   })

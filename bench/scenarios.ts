@@ -149,7 +149,14 @@ async function againstBaseline(
         { scenario: name, server: 'service', summary: service, versus: versusBaseline(service, base) },
         { scenario: name, server: 'baseline', summary: base, versus: '1.00× (yardstick)' },
         ...(bareFastify
-          ? [{ scenario: name, server: 'bare Fastify, same bytes', summary: summarize(fastifySamples), versus: versusBaseline(summarize(fastifySamples), base) }]
+          ? [
+              {
+                scenario: name,
+                server: 'bare Fastify, same bytes',
+                summary: summarize(fastifySamples),
+                versus: versusBaseline(summarize(fastifySamples), base),
+              },
+            ]
           : []),
       ],
       targets,
@@ -253,10 +260,7 @@ export async function loginStorm(shop: Shop, settings: Settings): Promise<Scenar
     return sample
   }
   const [calmSamples = [], stormySamples = []] = await alternate(
-    [
-      { run: (seconds) => measure(shop.service, { connections: settings.connections, requests: items, durationSeconds: seconds }) },
-      { run: withStorm },
-    ],
+    [{ run: (seconds) => measure(shop.service, { connections: settings.connections, requests: items, durationSeconds: seconds }) }, { run: withStorm }],
     settings.rounds,
     settings.seconds,
     settings.warmupSeconds,
@@ -272,7 +276,12 @@ export async function loginStorm(shop: Shop, settings: Settings): Promise<Scenar
     name,
     rows: [
       { scenario: name, server: 'service, catalog-item, no storm', summary: calm, versus: 'yardstick' },
-      { scenario: name, server: 'service, catalog-item, during storm', summary: stormy, versus: `${fixed(ratio, 1)}× p99, ${fixed(stormy.rps / calm.rps)}× req/s` },
+      {
+        scenario: name,
+        server: 'service, catalog-item, during storm',
+        summary: stormy,
+        versus: `${fixed(ratio, 1)}× p99, ${fixed(stormy.rps / calm.rps)}× req/s`,
+      },
       { scenario: name, server: 'service, the 16 logins', summary: storm, versus: '' },
     ],
     targets: [{ scenario: name, target: 'catalog-item p99 during storm ≤ 3 × without', measured: `${fixed(ratio, 2)}×`, met: ratio <= 3 }],
@@ -292,16 +301,35 @@ interface CheckoutLedger {
 async function readLedger(databaseUrl: string): Promise<CheckoutLedger> {
   const { db } = connectDatabase(databaseUrl, { poolSize: 1 })
   try {
-    const orders = await db.selectFrom('orders').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
-    const units = await db.selectFrom('order_items').select((eb) => eb.fn.sum<number>('quantity').as('n')).executeTakeFirstOrThrow()
-    const stock = await db.selectFrom('products').select((eb) => eb.fn.sum<number>('stock').as('n')).executeTakeFirstOrThrow()
-    const negative = await db.selectFrom('products').where('stock', '<', 0).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    const orders = await db
+      .selectFrom('orders')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+    const units = await db
+      .selectFrom('order_items')
+      .select((eb) => eb.fn.sum<number>('quantity').as('n'))
+      .executeTakeFirstOrThrow()
+    const stock = await db
+      .selectFrom('products')
+      .select((eb) => eb.fn.sum<number>('stock').as('n'))
+      .executeTakeFirstOrThrow()
+    const negative = await db
+      .selectFrom('products')
+      .where('stock', '<', 0)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
     // Orders whose total is not the sum of their lines.
     const totals = await db
       .selectFrom('orders')
       .leftJoin('order_items', 'order_items.order_id', 'orders.id')
       .groupBy(['orders.id', 'orders.total_cents'])
-      .having((eb) => eb(eb.fn.coalesce(eb.fn.sum<number>(eb('order_items.price_cents', '*', eb.ref('order_items.quantity'))), eb.lit(0)), '!=', eb.ref('orders.total_cents')))
+      .having((eb) =>
+        eb(
+          eb.fn.coalesce(eb.fn.sum<number>(eb('order_items.price_cents', '*', eb.ref('order_items.quantity'))), eb.lit(0)),
+          '!=',
+          eb.ref('orders.total_cents'),
+        ),
+      )
       .select('orders.id')
       .execute()
     return {
@@ -394,12 +422,7 @@ export async function checkout(shop: Shop, settings: Settings): Promise<Scenario
     directSamples.push(sample)
     return sample
   }
-  const [httpSamples = [], directRounds = []] = await alternate(
-    [{ run: overHttp }, { run: direct }],
-    settings.rounds,
-    settings.seconds,
-    settings.warmupSeconds,
-  )
+  const [httpSamples = [], directRounds = []] = await alternate([{ run: overHttp }, { run: direct }], settings.rounds, settings.seconds, settings.warmupSeconds)
   await clearCarts(shop.databaseUrl, userIds)
   const after = await readLedger(shop.databaseUrl)
 
@@ -412,8 +435,7 @@ export async function checkout(shop: Shop, settings: Settings): Promise<Scenario
   const newUnits = after.orderUnits - before.orderUnits
   // A window ends with up to one order per connection in flight: written, its 201 never read.
   const unread = newOrders - httpOrders - directOrders
-  const balanced =
-    unread >= 0 && unread <= tokens.length * httpWindows && unitsSold === newUnits && after.badTotals === 0 && after.negativeStock === 0
+  const balanced = unread >= 0 && unread <= tokens.length * httpWindows && unitsSold === newUnits && after.badTotals === 0 && after.negativeStock === 0
   notes.push(
     `checkout books ${balanced ? 'balance' : 'DO NOT balance'}: ${unitsSold} units left stock and ${newUnits} units were ordered; ` +
       `${newOrders} new orders = ${httpOrders} HTTP 201s + ${directOrders} direct + ${unread} in flight when a window closed (at most ${tokens.length} per window); ` +
@@ -439,8 +461,7 @@ export async function checkout(shop: Shop, settings: Settings): Promise<Scenario
 /** A multipart product create with an image of exactly 5 MiB (the largest the API accepts). */
 function writeUploadBody(scratchDir: string, categoryId: number | undefined): { file: string; boundary: string } {
   const boundary = `----bench${randomBytes(8).toString('hex')}`
-  const field = (name: string, value: string) =>
-    `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
+  const field = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
   const image = randomBytes(5 * 1024 * 1024)
   // A JPEG signature, in case the host looks at the bytes.
   image.set([0xff, 0xd8, 0xff, 0xe0], 0)
@@ -510,8 +531,7 @@ export async function checkCacheCoherence(shop: Shop, writes = 20): Promise<{ ta
     const [token] = await logIn(shop.service.origin, [shop.seeded.adminEmail], shop.seeded.password)
     const id = shop.seeded.productIds[0] as number
     const path = `/products/${id}`
-    const nameAt = async (origin: string) =>
-      (JSON.parse((await sendRequest(origin, { method: 'GET', path })).body.toString()) as { name: string }).name
+    const nameAt = async (origin: string) => (JSON.parse((await sendRequest(origin, { method: 'GET', path })).body.toString()) as { name: string }).name
     let sameInstanceStale = 0
     const delays: number[] = []
     for (let i = 0; i < writes; i++) {
@@ -541,7 +561,12 @@ export async function checkCacheCoherence(shop: Shop, writes = 20): Promise<{ ta
     const middle = delays[Math.floor(delays.length / 2)] ?? Number.NaN
     return {
       targets: [
-        { scenario: 'catalog-item', target: 'cache: the writing instance shows a write on its next read', measured: `${writes - sameInstanceStale}/${writes}`, met: sameInstanceStale === 0 },
+        {
+          scenario: 'catalog-item',
+          target: 'cache: the writing instance shows a write on its next read',
+          measured: `${writes - sameInstanceStale}/${writes}`,
+          met: sameInstanceStale === 0,
+        },
         { scenario: 'catalog-item', target: 'cache: another instance shows it within 100 ms', measured: `max ${fixed(worst, 1)} ms`, met: worst <= 100 },
       ],
       notes: [

@@ -92,14 +92,12 @@ export async function dropDatabase(kind: DbKind, databaseUrl: string): Promise<v
 const WORDS = ['Classic', 'Organic', 'Wireless', 'Vintage', 'Compact', 'Deluxe', 'Smart', 'Handmade', 'Eco', 'Pro']
 const THINGS = ['Lamp', 'Mug', 'Backpack', 'Headphones', 'Chair', 'Notebook', 'Jacket', 'Kettle', 'Speaker', 'Watch']
 
-async function insertInBatches<T extends keyof Database>(
-  db: Kysely<Database>,
-  table: T,
-  rows: Record<string, unknown>[],
-  batch = 500,
-): Promise<void> {
+async function insertInBatches<T extends keyof Database>(db: Kysely<Database>, table: T, rows: Record<string, unknown>[], batch = 500): Promise<void> {
   for (let i = 0; i < rows.length; i += batch) {
-    await db.insertInto(table).values(rows.slice(i, i + batch) as never).execute()
+    await db
+      .insertInto(table)
+      .values(rows.slice(i, i + batch) as never)
+      .execute()
   }
 }
 

@@ -20,6 +20,8 @@ if (tsx) {
   process.setSourceMapsEnabled(true)
   await import(new URL('dist/cli.js', root).href)
 } else {
-  console.error('dist/cli.js is missing and tsx is not installed: run `npm run build` while the dev dependencies are installed (npm ci), then `npm ci --omit=dev`')
+  console.error(
+    'dist/cli.js is missing and tsx is not installed: run `npm run build` while the dev dependencies are installed (npm ci), then `npm ci --omit=dev`',
+  )
   process.exitCode = 1
 }

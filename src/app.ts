@@ -89,7 +89,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'], censor: '[redacted]' },
     },
-    trustProxy: config.trustProxy as FastifyServerOptions["trustProxy"],
+    trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
     bodyLimit: 1024 * 1024,
     // A path segment may be this long (an image's stored name is up to 114 characters); longer is a 414.
     // (In routerOptions: at the top level it is deprecated, warning FSTDEP022 on every start.)

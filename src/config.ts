@@ -131,7 +131,11 @@ export function loadConfig(env: Env = process.env): Config {
     if (problem?.field === 'email') {
       problems.push('ADMIN_EMAIL must be a valid e-mail address when ADMIN_PASSWORD is set')
     } else if (problem?.field === 'password') {
-      problems.push(candidate.password.length < 6 ? 'ADMIN_PASSWORD must be at least 6 characters when ADMIN_EMAIL is set' : 'ADMIN_PASSWORD must be at most 128 characters')
+      problems.push(
+        candidate.password.length < 6
+          ? 'ADMIN_PASSWORD must be at least 6 characters when ADMIN_EMAIL is set'
+          : 'ADMIN_PASSWORD must be at most 128 characters',
+      )
     } else if (problem?.field === 'name') {
       problems.push('ADMIN_NAME must be 1 to 100 characters')
     } else {
@@ -281,10 +285,7 @@ export interface HttpTimeouts {
   readonly socketTimeoutMs: number
 }
 
-function parseHttpTimeouts(
-  integer: (name: string, fallback: number, min: number, max: number) => number,
-  problems: string[],
-): HttpTimeouts {
+function parseHttpTimeouts(integer: (name: string, fallback: number, min: number, max: number) => number, problems: string[]): HttpTimeouts {
   const hour = 3_600_000
   const timeouts = {
     headersTimeoutMs: integer('HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, hour),

@@ -94,7 +94,11 @@ describe('configuration', () => {
   })
 
   it('takes the admin bootstrap from ADMIN_EMAIL and ADMIN_PASSWORD, lower-casing the e-mail', () => {
-    expect(loadConfig({ DATA_DIR: dataDir(), ADMIN_EMAIL: 'Boss@Shop.test', ADMIN_PASSWORD: 'secret1' }).admin).toEqual({ email: 'boss@shop.test', password: 'secret1', name: 'Admin' })
+    expect(loadConfig({ DATA_DIR: dataDir(), ADMIN_EMAIL: 'Boss@Shop.test', ADMIN_PASSWORD: 'secret1' }).admin).toEqual({
+      email: 'boss@shop.test',
+      password: 'secret1',
+      name: 'Admin',
+    })
     expect(problemsOf({ ADMIN_EMAIL: 'boss@shop.test' })).toEqual(['ADMIN_PASSWORD must be at least 6 characters when ADMIN_EMAIL is set'])
     expect(problemsOf({ ADMIN_PASSWORD: 'secret1' })).toEqual(['ADMIN_EMAIL must be a valid e-mail address when ADMIN_PASSWORD is set'])
   })

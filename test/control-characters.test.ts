@@ -29,7 +29,10 @@ afterAll(async () => {
 })
 
 async function count(table: 'users' | 'categories' | 'products'): Promise<number> {
-  const row = await t.app.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  const row = await t.app.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -64,7 +67,11 @@ describe('control characters in text', () => {
   })
 
   it('register accepts a name with a tab', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/auth/register', payload: { name: 'Ana\tMaría', email: 'ana-tab@shop.test', password: 'secret123' } })
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/auth/register',
+      payload: { name: 'Ana\tMaría', email: 'ana-tab@shop.test', password: 'secret123' },
+    })
     expect(res.statusCode).toBe(201)
     expect(res.json().user.name).toBe('Ana\tMaría')
   })
@@ -95,7 +102,12 @@ describe('control characters in text', () => {
   })
 
   it('a description may hold line breaks and tabs', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(admin), payload: { name: 'Sillas', description: 'Línea 1\r\nLínea 2\tfin' } })
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/categories',
+      headers: bearer(admin),
+      payload: { name: 'Sillas', description: 'Línea 1\r\nLínea 2\tfin' },
+    })
     expect(res.statusCode).toBe(201)
     expect(res.json().description).toBe('Línea 1\r\nLínea 2\tfin')
   })

@@ -8,7 +8,12 @@ import { type TestApp, createTestApp } from './helpers/app.js'
 // The repository documents its own API: a user has nothing but the repository.
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
-const pages = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+const pages = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+]
 const apiDoc = read('docs/api.md')
 
 describe('the documentation stays inside the repository', () => {

@@ -44,7 +44,10 @@ describe('requests the HTTP parser refuses', () => {
   it.each([
     ['a malformed request line', 'GARBAGE\r\n\r\n'],
     ['a request line with a bad version', 'GET /health HTTP/9.Z\r\nHost: shop.test\r\n\r\n'],
-    ['both Content-Length and Transfer-Encoding', 'POST /auth/login HTTP/1.1\r\nHost: shop.test\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+    [
+      'both Content-Length and Transfer-Encoding',
+      'POST /auth/login HTTP/1.1\r\nHost: shop.test\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    ],
     ['two Content-Length headers', 'POST /auth/login HTTP/1.1\r\nHost: shop.test\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!'],
     ['a header name with a space', 'GET /health HTTP/1.1\r\nHost: shop.test\r\nBad Header: 1\r\n\r\n'],
     ['a NUL in a header value', 'GET /health HTTP/1.1\r\nHost: shop.test\r\nX-Name: a\u0000b\r\n\r\n'],

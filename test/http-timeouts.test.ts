@@ -67,7 +67,10 @@ describe('slow clients are timed out', () => {
   })
 
   it('a body that trickles in: 408 and closed at the request timeout, and nothing was written', async () => {
-    const before = await t.app.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    const before = await t.app.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
     const client = await openRawClient(port)
     client.socket.write('POST /auth/register HTTP/1.1\r\nHost: shop.test\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n{"name":"Slow",')
     client.dribble(' ', 50)
@@ -76,7 +79,10 @@ describe('slow clients are timed out', () => {
     expect(closedAfter).toBeGreaterThanOrEqual(REQUEST_MS - 50)
     expect(closedAfter).toBeLessThan(REQUEST_MS + SLACK_MS)
     expectTimeoutAnswer(client.received())
-    const after = await t.app.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    const after = await t.app.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
     expect(Number(after.n)).toBe(Number(before.n))
   })
 
@@ -84,14 +90,19 @@ describe('slow clients are timed out', () => {
     const clients = await Promise.all(Array.from({ length: 100 }, () => openRawClient(port)))
     for (const client of clients) {
       // An admin route: its body is read (the rate-limited /auth routes would answer 429 to the 11th).
-      client.socket.write(`POST /categories HTTP/1.1\r\nHost: shop.test\r\nAuthorization: ${bearer(admin).authorization}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{`)
+      client.socket.write(
+        `POST /categories HTTP/1.1\r\nHost: shop.test\r\nAuthorization: ${bearer(admin).authorization}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{`,
+      )
       client.dribble(' ', 100)
     }
     const closed = await Promise.all(clients.map((client) => client.closedWithin(REQUEST_MS + SLACK_MS + 3000)))
     expect(closed.filter((ms) => ms === null)).toHaveLength(0)
     expect(Math.max(...(closed as number[]))).toBeLessThan(REQUEST_MS + SLACK_MS + 1000)
     for (const client of clients) expectTimeoutAnswer(client.received())
-    const categories = await t.app.db.selectFrom('categories').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    const categories = await t.app.db
+      .selectFrom('categories')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
     expect(Number(categories.n)).toBe(0)
   })
 

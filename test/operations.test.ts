@@ -80,13 +80,23 @@ describe('error bodies are always {"error": "..."}', () => {
   })
 
   it('prototype pollution in JSON is refused with 400', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/auth/login', headers: { 'content-type': 'application/json' }, payload: '{"__proto__": {"admin": true}, "email": "a@b.co", "password": "x"}' })
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"__proto__": {"admin": true}, "email": "a@b.co", "password": "x"}',
+    })
     expect(res.statusCode).toBe(400)
     expect(res.json()).toEqual({ error: 'El cuerpo de la petición no es JSON válido' })
   })
 
   it('body over 1 MiB: 413', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/auth/login', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: 'a@b.co', password: 'x'.repeat(1_100_000) }) })
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ email: 'a@b.co', password: 'x'.repeat(1_100_000) }),
+    })
     expect(res.statusCode).toBe(413)
     expect(res.json()).toEqual({ error: 'El cuerpo de la petición es demasiado grande' })
   })
@@ -172,7 +182,9 @@ describe.runIf(dialect === 'sqlite')('the server process', () => {
     const env = { ...process.env, DATA_DIR: dir, NODE_ENV: 'development' }
     const migrated = await run(process.execPath, [...tsx, 'src/cli.ts', 'migrate'], { env })
     expect(migrated.stdout).toContain('2026-11-22T0000-initial')
-    const created = await run(process.execPath, [...tsx, 'src/cli.ts', 'create-admin', '--email', 'Ops@Shop.test', '--password', 'ops-pass', '--name', 'Ops'], { env })
+    const created = await run(process.execPath, [...tsx, 'src/cli.ts', 'create-admin', '--email', 'Ops@Shop.test', '--password', 'ops-pass', '--name', 'Ops'], {
+      env,
+    })
     expect(created.stdout).toContain('Admin ops@shop.test created')
     const twice = await run(process.execPath, [...tsx, 'src/cli.ts', 'create-admin', '--email', 'ops@shop.test', '--password', 'ops-pass'], { env })
     expect(twice.stdout).toContain('already exists')
@@ -207,7 +219,9 @@ describe.runIf(dialect === 'sqlite')('the server process', () => {
 
   it('refuses to start in production without JWT_SECRET, with one clear line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shop-prod-'))
-    const result = await run(process.execPath, [...tsx, 'src/server.ts'], { env: { ...process.env, DATA_DIR: dir, NODE_ENV: 'production', JWT_SECRET: '' } }).catch((error) => error)
+    const result = await run(process.execPath, [...tsx, 'src/server.ts'], {
+      env: { ...process.env, DATA_DIR: dir, NODE_ENV: 'production', JWT_SECRET: '' },
+    }).catch((error) => error)
     expect(result.code).toBe(1)
     expect(result.stderr).toContain('JWT_SECRET is required when NODE_ENV=production')
   })

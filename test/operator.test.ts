@@ -28,9 +28,10 @@ describe('start-up log', () => {
   it('warns once, at warn level, when production runs with PUBLIC_URL at localhost', async () => {
     for (const url of ['http://localhost:3000', 'http://127.0.0.1:8080', 'http://[::1]:3000', 'http://0.0.0.0']) {
       const warnings = (await startLog({ NODE_ENV: 'production', PUBLIC_URL: url })).filter((l) => l.level === 40)
-      expect(warnings.map((l) => l.msg), url).toEqual([
-        `PUBLIC_URL is ${url} in production: image URLs and Link headers will point at this machine; set PUBLIC_URL to the address clients use`,
-      ])
+      expect(
+        warnings.map((l) => l.msg),
+        url,
+      ).toEqual([`PUBLIC_URL is ${url} in production: image URLs and Link headers will point at this machine; set PUBLIC_URL to the address clients use`])
     }
   })
 
@@ -48,9 +49,15 @@ describe('start-up log', () => {
     const first = await startLog(env, database)
     const second = await startLog(env, database)
     await database.drop()
-    expect(first.filter((l) => l.msg.toLowerCase().includes('admin'))).toEqual([expect.objectContaining({ level: 30, email: 'chief@shop.test', msg: 'Admin chief@shop.test created from ADMIN_EMAIL' })])
+    expect(first.filter((l) => l.msg.toLowerCase().includes('admin'))).toEqual([
+      expect.objectContaining({ level: 30, email: 'chief@shop.test', msg: 'Admin chief@shop.test created from ADMIN_EMAIL' }),
+    ])
     expect(second.filter((l) => l.msg.toLowerCase().includes('admin'))).toEqual([
-      expect.objectContaining({ level: 30, email: 'chief@shop.test', msg: 'A user with e-mail chief@shop.test already exists; ADMIN_* changed nothing (its password stays as it was)' }),
+      expect.objectContaining({
+        level: 30,
+        email: 'chief@shop.test',
+        msg: 'A user with e-mail chief@shop.test already exists; ADMIN_* changed nothing (its password stays as it was)',
+      }),
     ])
     expect(JSON.stringify([first, second])).not.toContain('chief-pass-1')
   })
@@ -111,8 +118,12 @@ describe('the admin rules are the API rules', () => {
       expect(error, email).toBeInstanceOf(ConfigError)
       expect((error as ConfigError).problems, email).toEqual(['ADMIN_EMAIL must be a valid e-mail address when ADMIN_PASSWORD is set'])
     }
-    expect(() => loadConfig({ DATA_DIR: dataDir, ADMIN_EMAIL: 'boss@shop.test', ADMIN_PASSWORD: 'x'.repeat(129) })).toThrow('ADMIN_PASSWORD must be at most 128 characters')
-    expect(() => loadConfig({ DATA_DIR: dataDir, ADMIN_EMAIL: 'boss@shop.test', ADMIN_PASSWORD: 'secret1', ADMIN_NAME: 'n'.repeat(101) })).toThrow('ADMIN_NAME must be 1 to 100 characters')
+    expect(() => loadConfig({ DATA_DIR: dataDir, ADMIN_EMAIL: 'boss@shop.test', ADMIN_PASSWORD: 'x'.repeat(129) })).toThrow(
+      'ADMIN_PASSWORD must be at most 128 characters',
+    )
+    expect(() => loadConfig({ DATA_DIR: dataDir, ADMIN_EMAIL: 'boss@shop.test', ADMIN_PASSWORD: 'secret1', ADMIN_NAME: 'n'.repeat(101) })).toThrow(
+      'ADMIN_NAME must be 1 to 100 characters',
+    )
   })
 })
 
@@ -124,7 +135,7 @@ describe.runIf(dialect === 'sqlite')('create-admin from the CLI', () => {
       (error: { code: number; stdout: string; stderr: string }) => error,
     )
 
-  it('refuses what the API would refuse, with the API\'s own message, and creates nothing', async () => {
+  it("refuses what the API would refuse, with the API's own message, and creates nothing", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shop-cli-admin-'))
     const cases: Array<[string[], string]> = [
       [['--email', 'notanemail', '--password', 'secret1'], 'email must be a valid email'],

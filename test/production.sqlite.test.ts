@@ -24,7 +24,10 @@ let env: NodeJS.ProcessEnv = {}
 /** The environment of a shell on the server: no node_modules/.bin of this checkout on PATH, no npm_* of the test run. */
 function serverEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) && !/^(VITEST|TEST_)/.test(name)))
-  const path = (process.env.PATH ?? '').split(delimiter).filter((dir) => !dir.includes('node_modules')).join(delimiter)
+  const path = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((dir) => !dir.includes('node_modules'))
+    .join(delimiter)
   return { ...clean, PATH: path, NODE_ENV: 'production', JWT_SECRET: 'a-production-secret-with-many-different-chars-0123456789', LOG_LEVEL: 'info', ...extra }
 }
 

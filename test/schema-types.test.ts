@@ -21,7 +21,10 @@ describe('route types come from the route schemas', () => {
       },
     })
     // @ts-expect-error: an answer must be what the response schema says (the id is an integer)
-    app.get('/users/me', { schema: { response: { 200: User } }, handler: async () => ({ id: '1', name: 'a', email: 'a@b.c', role: 'customer' as const, createdAt: '' }) })
+    app.get('/users/me', {
+      schema: { response: { 200: User } },
+      handler: async () => ({ id: '1', name: 'a', email: 'a@b.c', role: 'customer' as const, createdAt: '' }),
+    })
     await app.close()
   })
 

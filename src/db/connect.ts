@@ -114,10 +114,10 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
   pool.on('error', (error) => status.suspect(error))
   pool.on('connect', (client) => client.on('error', (error) => status.suspect(error)))
   const end = pool.end.bind(pool)
-  pool.end = (async () => {
+  pool.end = async () => {
     status.close()
     await end()
-  })
+  }
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(pool, status) }) }),
     dialect: 'postgres',

@@ -367,7 +367,13 @@ export function frontDoor(cache: ResponseCache, options: FrontDoorOptions) {
     const logger = log()
     if (logger?.isLevelEnabled?.('info')) {
       logger.info(
-        { reqId: id, req: { method: 'GET', url, host: request.headers.host, remoteAddress: request.socket.remoteAddress }, res: { statusCode: 200 }, responseTime: performance.now() - started, cache: 'hit' },
+        {
+          reqId: id,
+          req: { method: 'GET', url, host: request.headers.host, remoteAddress: request.socket.remoteAddress },
+          res: { statusCode: 200 },
+          responseTime: performance.now() - started,
+          cache: 'hit',
+        },
         'request completed',
       )
     }

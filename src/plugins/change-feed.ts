@@ -170,32 +170,30 @@ function listenOnPostgres(app: FastifyInstance, feed: Feed, handle: DatabaseHand
     if (sending.has(topic) || resend.has(topic) || closing) return
     sending.add(topic)
     pending.delete(topic)
-    sql`select pg_notify(${CHANNEL}, ${`${topic}:${instanceId}`})`
-      .execute(handle.db)
-      .then(
-        () => {
-          sending.delete(topic)
-          if (reportedSendFailure) {
-            reportedSendFailure = false
-            app.log.info('change feed: notifications go out again')
-          }
-          if (pending.has(topic)) notify(topic)
-        },
-        (error: unknown) => {
-          sending.delete(topic)
-          pending.add(topic)
-          if (!reportedSendFailure) {
-            reportedSendFailure = true
-            app.log.warn({ err: error }, 'change feed: could not tell other instances of a change; trying again')
-          }
-          const timer = setTimeout(() => {
-            resend.delete(topic)
-            notify(topic)
-          }, RESEND_MS)
-          timer.unref()
-          resend.set(topic, timer)
-        },
-      )
+    sql`select pg_notify(${CHANNEL}, ${`${topic}:${instanceId}`})`.execute(handle.db).then(
+      () => {
+        sending.delete(topic)
+        if (reportedSendFailure) {
+          reportedSendFailure = false
+          app.log.info('change feed: notifications go out again')
+        }
+        if (pending.has(topic)) notify(topic)
+      },
+      (error: unknown) => {
+        sending.delete(topic)
+        pending.add(topic)
+        if (!reportedSendFailure) {
+          reportedSendFailure = true
+          app.log.warn({ err: error }, 'change feed: could not tell other instances of a change; trying again')
+        }
+        const timer = setTimeout(() => {
+          resend.delete(topic)
+          notify(topic)
+        }, RESEND_MS)
+        timer.unref()
+        resend.set(topic, timer)
+      },
+    )
   }
 
   const stop = async () => {

@@ -55,8 +55,7 @@ export const messages = {
   categoryInUse: 'La categoría tiene productos asociados',
   categoryMissing: 'La categoría no existe',
   imageRequired: "La imagen del producto es obligatoria (campo 'image')",
-  invalidImageType: (mime: string) =>
-    `Invalid file type: ${mime}. Allowed types: image/jpeg, image/jpg, image/png, image/webp, image/gif`,
+  invalidImageType: (mime: string) => `Invalid file type: ${mime}. Allowed types: image/jpeg, image/jpg, image/png, image/webp, image/gif`,
   invalidImageExtension: (ext: string) => `Invalid file extension: ${ext}. Allowed extensions: .jpg, .jpeg, .png, .webp, .gif`,
   imageTooLarge: 'El archivo es demasiado grande. Tamaño máximo: 5MB',
   imageUploadFailed: 'Error al subir la imagen al servicio de alojamiento',

@@ -77,7 +77,18 @@ function withTextRule(schema: unknown): unknown {
 }
 
 /** Keywords whose value is a subschema or a list of them (the `properties`-like maps are walked apart). */
-const SUBSCHEMA_KEYWORDS = new Set(['items', 'prefixItems', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'then', 'else', 'unevaluatedProperties', 'unevaluatedItems'])
+const SUBSCHEMA_KEYWORDS = new Set([
+  'items',
+  'prefixItems',
+  'additionalProperties',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  'then',
+  'else',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+])
 
 // JSON bodies keep their types ("2" is not a quantity); query strings and path params are text and are coerced.
 const bodyAjv = createAjv(false)
@@ -88,10 +99,7 @@ function compileOrdered(ajv: Ajv, schema: object) {
   const validate = ajv.compile(withTextRule(schema) as object)
   const order = Object.keys((schema as { properties?: object }).properties ?? {})
   const rank = (error: ErrorObject): number => {
-    const field =
-      error.instancePath === '' && error.keyword === 'required'
-        ? String(error.params.missingProperty)
-        : (error.instancePath.split('/')[1] ?? '')
+    const field = error.instancePath === '' && error.keyword === 'required' ? String(error.params.missingProperty) : (error.instancePath.split('/')[1] ?? '')
     const index = order.indexOf(field)
     return index === -1 ? order.length : index
   }
@@ -160,11 +168,9 @@ export function formatValidationError(errors: ErrorObject[], dataVar = 'body'): 
   const error = errors[0]
   if (!error) return 'Validation failed'
   const field = fieldName(error, dataVar)
-  const parent = error.parentSchema as { errorMessages?: Record<string, string>; properties?: Record<string, { errorMessages?: Record<string, string> }> } | undefined
-  const override =
-    error.keyword === 'required'
-      ? parent?.properties?.[field]?.errorMessages?.required
-      : parent?.errorMessages?.[error.keyword]
+  const parent = error.parentSchema as
+    { errorMessages?: Record<string, string>; properties?: Record<string, { errorMessages?: Record<string, string> }> } | undefined
+  const override = error.keyword === 'required' ? parent?.properties?.[field]?.errorMessages?.required : parent?.errorMessages?.[error.keyword]
   if (override) return override
   const p = error.params
   switch (error.keyword) {

@@ -12,10 +12,17 @@ beforeAll(async () => {
 })
 afterAll(async () => t.close())
 
-const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
-  t.app.inject({ method: 'POST', url, payload: payload as object, headers })
+const post = (url: string, payload: unknown, headers: Record<string, string> = {}) => t.app.inject({ method: 'POST', url, payload: payload as object, headers })
 
-const countUsers = async () => Number((await t.app.db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+const countUsers = async () =>
+  Number(
+    (
+      await t.app.db
+        .selectFrom('users')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
 
 describe('POST /auth/register', () => {
   it('creates a customer and answers 201 with the user, its id as a string', async () => {
@@ -116,7 +123,11 @@ describe('POST /auth/login', () => {
   })
 
   it('JWT_EXPIRES_IN sets the lifetime; a bare number is seconds', async () => {
-    for (const [setting, seconds] of [['3600', 3600], ['30m', 1800], ['12h', 43_200]] as const) {
+    for (const [setting, seconds] of [
+      ['3600', 3600],
+      ['30m', 1800],
+      ['12h', 43_200],
+    ] as const) {
       const other = await createTestApp({ JWT_EXPIRES_IN: setting })
       try {
         const user = await makeUser(other.app)
@@ -131,7 +142,10 @@ describe('POST /auth/login', () => {
 
   it('answers a wrong password and an unknown e-mail alike: 401 "Credenciales inválidas"', async () => {
     const user = await makeUser(t.app)
-    for (const payload of [{ email: user.email, password: 'wrong-password' }, { email: uniqueEmail('ghost'), password: 'whatever' }]) {
+    for (const payload of [
+      { email: user.email, password: 'wrong-password' },
+      { email: uniqueEmail('ghost'), password: 'whatever' },
+    ]) {
       const res = await post('/auth/login', payload)
       expect(res.statusCode).toBe(401)
       expect(res.json()).toEqual({ error: 'Credenciales inválidas' })
@@ -167,8 +181,18 @@ describe('tokens', () => {
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(
       JSON.stringify({ sub: String(user.id), role: 'admin', iat_ms: Date.now() }),
     ).toString('base64url')}.`
-    const expired = sign({ sub: String(user.id), role: 'customer', iat_ms: Date.now() - 10_000, iat: Math.floor(Date.now() / 1000) - 10, exp: Math.floor(Date.now() / 1000) - 5 })
-    const otherSecret = createSigner({ key: 'another-secret-that-is-long-enough-000000', algorithm: 'HS256' })({ sub: String(user.id), role: 'admin', iat_ms: Date.now() })
+    const expired = sign({
+      sub: String(user.id),
+      role: 'customer',
+      iat_ms: Date.now() - 10_000,
+      iat: Math.floor(Date.now() / 1000) - 10,
+      exp: Math.floor(Date.now() / 1000) - 5,
+    })
+    const otherSecret = createSigner({ key: 'another-secret-that-is-long-enough-000000', algorithm: 'HS256' })({
+      sub: String(user.id),
+      role: 'admin',
+      iat_ms: Date.now(),
+    })
     const hs512 = createSigner({ key: SECRET, algorithm: 'HS512' })({ sub: String(user.id), role: 'admin', iat_ms: Date.now() })
     for (const token of ['garbage', 'a.b.c', none, expired, otherSecret, hs512, `${user.token}x`, `${user.token} extra`, 'a b']) {
       const res = await t.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${token}` } })
@@ -189,7 +213,14 @@ describe('tokens', () => {
     const user = await makeUser(t.app)
     const roleless = sign({ sub: String(user.id), iat_ms: Date.now() })
     const unknownRole = sign({ sub: String(user.id), role: 'superuser', iat_ms: Date.now() })
-    for (const [method, url] of [['GET', '/auth/me'], ['GET', '/cart'], ['POST', '/cart/add'], ['GET', '/orders'], ['POST', '/orders'], ['GET', '/orders/1']] as const) {
+    for (const [method, url] of [
+      ['GET', '/auth/me'],
+      ['GET', '/cart'],
+      ['POST', '/cart/add'],
+      ['GET', '/orders'],
+      ['POST', '/orders'],
+      ['GET', '/orders/1'],
+    ] as const) {
       const noRole = await t.app.inject({ method, url, headers: { authorization: `Bearer ${roleless}` } })
       expect(noRole.statusCode, `${method} ${url}`).toBe(403)
       expect(noRole.json()).toEqual({ error: 'Forbidden - No role assigned' })
@@ -310,7 +341,12 @@ describe('admin user management', () => {
   it('PATCH /auth/users/:id changes name, e-mail and role; a role change ends the old tokens', async () => {
     const user = await makeUser(t.app)
     const email = uniqueEmail('moved')
-    const res = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload: { name: 'New Name', email: email.toUpperCase() } })
+    const res = await t.app.inject({
+      method: 'PATCH',
+      url: `/auth/users/${user.id}`,
+      headers: bearer(admin),
+      payload: { name: 'New Name', email: email.toUpperCase() },
+    })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ id: user.id, name: 'New Name', email, role: 'customer', createdAt: expect.any(String) })
     // A name or e-mail change keeps the token valid.
@@ -403,18 +439,21 @@ describe('admin user management', () => {
     expect(await t.app.db.selectFrom('users').select('id').where('id', '=', admin.id).executeTakeFirst()).toBeDefined()
   })
 
-  it.each([['owner'], [''], [1], [['admin']], [{ role: 'admin' }]])('PATCH with role %j is 422 "El rol debe ser \'customer\' o \'admin\'" and changes nothing', async (role) => {
-    const user = await makeUser(t.app)
-    const before = await t.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()
-    for (const payload of [{ role }, { name: 'Renamed', role }]) {
-      const res = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload })
-      expect(res.statusCode).toBe(422)
-      expect(res.json()).toEqual({ error: "El rol debe ser 'customer' o 'admin'" })
-    }
-    expect(await t.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()).toEqual(before)
-    // The user's token still works: nothing about them changed.
-    expect((await t.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
-  })
+  it.each([['owner'], [''], [1], [['admin']], [{ role: 'admin' }]])(
+    "PATCH with role %j is 422 \"El rol debe ser 'customer' o 'admin'\" and changes nothing",
+    async (role) => {
+      const user = await makeUser(t.app)
+      const before = await t.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()
+      for (const payload of [{ role }, { name: 'Renamed', role }]) {
+        const res = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload })
+        expect(res.statusCode).toBe(422)
+        expect(res.json()).toEqual({ error: "El rol debe ser 'customer' o 'admin'" })
+      }
+      expect(await t.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()).toEqual(before)
+      // The user's token still works: nothing about them changed.
+      expect((await t.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
+    },
+  )
 
   it('an admin\'s refused own-role change (403 "No puedes cambiar tu propio rol") leaves their row as it was', async () => {
     const self = await makeUser(t.app, 'admin', 'Self Admin')
@@ -463,7 +502,12 @@ describe('admin user management', () => {
 
   it('customers cannot read, change or delete users', async () => {
     const customer = await makeUser(t.app)
-    for (const [method, url] of [['GET', '/auth/users'], ['GET', `/auth/users/${customer.id}`], ['PATCH', `/auth/users/${customer.id}`], ['DELETE', `/auth/users/${admin.id}`]] as const) {
+    for (const [method, url] of [
+      ['GET', '/auth/users'],
+      ['GET', `/auth/users/${customer.id}`],
+      ['PATCH', `/auth/users/${customer.id}`],
+      ['DELETE', `/auth/users/${admin.id}`],
+    ] as const) {
       const res = await t.app.inject({ method, url, headers: bearer(customer), ...(method === 'PATCH' ? { payload: { role: 'admin' } } : {}) })
       expect(res.statusCode).toBe(403)
       expect(res.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })

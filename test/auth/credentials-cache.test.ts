@@ -66,7 +66,11 @@ describe('credentials cache', () => {
     const user = await makeUser(first)
     expect((await me(first, user)).statusCode).toBe(200)
     // Through the first instance's own connection: no notification, and on SQLite no data_version move for it.
-    await first.db.updateTable('users').set({ credentials_changed_at: new Date(Date.now() + 60_000).toISOString() }).where('id', '=', user.id).execute()
+    await first.db
+      .updateTable('users')
+      .set({ credentials_changed_at: new Date(Date.now() + 60_000).toISOString() })
+      .where('id', '=', user.id)
+      .execute()
     expect((await me(first, user)).statusCode).toBe(200)
   })
 

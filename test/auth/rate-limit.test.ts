@@ -46,7 +46,12 @@ describe('auth rate limit (in memory)', () => {
       expect(Object.keys(res.headers).filter((h) => h.startsWith('x-ratelimit'))).toEqual([])
     }
     // A blocked registration writes nothing even with a valid body.
-    const blocked = await t.app.inject({ method: 'POST', url: '/auth/register', remoteAddress: '203.0.113.7', payload: { name: 'Late', email: 'late@shop.test', password: 'secret1' } })
+    const blocked = await t.app.inject({
+      method: 'POST',
+      url: '/auth/register',
+      remoteAddress: '203.0.113.7',
+      payload: { name: 'Late', email: 'late@shop.test', password: 'secret1' },
+    })
     expect(blocked.statusCode).toBe(429)
     expect(await t.app.db.selectFrom('users').select('id').where('email', '=', 'late@shop.test').executeTakeFirst()).toBeUndefined()
   })

@@ -70,8 +70,20 @@ describe('GET /cart', () => {
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({
       items: [
-        { id: expect.any(Number), productId: p.id, quantity: 3, subtotal: 37.65, product: { id: p.id, name: 'Kettle', price: 12.55, imageUrl: expect.stringMatching(/^http:\/\//) } },
-        { id: expect.any(Number), productId: q.id, quantity: 1, subtotal: 3, product: { id: q.id, name: 'Mat', price: 3, imageUrl: expect.stringMatching(/^http:\/\//) } },
+        {
+          id: expect.any(Number),
+          productId: p.id,
+          quantity: 3,
+          subtotal: 37.65,
+          product: { id: p.id, name: 'Kettle', price: 12.55, imageUrl: expect.stringMatching(/^http:\/\//) },
+        },
+        {
+          id: expect.any(Number),
+          productId: q.id,
+          quantity: 1,
+          subtotal: 3,
+          product: { id: q.id, name: 'Mat', price: 3, imageUrl: expect.stringMatching(/^http:\/\//) },
+        },
       ],
       total: 40.65,
     })
@@ -484,9 +496,16 @@ describe('authentication on every cart route', () => {
   const credentials = [
     ['no token', (_user: TestUser): Record<string, string> => ({}), messages.noUser, 'Unauthorized - No user found'],
     ['a garbage token', (_user: TestUser): Record<string, string> => ({ authorization: 'Bearer garbage' }), messages.invalidToken, 'Token inválido o expirado'],
-    ['a badly signed token', (user: TestUser): Record<string, string> => ({ authorization: `Bearer ${forged(user)}` }), messages.invalidToken, 'Token inválido o expirado'],
+    [
+      'a badly signed token',
+      (user: TestUser): Record<string, string> => ({ authorization: `Bearer ${forged(user)}` }),
+      messages.invalidToken,
+      'Token inválido o expirado',
+    ],
   ] as const
-  const cases = routes.flatMap((route) => credentials.map((credential) => [`${route.method} ${route.path(0).replace(/0$/, ':id')}`, credential[0], route, credential] as const))
+  const cases = routes.flatMap((route) =>
+    credentials.map((credential) => [`${route.method} ${route.path(0).replace(/0$/, ':id')}`, credential[0], route, credential] as const),
+  )
 
   it.each(cases)('%s with %s answers 401 and changes nothing', async (_name, _label, route, [, headers, message, literal]) => {
     const user = await makeUser(t.app)

@@ -58,7 +58,11 @@ describe('cache hits before Fastify', () => {
     const hits = app!.catalogCache.hits()
     expect((await (await fetch(url)).json()).name).toBe('Front')
     expect(app!.catalogCache.hits()).toEqual({ total: hits.total + 1, beforeFastify: hits.beforeFastify + 1 })
-    const update = await fetch(url, { method: 'PUT', headers: { ...bearer(admin), 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Changed' }) })
+    const update = await fetch(url, {
+      method: 'PUT',
+      headers: { ...bearer(admin), 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Changed' }),
+    })
     expect(update.status).toBe(200)
     expect((await (await fetch(url)).json()).name).toBe('Changed')
     const removal = await fetch(url, { method: 'DELETE', headers: bearer(admin) })

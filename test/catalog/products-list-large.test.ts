@@ -83,13 +83,28 @@ describe('X-Total-Count from the trigger-kept counts', () => {
   it('stay exact through bulk inserts, category moves (single and bulk) and deletes', async () => {
     await expectCountsExact()
     const moved = await t.app.db.selectFrom('products').select('id').where('category_id', 'is', null).limit(30).execute()
-    await t.app.db.updateTable('products').set({ category_id: category }).where('id', 'in', moved.map((r) => r.id)).execute()
+    await t.app.db
+      .updateTable('products')
+      .set({ category_id: category })
+      .where(
+        'id',
+        'in',
+        moved.map((r) => r.id),
+      )
+      .execute()
     await t.app.db.updateTable('products').set({ stock: 5 }).where('category_id', '=', category).execute()
     // Written behind the service's back: the product read cache must hear of it.
     t.app.catalogCache.invalidate()
     await expectCountsExact()
     await t.app.db.updateTable('products').set({ category_id: null }).where('id', '=', moved[0]!.id).execute()
-    await t.app.db.deleteFrom('products').where('id', 'in', moved.slice(1, 11).map((r) => r.id)).execute()
+    await t.app.db
+      .deleteFrom('products')
+      .where(
+        'id',
+        'in',
+        moved.slice(1, 11).map((r) => r.id),
+      )
+      .execute()
     await t.app.db.deleteFrom('products').where('category_id', 'is', null).where('id', '<', 100).execute()
     t.app.catalogCache.invalidate()
     await expectCountsExact()

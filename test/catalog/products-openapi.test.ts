@@ -55,7 +55,9 @@ describe('the routes read and check these bodies themselves', () => {
       expect(validate({ price: true })).toBe(true)
     }
     // The same schema, not marked, is a real validator.
-    const validate = validatorCompiler({ schema: { ...UpdateProductJson }, httpPart: 'body', method: 'PUT', url: '/products/:id' }) as (data: unknown) => boolean
+    const validate = validatorCompiler({ schema: { ...UpdateProductJson }, httpPart: 'body', method: 'PUT', url: '/products/:id' }) as (
+      data: unknown,
+    ) => boolean
     expect(validate({ price: true })).toBe(false)
   })
 

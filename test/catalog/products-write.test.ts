@@ -37,7 +37,10 @@ beforeEach(() => {
 const KEY = /^products\/\d{13,}-/
 
 async function productCount(): Promise<number> {
-  const row = await t.app.db.selectFrom('products').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  const row = await t.app.db
+    .selectFrom('products')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -397,7 +400,12 @@ describe('PUT /products/:id', () => {
       const anonForm = await put(product.id, fields, [pngPart('anon.png')], null)
       expect(anonForm.statusCode).toBe(401)
       expect(anonForm.json()).toEqual({ error: 'Unauthorized - No user found' })
-      const custJson = await t.app.inject({ method: 'PUT', url: `/products/${product.id}`, headers: bearer(customer), payload: { name: 'Cambiado', price: 1.5 } })
+      const custJson = await t.app.inject({
+        method: 'PUT',
+        url: `/products/${product.id}`,
+        headers: bearer(customer),
+        payload: { name: 'Cambiado', price: 1.5 },
+      })
       expect(custJson.statusCode).toBe(403)
       expect(custJson.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
       const custForm = await put(product.id, fields, [pngPart('cust.png')], customer)

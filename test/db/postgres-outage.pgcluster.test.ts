@@ -134,7 +134,12 @@ describe.skipIf(skipReason !== undefined)('PostgreSQL away and back (a throw-awa
       expect(backIn).toBeLessThan(1000)
 
       // Writes work, and the cache is used again.
-      const created = await app.inject({ method: 'POST', url: '/categories', headers: bearer(admin), payload: { name: 'Back', description: 'after the restart' } })
+      const created = await app.inject({
+        method: 'POST',
+        url: '/categories',
+        headers: bearer(admin),
+        payload: { name: 'Back', description: 'after the restart' },
+      })
       expect(created.statusCode).toBe(201)
       expect((await timedGet(app, '/products')).status).toBe(200)
       const afterRestart = app.catalogCache.hits().total
@@ -315,16 +320,14 @@ describe.skipIf(skipReason !== undefined)('PostgreSQL away and back (a throw-awa
     try {
       const refused = `postgres://shop:hunter2secret@127.0.0.1:${nothing}/shop`
       const hanging = `postgres://shop:hunter2secret@127.0.0.1:${silent.port}/shop`
-      const results = await Promise.all([
-        runNode(['src/server.ts'], refused),
-        runNode(['src/server.ts'], hanging),
-        runNode(['src/cli.ts', 'migrate'], hanging),
-      ])
+      const results = await Promise.all([runNode(['src/server.ts'], refused), runNode(['src/server.ts'], hanging), runNode(['src/cli.ts', 'migrate'], hanging)])
       for (const [index, result] of results.entries()) {
         const port = index === 0 ? nothing : silent.port
         expect(result.code, result.stderr).toBe(1)
         expect(result.stderr.trim().split('\n'), result.stderr).toHaveLength(1)
-        expect(result.stderr).toMatch(new RegExp(`^Cannot start: the database at postgres://shop@127\\.0\\.0\\.1:${port}/shop did not answer within 2 s \\(.+\\); giving up\\.\\n$`))
+        expect(result.stderr).toMatch(
+          new RegExp(`^Cannot start: the database at postgres://shop@127\\.0\\.0\\.1:${port}/shop did not answer within 2 s \\(.+\\); giving up\\.\\n$`),
+        )
         expect(result.stderr).toContain(index === 0 ? 'ECONNREFUSED' : '(no answer within 500 ms)')
         expect(result.stderr).not.toContain('hunter2secret')
         // 2 s of retries plus node and tsx starting: about 5 s here, up to 10 s on a loaded machine

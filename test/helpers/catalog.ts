@@ -66,7 +66,11 @@ export async function makeProducts(app: FastifyInstance, values: ProductValues[]
   const products: Product[] = []
   // 300 rows of 9 columns stay under every driver's limit on bound parameters.
   for (let i = 0; i < values.length; i += 300) {
-    const rows = await app.db.insertInto('products').values(values.slice(i, i + 300).map(productRow)).returningAll().execute()
+    const rows = await app.db
+      .insertInto('products')
+      .values(values.slice(i, i + 300).map(productRow))
+      .returningAll()
+      .execute()
     products.push(...rows.map(productRowToProduct))
   }
   app.catalogCache.invalidate()
@@ -134,7 +138,11 @@ export function pngPart(filename = 'photo.png', field = 'image'): FilePart {
 export function storedImages(config: Config): string[] {
   if (config.storage.driver !== 'local') throw new Error('local image host only')
   const dir = join(config.storage.uploadDir, 'products')
-  return existsSync(dir) ? readdirSync(dir).map((name) => `products/${name}`).sort() : []
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .map((name) => `products/${name}`)
+        .sort()
+    : []
 }
 
 /** An image host that wraps another and fails on purpose when told to; `afterStore` runs after a successful store. */

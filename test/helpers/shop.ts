@@ -10,10 +10,7 @@ export interface TestProduct {
 }
 
 /** A product row made by the one product factory (helpers/catalog.ts), at 19.99 unless told otherwise. */
-export async function makeProduct(
-  app: FastifyInstance,
-  fields: { name?: string; priceCents?: number; stock?: number } = {},
-): Promise<TestProduct> {
+export async function makeProduct(app: FastifyInstance, fields: { name?: string; priceCents?: number; stock?: number } = {}): Promise<TestProduct> {
   const priceCents = fields.priceCents ?? 1999
   const product = await makeCatalogProduct(app, { ...fields, priceCents })
   return { id: product.id, name: product.name, priceCents, stock: product.stock }
@@ -31,7 +28,10 @@ export async function cartOf(app: FastifyInstance, userId: number): Promise<Reco
 }
 
 export async function countRows(app: FastifyInstance, table: 'orders' | 'order_items' | 'idempotency_keys' | 'cart_items'): Promise<number> {
-  const row = await app.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  const row = await app.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 

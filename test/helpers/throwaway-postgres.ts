@@ -30,7 +30,11 @@ export function findPostgresBinaries(): { bin: string } | { skip: string } {
   const candidates = process.env.TEST_PG_BINDIR
     ? [process.env.TEST_PG_BINDIR]
     : [
-        ...(existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a)).map((version) => join(root, version, 'bin')) : []),
+        ...(existsSync(root)
+          ? readdirSync(root)
+              .sort((a, b) => Number(b) - Number(a))
+              .map((version) => join(root, version, 'bin'))
+          : []),
         ...(process.env.PATH ?? '').split(':').filter(Boolean),
       ]
   const bin = candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')))
@@ -63,8 +67,7 @@ export async function startThrowawayPostgres(bin: string): Promise<ThrowawayPost
   if (asRoot) chownSync(dir, ...postgresIds())
   const data = join(dir, 'data')
   const port = await freePort()
-  const exec = (tool: string, args: string[]) =>
-    asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]) : run(join(bin, tool), args)
+  const exec = (tool: string, args: string[]) => (asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]) : run(join(bin, tool), args))
   await exec('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '--no-instructions'])
   // fsync off: the cluster lives for seconds; -k: its socket in its own folder, not /var/run.
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=50`

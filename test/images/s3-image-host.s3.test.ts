@@ -139,7 +139,9 @@ describe('conditional writes: an existing key is never overwritten', () => {
         if (head.status !== 200) return forward()
         req.resume()
         res.writeHead(412, { 'content-type': 'application/xml' })
-        res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>')
+        res.end(
+          '<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>',
+        )
       })
     })
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))

@@ -193,7 +193,9 @@ describe('s3 image host: a store that is down', () => {
     expect(res.value.json()).toEqual({ error: 'Error al subir la imagen al servicio de alojamiento' })
     expect(res.ms).toBeGreaterThanOrEqual(250)
     expect(res.ms).toBeLessThan(3000)
-    expect((uploadFailures(t.lines)[0]?.err as { message: string }).message).toMatch(/did not establish a connection with the server within the configured timeout of 300 ms/)
+    expect((uploadFailures(t.lines)[0]?.err as { message: string }).message).toMatch(
+      /did not establish a connection with the server within the configured timeout of 300 ms/,
+    )
     expect(await t.app.db.selectFrom('products').select('id').execute()).toEqual([])
   })
 })

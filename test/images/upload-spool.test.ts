@@ -92,23 +92,26 @@ describe('upload spool', () => {
   })
 
   // Needs root to mount a tmpfs; without it the ENOTDIR case above covers the same path.
-  it.skipIf(!canMountSmallDisk())('a full disk (a 256 KiB tmpfs) is a 500 logged as ENOSPC; the partial file is removed and the next small upload works', async () => {
-    const disk = mkdtempSync(join(tmpdir(), 'shop-full-disk-'))
-    cleanups.push(() => rmSync(disk, { recursive: true, force: true }))
-    expect(mountSmallDisk(disk, '256k')).toBe(true)
-    cleanups.push(() => {
-      spawnSync('umount', [disk])
-    })
-    const t = await createLoggedApp({ UPLOAD_TMP_DIR: disk })
-    cleanups.push(t.close)
-    const res = await upload(t, [IMAGE_1MB])
-    expect(res.statusCode).toBe(500)
-    expect(res.json()).toEqual({ error: 'Error interno del servidor' })
-    expect((spoolErrors(t.lines)[0]?.err as { code?: string }).code).toBe('ENOSPC')
-    expect(readdirSync(disk)).toEqual([])
-    expect(await t.app.db.selectFrom('products').select('id').execute()).toEqual([])
-    // The space is free again: a small image fits.
-    expect((await upload(t)).statusCode).toBe(201)
-    expect(readdirSync(disk)).toEqual([])
-  })
+  it.skipIf(!canMountSmallDisk())(
+    'a full disk (a 256 KiB tmpfs) is a 500 logged as ENOSPC; the partial file is removed and the next small upload works',
+    async () => {
+      const disk = mkdtempSync(join(tmpdir(), 'shop-full-disk-'))
+      cleanups.push(() => rmSync(disk, { recursive: true, force: true }))
+      expect(mountSmallDisk(disk, '256k')).toBe(true)
+      cleanups.push(() => {
+        spawnSync('umount', [disk])
+      })
+      const t = await createLoggedApp({ UPLOAD_TMP_DIR: disk })
+      cleanups.push(t.close)
+      const res = await upload(t, [IMAGE_1MB])
+      expect(res.statusCode).toBe(500)
+      expect(res.json()).toEqual({ error: 'Error interno del servidor' })
+      expect((spoolErrors(t.lines)[0]?.err as { code?: string }).code).toBe('ENOSPC')
+      expect(readdirSync(disk)).toEqual([])
+      expect(await t.app.db.selectFrom('products').select('id').execute()).toEqual([])
+      // The space is free again: a small image fits.
+      expect((await upload(t)).statusCode).toBe(201)
+      expect(readdirSync(disk)).toEqual([])
+    },
+  )
 })

@@ -176,9 +176,7 @@ describe('orders and cancellations racing', () => {
     const cancels = placed
       .filter((_, i) => i % 2 === 0)
       .flatMap((o) =>
-        [1, 2].map(() =>
-          t.app.inject({ method: 'PATCH', url: `/orders/${o.id}/status`, headers: bearer(admin), payload: { status: 'cancelled' } }),
-        ),
+        [1, 2].map(() => t.app.inject({ method: 'PATCH', url: `/orders/${o.id}/status`, headers: bearer(admin), payload: { status: 'cancelled' } })),
       )
     const retries = losers.map((b) => t.app.inject({ method: 'POST', url: '/orders', headers: bearer(b) }))
     const [cancelled, retried] = await Promise.all([Promise.all(cancels), Promise.all(retries)])
@@ -213,10 +211,14 @@ describe('a product deleted while it is being ordered', () => {
     }
     const orders = buyers.map((b) => t.app.inject({ method: 'POST', url: '/orders', headers: bearer(b) }))
     // The catalog's delete, as one statement: the product row, then (cascade) the cart lines holding it.
-    const removal = t.app.db.deleteFrom('products').where('id', '=', doomed.id).execute().then(
-      () => 'deleted',
-      (error: { code?: string }) => error.code,
-    )
+    const removal = t.app.db
+      .deleteFrom('products')
+      .where('id', '=', doomed.id)
+      .execute()
+      .then(
+        () => 'deleted',
+        (error: { code?: string }) => error.code,
+      )
     const [results, removed] = await Promise.all([Promise.all(orders), removal])
 
     expect(results.map((r) => r.statusCode)).toEqual(buyers.map(() => 201))
@@ -339,4 +341,3 @@ describe('a failure in the middle of order creation', () => {
     expect(await stockOf(t.app, b.id)).toBe(0)
   })
 })
-

@@ -20,7 +20,12 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const statusMessage = 'status must be one of the following values: pending, paid, shipped, delivered, cancelled'
 
 function order(user: TestUser, headers: Record<string, string> = {}, payload?: unknown) {
-  return t.app.inject({ method: 'POST', url: '/orders', headers: { ...bearer(user), ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) })
+  return t.app.inject({
+    method: 'POST',
+    url: '/orders',
+    headers: { ...bearer(user), ...headers },
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  })
 }
 
 /** A customer with one line of a fresh product in the cart, ordered. */
@@ -34,7 +39,11 @@ async function placedOrder(customer?: TestUser) {
 }
 
 async function setStatus(orderId: number, status: string) {
-  await t.app.db.updateTable('orders').set({ status: status as 'pending' }).where('id', '=', orderId).execute()
+  await t.app.db
+    .updateTable('orders')
+    .set({ status: status as 'pending' })
+    .where('id', '=', orderId)
+    .execute()
 }
 
 async function orderRow(orderId: number) {
@@ -70,8 +79,22 @@ describe('POST /orders', () => {
       createdAt: expect.stringMatching(ISO),
       updatedAt: body.createdAt,
       items: [
-        { id: expect.any(Number), orderId: body.id, productId: lamp.id, quantity: 3, price: 19.99, product: { id: lamp.id, name: 'Lamp', imageUrl: expect.any(String) } },
-        { id: expect.any(Number), orderId: body.id, productId: clip.id, quantity: 1, price: 0.1, product: { id: clip.id, name: 'Clip', imageUrl: expect.any(String) } },
+        {
+          id: expect.any(Number),
+          orderId: body.id,
+          productId: lamp.id,
+          quantity: 3,
+          price: 19.99,
+          product: { id: lamp.id, name: 'Lamp', imageUrl: expect.any(String) },
+        },
+        {
+          id: expect.any(Number),
+          orderId: body.id,
+          productId: clip.id,
+          quantity: 1,
+          price: 0.1,
+          product: { id: clip.id, name: 'Clip', imageUrl: expect.any(String) },
+        },
       ],
     })
     expect(await stockOf(t.app, lamp.id)).toBe(2)
@@ -144,7 +167,16 @@ describe('POST /orders', () => {
       status: 'pending',
       createdAt: expect.stringMatching(ISO),
       updatedAt: body.createdAt,
-      items: [{ id: expect.any(Number), orderId: body.id, productId: p.id, quantity: 2, price: 4.5, product: { id: p.id, name: 'Bowl', imageUrl: expect.any(String) } }],
+      items: [
+        {
+          id: expect.any(Number),
+          orderId: body.id,
+          productId: p.id,
+          quantity: 2,
+          price: 4.5,
+          product: { id: p.id, name: 'Bowl', imageUrl: expect.any(String) },
+        },
+      ],
     })
     expect(await countRows(t.app, 'orders')).toBe(before + 1)
     expect(await stockOf(t.app, p.id)).toBe(1)
@@ -392,7 +424,12 @@ describe('authentication on every orders route', () => {
   const credentials = [
     ['no token', (_user: TestUser): Record<string, string> => ({}), messages.noUser, 'Unauthorized - No user found'],
     ['a garbage token', (_user: TestUser): Record<string, string> => ({ authorization: 'Bearer garbage' }), messages.invalidToken, 'Token inválido o expirado'],
-    ['a badly signed token', (user: TestUser): Record<string, string> => ({ authorization: `Bearer ${forged(user)}` }), messages.invalidToken, 'Token inválido o expirado'],
+    [
+      'a badly signed token',
+      (user: TestUser): Record<string, string> => ({ authorization: `Bearer ${forged(user)}` }),
+      messages.invalidToken,
+      'Token inválido o expirado',
+    ],
   ] as const
   const cases = routes.flatMap((route) => credentials.map((credential) => [route.name, credential[0], route, credential] as const))
 

@@ -74,9 +74,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('id', id, primaryId)
     .addColumn('user_id', 'integer', (c) => c.notNull())
     .addColumn('total_cents', 'bigint', (c) => c.notNull())
-    .addColumn('status', 'text', (c) =>
-      c.notNull().check(sql`status in ('pending', 'paid', 'shipped', 'delivered', 'cancelled')`),
-    )
+    .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'paid', 'shipped', 'delivered', 'cancelled')`))
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute()
@@ -138,7 +136,9 @@ async function createProductSearchIndex(db: Kysely<any>, isPg: boolean): Promise
   await sql`select pg_advisory_xact_lock(hashtext('shop:pg_trgm'))`.execute(db)
   const schemaOf = async () =>
     (
-      await sql<{ schema: string }>`select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'pg_trgm'`.execute(db)
+      await sql<{
+        schema: string
+      }>`select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'pg_trgm'`.execute(db)
     ).rows[0]?.schema
   let schema = await schemaOf()
   if (schema === undefined) {

@@ -31,10 +31,7 @@ export async function listCartLines(db: Db, userId: number) {
  * So is the amount rule: the line's subtotal stays within MAX_AMOUNT_CENTS.
  * Returns undefined when nothing was written (unknown product, not enough stock, or too large an amount).
  */
-export async function upsertCartLine(
-  db: Db,
-  line: { userId: number; productId: number; quantity: number; now: string },
-): Promise<CartItemRecord | undefined> {
+export async function upsertCartLine(db: Db, line: { userId: number; productId: number; quantity: number; now: string }): Promise<CartItemRecord | undefined> {
   return db
     .insertInto('cart_items')
     .columns(['user_id', 'product_id', 'quantity', 'created_at', 'updated_at'])
@@ -79,13 +76,7 @@ export async function updateCartLineQuantity(
     .set({ quantity: change.quantity, updated_at: change.now })
     .where('id', '=', change.id)
     .where('user_id', '=', change.userId)
-    .where((eb) =>
-      eb(
-        eb.selectFrom('products').select('products.stock').whereRef('products.id', '=', 'cart_items.product_id'),
-        '>=',
-        change.quantity,
-      ),
-    )
+    .where((eb) => eb(eb.selectFrom('products').select('products.stock').whereRef('products.id', '=', 'cart_items.product_id'), '>=', change.quantity))
     .where((eb) =>
       eb(
         eb.selectFrom('products').select('products.price_cents').whereRef('products.id', '=', 'cart_items.product_id'),

@@ -25,7 +25,13 @@ export async function cartRoutes(fastify: FastifyInstance): Promise<void> {
   app.post('/cart/add', {
     onRequest,
     config,
-    schema: { tags, summary: 'Add a product (combines with an existing line)', security, body: AddToCartBody, response: { 200: CartItem, 201: CartItem, ...errors } },
+    schema: {
+      tags,
+      summary: 'Add a product (combines with an existing line)',
+      security,
+      body: AddToCartBody,
+      response: { 200: CartItem, 201: CartItem, ...errors },
+    },
     handler: async (request, reply) => {
       const { item, created } = await service.addToCart(app.db, request.user.id, request.body)
       return reply.code(created ? 201 : 200).send(item)

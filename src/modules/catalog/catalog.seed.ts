@@ -62,7 +62,11 @@ export async function seedCatalog(db: Kysely<Database>, images: ImageHost): Prom
   for (const product of DEMO_PRODUCTS) {
     if (await products.findProductByName(db, product.name)) continue
     const png = renderPng(96, 96, product.colors[0], product.colors[1])
-    const fileName = `${product.name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-')}.png`
+    const fileName = `${product.name
+      .normalize('NFD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')}.png`
     const key = productImageKey(fileName)
     await images.store(key, Readable.from([png]), 'image/png', png.length)
     try {

@@ -35,30 +35,14 @@ export interface ProductListPlan {
 
 const PLANNER: ProductListPlan = { walkPrice: false, walkSearch: false }
 
-const COLUMNS = [
-  'id',
-  'name',
-  'description',
-  'price_cents',
-  'stock',
-  'image_key',
-  'image_url',
-  'category_id',
-  'created_at',
-  'updated_at',
-] as const
+const COLUMNS = ['id', 'name', 'description', 'price_cents', 'stock', 'image_key', 'image_url', 'category_id', 'created_at', 'updated_at'] as const
 
 /** `%` and `_` in the search text are literal characters, not wildcards. */
 function likePattern(q: string): string {
   return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 }
 
-function applyFilter<O>(
-  query: SelectQueryBuilder<Database, 'products', O>,
-  dialect: Dialect,
-  filter: ProductFilter,
-  plan: ProductListPlan = PLANNER,
-) {
+function applyFilter<O>(query: SelectQueryBuilder<Database, 'products', O>, dialect: Dialect, filter: ProductFilter, plan: ProductListPlan = PLANNER) {
   let q = query
   // SQLite: a unary plus keeps the planner off the price index for this term.
   const price = plan.walkPrice && dialect === 'sqlite' ? sql<number>`+price_cents` : sql<number>`price_cents`
@@ -197,10 +181,7 @@ export async function findProductById(db: Db, id: number): Promise<ProductRow | 
   return db.selectFrom('products').select(COLUMNS).where('id', '=', id).executeTakeFirst()
 }
 
-export async function insertProduct(
-  db: Db,
-  product: Omit<ProductRow, 'id'>,
-): Promise<ProductRow> {
+export async function insertProduct(db: Db, product: Omit<ProductRow, 'id'>): Promise<ProductRow> {
   return db.insertInto('products').values(product).returning(COLUMNS).executeTakeFirstOrThrow()
 }
 

@@ -124,5 +124,3 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
     },
   })
 }
-
-

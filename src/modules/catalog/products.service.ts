@@ -93,8 +93,7 @@ export async function listProducts(ctx: Pick<CatalogContext, 'db' | 'dialect'>, 
   }
   const rows = await repo.listProducts(ctx.db, ctx.dialect, filter, page)
   // A first page that is not full already says how many match: no count query needed.
-  const total =
-    input.offset === 0 && rows.length < input.limit ? rows.length : await repo.countProducts(ctx.db, ctx.dialect, filter)
+  const total = input.offset === 0 && rows.length < input.limit ? rows.length : await repo.countProducts(ctx.db, ctx.dialect, filter)
   return { items: rows.map(productRowToProduct), total }
 }
 

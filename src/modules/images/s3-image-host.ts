@@ -83,9 +83,7 @@ export function createS3Client(config: S3Config): S3Client {
     logger: quietLogger,
     forcePathStyle: config.forcePathStyle,
     ...(config.endpoint ? { endpoint: config.endpoint } : {}),
-    ...(config.accessKeyId && config.secretAccessKey
-      ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } }
-      : {}),
+    ...(config.accessKeyId && config.secretAccessKey ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } } : {}),
     // Checksums only when an operation needs them: many S3-compatible stores reject the
     // aws-chunked bodies the SDK sends by default.
     requestChecksumCalculation: 'WHEN_REQUIRED',

@@ -50,10 +50,7 @@ export async function setOrderTotal(trx: Trx, orderId: number, totalCents: numbe
   await trx.updateTable('orders').set({ total_cents: totalCents }).where('id', '=', orderId).execute()
 }
 
-export async function insertOrderItems(
-  trx: Trx,
-  items: Array<{ order_id: number; product_id: number; quantity: number; price_cents: number }>,
-) {
+export async function insertOrderItems(trx: Trx, items: Array<{ order_id: number; product_id: number; quantity: number; price_cents: number }>) {
   return trx.insertInto('order_items').values(items).returningAll().execute()
 }
 
@@ -128,11 +125,7 @@ export async function listOrdersWithItems(
     .orderBy('id', 'desc')
     .limit(filter.limit)
     .offset(filter.offset)
-  return selectOrdersWithItems(db)
-    .where('o.id', 'in', page)
-    .orderBy('o.id', 'desc')
-    .orderBy('i.id')
-    .execute()
+  return selectOrdersWithItems(db).where('o.id', 'in', page).orderBy('o.id', 'desc').orderBy('i.id').execute()
 }
 
 // ---- status changes ----
@@ -143,12 +136,7 @@ export async function findOrderStatus(trx: Trx, id: number) {
 
 /** Moves an order from `from` to `to`; false when its status is no longer `from` (a concurrent change won). */
 export async function updateOrderStatus(trx: Trx, id: number, from: OrderStatus, to: OrderStatus, now: string): Promise<boolean> {
-  const result = await trx
-    .updateTable('orders')
-    .set({ status: to, updated_at: now })
-    .where('id', '=', id)
-    .where('status', '=', from)
-    .executeTakeFirst()
+  const result = await trx.updateTable('orders').set({ status: to, updated_at: now }).where('id', '=', id).where('status', '=', from).executeTakeFirst()
   return Number(result.numUpdatedRows) > 0
 }
 

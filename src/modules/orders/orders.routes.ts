@@ -31,7 +31,13 @@ export async function ordersRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/orders', {
     onRequest: app.authenticate,
-    schema: { tags, summary: 'Orders, newest first: the caller’s own, or all for an admin', security, querystring: ListOrdersQuery, response: { 200: OrderList, ...errors } },
+    schema: {
+      tags,
+      summary: 'Orders, newest first: the caller’s own, or all for an admin',
+      security,
+      querystring: ListOrdersQuery,
+      response: { 200: OrderList, ...errors },
+    },
     handler: async (request) => service.listOrders(app.db, request.user, request.query),
   })
 
@@ -45,7 +51,14 @@ export async function ordersRoutes(fastify: FastifyInstance): Promise<void> {
     onRequest: app.requireRole('admin'),
     // Cancelling puts stock back.
     config: { invalidates: ['catalog'] as const },
-    schema: { tags, summary: 'Move an order to another status (admin)', security, params: IdParams, body: UpdateStatusBody, response: { 200: Order, ...errors } },
+    schema: {
+      tags,
+      summary: 'Move an order to another status (admin)',
+      security,
+      params: IdParams,
+      body: UpdateStatusBody,
+      response: { 200: Order, ...errors },
+    },
     handler: async (request: FastifyRequest<{ Params: IdParams; Body: UpdateStatusInput }>, _reply: FastifyReply) =>
       service.changeOrderStatus(app.db, request.params.id, request.body.status),
   }

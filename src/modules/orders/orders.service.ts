@@ -105,9 +105,7 @@ export async function placeOrder(db: Db, userId: number, options: PlaceOrderOpti
     if (existing !== undefined) return { order: await loadOrder(db, existing), created: false }
   }
   try {
-    const order = await retryOnDeadlock(() =>
-      db.transaction().execute((trx) => createOrderFromCart(trx, userId, key, options.afterStep ?? (() => undefined))),
-    )
+    const order = await retryOnDeadlock(() => db.transaction().execute((trx) => createOrderFromCart(trx, userId, key, options.afterStep ?? (() => undefined))))
     return { order, created: true }
   } catch (error) {
     // Lost a race for the same key: the winner's order is the answer.

@@ -64,7 +64,13 @@ export async function usersRoutes(fastify: FastifyInstance): Promise<void> {
 
   app.get('/auth/users', {
     onRequest: admin,
-    schema: { tags, summary: 'List users (admin)', security: secured, querystring: ListUsersQuery, response: { 200: { type: 'array', items: User }, ...errors } },
+    schema: {
+      tags,
+      summary: 'List users (admin)',
+      security: secured,
+      querystring: ListUsersQuery,
+      response: { 200: { type: 'array', items: User }, ...errors },
+    },
     handler: async (request) => service.listUsers(app.db, request.query),
   })
 

@@ -108,11 +108,7 @@ export async function deleteUser(db: Db, actorId: number, id: number): Promise<v
  * happened: an operator who changes ADMIN_PASSWORD later must learn that it changed nothing.
  * The password is never logged.
  */
-export async function ensureAdmin(
-  db: Db,
-  admin: { email: string; password: string; name: string },
-  log?: Pick<FastifyBaseLogger, 'info'>,
-): Promise<boolean> {
+export async function ensureAdmin(db: Db, admin: { email: string; password: string; name: string }, log?: Pick<FastifyBaseLogger, 'info'>): Promise<boolean> {
   const email = normalizeEmail(admin.email)
   const created = await createAdmin(db, admin)
   if (created) log?.info({ email }, `Admin ${email} created from ADMIN_EMAIL`)
