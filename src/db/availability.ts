@@ -3,7 +3,7 @@ import type pg from 'pg'
 import { AppError, messages } from '../shared/errors.js'
 
 /**
- * The database could not be reached, or did not answer in time. A 503 with the contract's body
+ * The database could not be reached, or did not answer in time. A 503 with the documented body
  * (`{"error": "La base de datos no responde"}`): the request may be retried, unlike a 500.
  */
 export class DatabaseUnavailableError extends AppError {

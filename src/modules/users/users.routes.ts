@@ -28,7 +28,7 @@ export async function usersRoutes(fastify: FastifyInstance): Promise<void> {
     schema: { tags, summary: 'Register a customer', body: RegisterBody, response: { 201: RegisterResponse, ...errors, 429: ErrorResponse } },
     handler: async (request, reply) => {
       const user = await service.registerCustomer(app.db, request.body)
-      // The contract's register and login answers carry the id as a string.
+      // The documented register and login answers carry the id as a string.
       return reply.code(201).send({ message: 'Usuario registrado correctamente', user: { ...user, id: String(user.id) } })
     },
   })
