@@ -64,7 +64,7 @@ function answer(reply: FastifyReply, status: number, error: string): ErrorBody {
   return { error }
 }
 
-/** The status and `{"error": "..."}` of an error: the API reference (docs/api.md)'s, Fastify's client errors, or a hidden 500. */
+/** The status and `{"error": "..."}` of an error: the documented ones, Fastify's client errors, or a hidden 500. */
 function answerError(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): ErrorBody {
   if (error instanceof AppError) {
     return answer(reply, error.statusCode, error.message)

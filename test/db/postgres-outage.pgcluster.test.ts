@@ -99,7 +99,7 @@ describe.skipIf(skipReason !== undefined)('PostgreSQL away and back (a throw-awa
     await cluster?.destroy()
   })
 
-  it('a restart: fast 503s with the API reference (docs/api.md) body while it is down, /health 200, everything back within a second', async () => {
+  it('a restart: fast 503s with the documented body while it is down, /health 200, everything back within a second', async () => {
     const service = await openService(await newDatabase(), 'outage-restart')
     const { app } = service
     try {

@@ -75,7 +75,7 @@ describe('DatabaseStatus (the breaker)', () => {
     expect(isConnectionFailure(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }))).toBe(false)
   })
 
-  it('answers 503 with the API reference (docs/api.md) message', () => {
+  it('answers 503 with the documented message', () => {
     const error = new DatabaseUnavailableError(new Error('x'))
     expect(error.statusCode).toBe(503)
     expect(error.message).toBe('La base de datos no responde')

@@ -52,7 +52,7 @@ describe('upload spool', () => {
     expect(readdirSync(t.config.uploadTmpDir)).toEqual([])
   })
 
-  it('a spool that cannot be written is a 500 with the API reference (docs/api.md) body, logged with its cause; nothing is kept', async () => {
+  it('a spool that cannot be written is a 500 with the documented body, logged with its cause; nothing is kept', async () => {
     const t = await createLoggedApp({})
     cleanups.push(t.close)
     // The directory turns into a file after start-up: every write under it fails (ENOTDIR), as root too.
