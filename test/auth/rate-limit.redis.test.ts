@@ -1,11 +1,10 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type TestApp, createTestApp } from '../helpers/app.js'
-import { createLoggedApp, freePort, INFO, type LogLine, sleep, timed, WARN } from '../helpers/outage.js'
+import { createLoggedApp, freePort, freezableRelay, INFO, type LogLine, sleep, timed, WARN } from '../helpers/outage.js'
 
 // Runs when TEST_REDIS_URL is set (CI always sets it; .ci/run fails if these tests were skipped).
 const redisUrl = process.env.TEST_REDIS_URL
@@ -94,36 +93,10 @@ describe.skipIf(!redisUrl)('auth rate limit keys in Redis', () => {
   })
 })
 
-/** A TCP relay to Redis that can stop passing requests on, as a Redis that hangs does (the socket stays open). */
-async function freezableRelay(target: URL) {
-  const sockets = new Set<Socket>()
-  let frozen = false
-  const server = createServer((downstream) => {
-    const upstream = connect(Number(target.port || 6379), target.hostname)
-    for (const socket of [downstream, upstream]) {
-      sockets.add(socket)
-      socket.on('error', () => undefined)
-      socket.on('close', () => {
-        downstream.destroy()
-        upstream.destroy()
-      })
-    }
-    downstream.on('data', (data) => {
-      if (!frozen) upstream.write(data)
-    })
-    upstream.pipe(downstream)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    freeze: (value: boolean) => {
-      frozen = value
-    },
-    close: async () => {
-      for (const socket of sockets) socket.destroy()
-      await new Promise((resolve) => server.close(resolve))
-    },
-  }
+/** A relay to Redis that can stop passing requests on, as a Redis that hangs does (the socket stays open). */
+async function freezableRedis(target: URL) {
+  const relay = await freezableRelay(Number(target.port || 6379), target.hostname)
+  return { ...relay, url: `redis://127.0.0.1:${relay.port}` }
 }
 
 /** Attempts until one is counted (RateLimit-Remaining below `max`); returns when that happened. */
@@ -143,7 +116,7 @@ const recoveries = (lines: LogLine[]) => lines.filter((l) => l.level === INFO &&
 
 describe.skipIf(!redisUrl)('auth rate limit when Redis goes silent, then answers again', () => {
   it('the first attempt waits one command timeout, the next ones nothing; counting resumes by itself', async () => {
-    const relay = await freezableRelay(new URL(redisUrl!))
+    const relay = await freezableRedis(new URL(redisUrl!))
     const logged = await createLoggedApp({ REDIS_URL: relay.url, AUTH_RATE_LIMIT_MAX: '5', REDIS_COMMAND_TIMEOUT_MS: '1000' })
     try {
       const ip = client()

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
-import { connect as netConnect, createServer, type Server, type Socket } from 'node:net'
+import { type AddressInfo, connect as netConnect, createServer, type Server, type Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import type { Config } from '../../src/config.js'
@@ -118,6 +118,44 @@ export async function unacceptingPort(): Promise<{ port: number; close: () => vo
     close: () => {
       for (const socket of fillers) socket.destroy()
       child.kill('SIGKILL')
+    },
+  }
+}
+
+/**
+ * A TCP relay to 127.0.0.1:`port` (or `host`) that can stop passing requests on while keeping every socket open, as a
+ * server that hangs does; `freeze(false)` lets them through again.
+ */
+export async function freezableRelay(
+  port: number,
+  host = '127.0.0.1',
+): Promise<{ port: number; freeze: (value: boolean) => void; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>()
+  let frozen = false
+  const server = createServer((downstream) => {
+    const upstream = netConnect(port, host)
+    for (const socket of [downstream, upstream]) {
+      sockets.add(socket)
+      socket.on('error', () => undefined)
+      socket.on('close', () => {
+        downstream.destroy()
+        upstream.destroy()
+      })
+    }
+    downstream.on('data', (data) => {
+      if (!frozen) upstream.write(data)
+    })
+    upstream.pipe(downstream)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    port: (server.address() as AddressInfo).port,
+    freeze: (value: boolean) => {
+      frozen = value
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => server.close(resolve))
     },
   }
 }

@@ -1,12 +1,12 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net'
+import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import S3rver from 's3rver'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { multipart, pngPart } from '../helpers/catalog.js'
 import { bearer, makeUser } from '../helpers/factories.js'
-import { createLoggedApp, freePort, type LogLine, silentServer, timed, unacceptingPort } from '../helpers/outage.js'
+import { createLoggedApp, freePort, freezableRelay, type LogLine, silentServer, timed, unacceptingPort } from '../helpers/outage.js'
 
 // The s3 image host with a store that is silent (accepts connections, never answers), down (nothing
 // listens), and back: every call is bounded by S3_CONNECT/SOCKET/REQUEST_TIMEOUT_MS and S3_MAX_ATTEMPTS,
@@ -56,36 +56,11 @@ async function loggedApp(env: Record<string, string>) {
 
 const uploadFailures = (lines: LogLine[]) => lines.filter((l) => l.msg === 'image upload failed')
 
-/** A TCP relay to s3rver that can stop passing anything on, as a store that hangs does. */
-async function freezableRelay(port: number) {
-  const sockets = new Set<Socket>()
-  let frozen = false
-  const server = createServer((downstream) => {
-    const upstream = connect(port, '127.0.0.1')
-    for (const socket of [downstream, upstream]) {
-      sockets.add(socket)
-      socket.on('error', () => undefined)
-      socket.on('close', () => {
-        downstream.destroy()
-        upstream.destroy()
-      })
-    }
-    downstream.on('data', (data) => {
-      if (!frozen) upstream.write(data)
-    })
-    upstream.pipe(downstream)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  closers.push(async () => {
-    for (const socket of sockets) socket.destroy()
-    await new Promise((resolve) => server.close(resolve))
-  })
-  return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    freeze: (value: boolean) => {
-      frozen = value
-    },
-  }
+/** A relay to s3rver that can stop passing anything on, as a store that hangs does. */
+async function freezableStore(port: number) {
+  const relay = await freezableRelay(port)
+  closers.push(relay.close)
+  return { endpoint: `http://127.0.0.1:${relay.port}`, freeze: relay.freeze }
 }
 
 describe('s3 image host: a silent store', () => {
@@ -132,7 +107,7 @@ describe('s3 image host: a silent store', () => {
   })
 
   it('a replaced image on a silent store: 500, the product keeps its old image', async () => {
-    const relay = await freezableRelay(s3Port)
+    const relay = await freezableStore(s3Port)
     const t = await loggedApp(s3Env(relay.endpoint, { S3_SOCKET_TIMEOUT_MS: '500' }))
     const created = await t.send('POST', '/products', { name: 'Antes', price: '1' })
     expect(created.value.statusCode).toBe(201)
@@ -154,7 +129,7 @@ describe('s3 image host: a silent store', () => {
   })
 
   it('a delete while the store hangs answers within S3_MAX_ATTEMPTS x S3_SOCKET_TIMEOUT_MS; the row is gone, the object logged', async () => {
-    const relay = await freezableRelay(s3Port)
+    const relay = await freezableStore(s3Port)
     const t = await loggedApp(s3Env(relay.endpoint, { S3_SOCKET_TIMEOUT_MS: '400', S3_MAX_ATTEMPTS: '2' }))
     const created = (await t.send('POST', '/products', { name: 'Borrar', price: '1' })).value.json()
     relay.freeze(true)
