@@ -281,7 +281,8 @@ async function createOrderFromCart(
         subtotal_cents: subtotalCents,
         shipping_cents: shippingCents,
         shipping_address: address ? JSON.stringify(address) : null,
-        shipping_method: method ? JSON.stringify({ id: method.id, name: method.name, price: centsToAmount(shippingCents) }) : null,
+        // The method as it was (its list price); what was charged is shippingTotal.
+        shipping_method: method ? JSON.stringify({ id: method.id, name: method.name, price: centsToAmount(method.price_cents) }) : null,
         note: checkout.note ?? null,
       }
     : { subtotal_cents: null, shipping_cents: null, shipping_address: null, shipping_method: null, note: null }
