@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { type PlaceOrderStep, placeOrder } from '../../src/modules/orders/orders.service.js'
 import { messages } from '../../src/shared/errors.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
@@ -368,5 +369,41 @@ describe('POST /orders/:id/cancel', () => {
     const results = await Promise.all([1, 2, 3].map(() => t.app.inject({ method: 'POST', url: `/orders/${placed.id}/cancel`, headers: bearer(user) })))
     expect(results.map((r) => r.statusCode).sort()).toEqual([200, 409, 409])
     expect(await stockOf(t.app, product.id)).toBe(10)
+  })
+})
+
+describe('a failure in the middle of a checkout with shipping', () => {
+  const steps: PlaceOrderStep[] = ['key-claimed', 'cart-taken', 'stock-reserved', 'order-written', 'items-written']
+
+  it.each(steps)('after %s leaves cart, stock, orders and keys as before; the retry places it', async (failAt) => {
+    const methodId = await addMethod({ name: 'Standard', price: 2 })
+    const { user, product } = await shopper()
+    const counts = async () => ({
+      orders: await countRows(t.app, 'orders'),
+      items: await countRows(t.app, 'order_items'),
+      keys: await countRows(t.app, 'idempotency_keys'),
+    })
+    const before = await counts()
+    const checkout = { shippingAddress: madrid, shippingMethodId: methodId }
+    const key = `ship-crash-${failAt}`
+    await expect(
+      placeOrder(
+        t.app.db,
+        user.id,
+        {
+          idempotencyKey: key,
+          afterStep: (step) => {
+            if (step === failAt) throw new Error('simulated crash')
+          },
+        },
+        checkout,
+      ),
+    ).rejects.toThrow('simulated crash')
+    expect(await counts()).toEqual(before)
+    expect(await cartOf(t.app, user.id)).toEqual({ [product.id]: 2 })
+    expect(await stockOf(t.app, product.id)).toBe(10)
+    const retry = await placeOrder(t.app.db, user.id, { idempotencyKey: key }, checkout)
+    expect(retry.created).toBe(true)
+    expect(retry.order).toMatchObject({ subtotal: 25, shippingTotal: 2, total: 27 })
   })
 })
