@@ -22,7 +22,7 @@ beforeEach(async () => {
   await t.app.db.deleteFrom('shipping_methods').execute()
 })
 
-const madrid = { fullName: 'Ana Pérez', line1: 'Calle Mayor 1', city: 'Madrid', postalCode: '28013', country: 'ES' }
+const madrid = { fullName: 'Ana Pérez', line1: 'Calle Mayor 1', city: 'Madrid', postalCode: '28013', country: 'ES' as const }
 const paris = { fullName: 'Jean Dupont', line1: '1 rue de Rivoli', city: 'Paris', postalCode: '75001', country: 'FR' }
 const madridSnapshot = { ...madrid, line2: null, region: null, phone: null }
 

@@ -253,7 +253,7 @@ async function createOrderFromCart(
   if (shopShips) {
     if (!address) throw new AppError(422, messages.shippingAddressRequired)
     if (!method) throw new AppError(422, messages.shippingMethodRequired)
-    if (!shipsTo(method, address.country)) throw new AppError(422, messages.shippingUnavailable(address.country))
+    if (!shipsTo(method, address.country)) throw new AppError(422, `${messages.shippingUnavailable} ${address.country}`)
   }
 
   let subtotalCents = 0
