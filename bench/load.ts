@@ -92,7 +92,7 @@ function checkoutLoops(spec: LoadSpec, log: LatencyLog, counter: { orders: numbe
   const checkout = spec.checkout
   if (!checkout) throw new Error('checkout spec missing')
   return Promise.all(
-    checkout.tokens.map((token) =>
+    checkout.tokens.map((token, i) =>
       runInstance(
         {
           url: spec.url,
@@ -112,7 +112,9 @@ function checkoutLoops(spec: LoadSpec, log: LatencyLog, counter: { orders: numbe
             {
               method: 'POST',
               path: '/orders',
-              headers: { authorization: `Bearer ${token}` },
+              ...(checkout.orderBodies
+                ? { headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: checkout.orderBodies[i] }
+                : { headers: { authorization: `Bearer ${token}` } }),
               onResponse: (status) => {
                 if (status === 201) counter.orders += 1
               },

@@ -19,6 +19,7 @@ import {
   catalogItem,
   catalogList,
   checkout,
+  checkoutShipping,
   loginStorm,
   SCENARIOS,
   type ScenarioName,
@@ -69,12 +70,22 @@ const RUNNERS: Record<ScenarioName, (shop: Shop, settings: Settings) => Promise<
   'catalog-filter': catalogFilter,
   'cart-view': cartView,
   checkout,
+  'checkout-shipping': checkoutShipping,
   'login-storm': loginStorm,
   upload,
 }
 
 /** Reads first, then the scenarios that write (checkout changes stock, upload adds products). */
-const RUN_ORDER: readonly ScenarioName[] = ['catalog-list', 'catalog-item', 'cart-view', 'login-storm', 'checkout', 'upload', 'catalog-filter']
+const RUN_ORDER: readonly ScenarioName[] = [
+  'catalog-list',
+  'catalog-item',
+  'cart-view',
+  'login-storm',
+  'checkout',
+  'checkout-shipping',
+  'upload',
+  'catalog-filter',
+]
 
 async function runShop(
   kind: DbKind,

@@ -12,7 +12,7 @@ import { recordResponses, sendRequest } from './recording.js'
 import type { SeededShop } from './seed.js'
 import type { DbKind, DirectCheckoutResult, LoadSpec, RequestSpec, Sample } from './types.js'
 
-export const SCENARIOS = ['catalog-list', 'catalog-item', 'catalog-filter', 'cart-view', 'checkout', 'login-storm', 'upload'] as const
+export const SCENARIOS = ['catalog-list', 'catalog-item', 'catalog-filter', 'cart-view', 'checkout', 'checkout-shipping', 'login-storm', 'upload'] as const
 export type ScenarioName = (typeof SCENARIOS)[number]
 
 export interface Settings {
@@ -322,12 +322,13 @@ async function readLedger(databaseUrl: string): Promise<CheckoutLedger> {
     const totals = await db
       .selectFrom('orders')
       .leftJoin('order_items', 'order_items.order_id', 'orders.id')
-      .groupBy(['orders.id', 'orders.total_cents'])
+      .groupBy(['orders.id', 'orders.total_cents', 'orders.shipping_cents'])
       .having((eb) =>
         eb(
           eb.fn.coalesce(eb.fn.sum<number>(eb('order_items.price_cents', '*', eb.ref('order_items.quantity'))), eb.lit(0)),
           '!=',
-          eb.ref('orders.total_cents'),
+          // A checkout order's total includes its shipping.
+          eb(eb.ref('orders.total_cents'), '-', eb.fn.coalesce('orders.shipping_cents', eb.lit(0))),
         ),
       )
       .select('orders.id')
@@ -576,5 +577,137 @@ export async function checkCacheCoherence(shop: Shop, writes = 20): Promise<{ ta
     }
   } finally {
     await other.stop()
+  }
+}
+
+/**
+ * The plain checkout against the checkout with shipping, alternately, over HTTP with the same 32 customers: each
+ * loops add-to-cart then POST /orders, with `{shippingAddressId, shippingMethodId}` in the shipping windows. One
+ * shipping method (free over nothing, every country) is switched on for the shipping windows and off for the plain
+ * ones (a shop with an active method requires an address), and removed at the end.
+ */
+export async function checkoutShipping(shop: Shop, settings: Settings): Promise<ScenarioResult> {
+  const name = 'checkout-shipping'
+  const emails = shop.seeded.checkoutCustomerEmails
+  const tokens = await logIn(shop.service.origin, emails, shop.seeded.password)
+  const userIds = await userIdsOf(shop.databaseUrl, emails)
+  const productIds = shop.seeded.productIds
+  const before = await readLedger(shop.databaseUrl)
+
+  const { db } = connectDatabase(shop.databaseUrl, { poolSize: 1 })
+  const now = new Date().toISOString()
+  let methodId: number
+  const orderBodies: string[] = []
+  try {
+    methodId = (
+      await db
+        .insertInto('shipping_methods')
+        .values({ name: 'Bench post', price_cents: 490, countries: '[]', free_over_cents: null, active: 0, created_at: now, updated_at: now })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id
+    for (const userId of userIds) {
+      const address = await db
+        .insertInto('addresses')
+        .values({
+          user_id: userId,
+          full_name: 'Bench Customer',
+          line1: 'Calle Mayor 1',
+          line2: null,
+          city: 'Madrid',
+          region: null,
+          postal_code: '28013',
+          country: 'ES',
+          phone: null,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      orderBodies.push(JSON.stringify({ shippingAddressId: address.id, shippingMethodId: methodId }))
+    }
+  } finally {
+    await db.destroy()
+  }
+  const setActive = async (active: 0 | 1) => {
+    const handle = connectDatabase(shop.databaseUrl, { poolSize: 1 })
+    try {
+      await handle.db.updateTable('shipping_methods').set({ active }).where('id', '=', methodId).execute()
+    } finally {
+      await handle.db.destroy()
+    }
+  }
+
+  let httpOrders = 0
+  let httpWindows = 0
+  const window = (shipping: boolean) => async (seconds: number) => {
+    await clearCarts(shop.databaseUrl, userIds)
+    await setActive(shipping ? 1 : 0)
+    const sample = await measure(shop.service, {
+      connections: tokens.length,
+      requests: [],
+      durationSeconds: seconds,
+      checkout: { tokens, productIds, ...(shipping ? { orderBodies } : {}) },
+    })
+    httpOrders += sample.orders ?? 0
+    httpWindows += 1
+    return sample
+  }
+  const [plainSamples = [], shippingSamples = []] = await alternate(
+    [{ run: window(false) }, { run: window(true) }],
+    settings.rounds,
+    settings.seconds,
+    settings.warmupSeconds,
+  )
+  await clearCarts(shop.databaseUrl, userIds)
+  const cleanup = connectDatabase(shop.databaseUrl, { poolSize: 1 })
+  let shippedOrders: number
+  try {
+    const row = await cleanup.db
+      .selectFrom('orders')
+      .where('shipping_method', 'is not', null)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+    shippedOrders = Number(row.n)
+    // The method goes, so later scenarios see a shop without shipping; the orders keep their snapshots.
+    await cleanup.db.deleteFrom('shipping_methods').where('id', '=', methodId).execute()
+    await cleanup.db.deleteFrom('addresses').where('user_id', 'in', userIds).execute()
+  } finally {
+    await cleanup.db.destroy()
+  }
+  const after = await readLedger(shop.databaseUrl)
+
+  const plain = summarize(plainSamples)
+  const shipped = summarize(shippingSamples)
+  const ratio = (shipped.ordersPerSecond ?? 0) / (plain.ordersPerSecond ?? Number.NaN)
+  const newOrders = after.orders - before.orders
+  const unitsSold = before.stock - after.stock
+  const newUnits = after.orderUnits - before.orderUnits
+  const unread = newOrders - httpOrders
+  const balanced = unread >= 0 && unread <= tokens.length * httpWindows && unitsSold === newUnits && after.badTotals === 0 && after.negativeStock === 0
+  const notes = [
+    `checkout-shipping books ${balanced ? 'balance' : 'DO NOT balance'}: ${unitsSold} units left stock and ${newUnits} were ordered; ` +
+      `${newOrders} new orders (${shippedOrders} with shipping in the database) = ${httpOrders} HTTP 201s + ${unread} in flight; ` +
+      `${after.badTotals} orders whose total ≠ Σ lines + shipping`,
+  ]
+  checkNoErrors('plain checkout', plain, notes)
+  checkNoErrors('checkout with shipping', shipped, notes)
+  return {
+    name,
+    rows: [
+      { scenario: name, server: 'plain checkout (no body)', summary: plain, versus: `${fixed(plain.ordersPerSecond ?? Number.NaN, 0)} orders/s (yardstick)` },
+      {
+        scenario: name,
+        server: 'checkout with address + method',
+        summary: shipped,
+        versus: `${fixed(shipped.ordersPerSecond ?? Number.NaN, 0)} orders/s = ${fixed(ratio)}× plain`,
+      },
+    ],
+    targets: [
+      { scenario: name, target: 'orders/s ≥ 0.8 × plain checkout', measured: `${fixed(ratio)}×`, met: ratio >= 0.8 },
+      { scenario: name, target: 'stock and orders add up', measured: balanced ? 'yes' : 'no', met: balanced },
+    ],
+    notes,
+    samples: { plain: plainSamples, shipping: shippingSamples },
   }
 }

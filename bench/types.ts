@@ -23,7 +23,8 @@ export interface LoadSpec {
   /** A file whose bytes become the body of the (single) request: the 5 MB upload. */
   bodyFile?: string
   /** Checkout loops: one connection per token, add-to-cart then POST /orders. */
-  checkout?: { tokens: string[]; productIds: number[] }
+  /** `orderBodies[i]`, when given, is the JSON body of token i's POST /orders (checkout-shipping). */
+  checkout?: { tokens: string[]; productIds: number[]; orderBodies?: string[] }
 }
 
 export interface LoadResult {

@@ -7,10 +7,12 @@ import type { Config } from './config.js'
 import { connectDatabase, type DatabaseHandle } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { configWarnings } from './config-warnings.js'
+import { addressesRoutes } from './modules/addresses/addresses.routes.js'
 import { cartRoutes } from './modules/cart/cart.routes.js'
 import { catalogRoutes } from './modules/catalog/catalog.routes.js'
 import { healthRoutes } from './modules/health/health.routes.js'
 import { ordersRoutes } from './modules/orders/orders.routes.js'
+import { shippingRoutes } from './modules/shipping/shipping.routes.js'
 import type { ImageHost } from './modules/images/image-host.js'
 import { ensureAdmin } from './modules/users/users.service.js'
 import { usersRoutes } from './modules/users/users.routes.js'
@@ -136,7 +138,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(healthRoutes)
   await app.register(usersRoutes)
   await app.register(cartRoutes)
-  await app.register(ordersRoutes)
+  await app.register(ordersRoutes, { config })
+  await app.register(addressesRoutes)
+  await app.register(shippingRoutes)
   await app.register(catalogRoutes, { config, ...(options.imageHost ? { imageHost: options.imageHost } : {}) })
 
   return app

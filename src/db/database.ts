@@ -59,6 +59,13 @@ export interface OrdersTable {
   status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
   created_at: Timestamp
   updated_at: Timestamp
+  /** Set on checkout orders (a body, or shipping active); null on orders placed the seed's way. */
+  subtotal_cents: Generated<number | null>
+  shipping_cents: Generated<number | null>
+  /** JSON snapshots: the address's fields and `{id, name, price}` of the method, as at checkout. */
+  shipping_address: Generated<string | null>
+  shipping_method: Generated<string | null>
+  note: Generated<string | null>
 }
 
 export interface OrderItemsTable {
@@ -68,6 +75,37 @@ export interface OrderItemsTable {
   product_id: number
   quantity: number
   price_cents: number
+  /** The product's name at purchase (lines written before it was kept: the name at migration, or null). */
+  name: Generated<string | null>
+}
+
+export interface AddressesTable {
+  id: Generated<number>
+  user_id: number
+  full_name: string
+  line1: string
+  line2: string | null
+  city: string
+  region: string | null
+  postal_code: string
+  /** ISO 3166-1 alpha-2, upper case. */
+  country: string
+  phone: string | null
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface ShippingMethodsTable {
+  id: Generated<number>
+  name: string
+  price_cents: number
+  /** JSON array of ISO 3166-1 alpha-2 codes; empty ships everywhere. */
+  countries: string
+  free_over_cents: number | null
+  /** 1 or 0. */
+  active: number
+  created_at: Timestamp
+  updated_at: Timestamp
 }
 
 export interface IdempotencyKeysTable {
@@ -92,6 +130,8 @@ export interface Database {
   orders: OrdersTable
   order_items: OrderItemsTable
   idempotency_keys: IdempotencyKeysTable
+  addresses: AddressesTable
+  shipping_methods: ShippingMethodsTable
 }
 
 export type UserRow = Selectable<UsersTable>
@@ -103,3 +143,5 @@ export type ProductRow = Omit<Selectable<ProductsTable>, 'name_key'>
 export type CartItemRow = Selectable<CartItemsTable>
 export type OrderRow = Selectable<OrdersTable>
 export type OrderItemRow = Selectable<OrderItemsTable>
+export type AddressRow = Selectable<AddressesTable>
+export type ShippingMethodRow = Selectable<ShippingMethodsTable>

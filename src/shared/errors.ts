@@ -49,6 +49,17 @@ export const messages = {
   transitionNotAllowed: (from: string, to: string) => `Transición de estado no permitida: ${from} -> ${to}`,
   cartItemRemoved: 'Item eliminado del carrito',
   cartCleared: 'Carrito vaciado',
+  // Addresses, shipping and checkout.
+  addressNotFound: 'Dirección no encontrada',
+  addressDeleted: 'Dirección eliminada',
+  invalidCountry: 'country must be a valid ISO 3166-1 alpha-2 code',
+  shippingMethodNotFound: 'Método de envío no encontrado',
+  shippingMethodDeleted: 'Método de envío eliminado',
+  shippingAddressRequired: 'La dirección de envío es obligatoria',
+  shippingMethodRequired: 'El método de envío es obligatorio',
+  // Followed by the country code (orders.service.ts): a string, so docs/api.md is checked for it as it stands.
+  shippingUnavailable: 'El método de envío no está disponible para',
+  addressIdAndInline: 'shippingAddressId and shippingAddress must not both be given',
   // Catalog and image hosting.
   categoryNotFound: 'Categoría no encontrada',
   categoryExists: 'La categoría ya existe',

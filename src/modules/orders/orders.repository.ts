@@ -39,18 +39,27 @@ export async function findProductName(trx: Trx, productId: number) {
   return trx.selectFrom('products').select('name').where('id', '=', productId).executeTakeFirst()
 }
 
+/** What checkout adds to an order row; all null on an order placed the plain way. */
+export interface CheckoutColumns {
+  subtotal_cents: number | null
+  shipping_cents: number | null
+  shipping_address: string | null
+  shipping_method: string | null
+  note: string | null
+}
+
 export async function insertOrder(
   trx: Trx,
-  order: { user_id: number; total_cents: number; status: OrderStatus; created_at: string; updated_at: string },
+  order: { user_id: number; total_cents: number; status: OrderStatus; created_at: string; updated_at: string } & Partial<CheckoutColumns>,
 ): Promise<OrderRow> {
   return trx.insertInto('orders').values(order).returningAll().executeTakeFirstOrThrow()
 }
 
-export async function setOrderTotal(trx: Trx, orderId: number, totalCents: number): Promise<void> {
-  await trx.updateTable('orders').set({ total_cents: totalCents }).where('id', '=', orderId).execute()
+export async function setOrderTotals(trx: Trx, orderId: number, totals: { total_cents: number } & Partial<CheckoutColumns>): Promise<void> {
+  await trx.updateTable('orders').set(totals).where('id', '=', orderId).execute()
 }
 
-export async function insertOrderItems(trx: Trx, items: Array<{ order_id: number; product_id: number; quantity: number; price_cents: number }>) {
+export async function insertOrderItems(trx: Trx, items: Array<{ order_id: number; product_id: number; quantity: number; price_cents: number; name: string }>) {
   return trx.insertInto('order_items').values(items).returningAll().execute()
 }
 
@@ -80,25 +89,37 @@ export async function insertIdempotencyKey(trx: Trx, row: { user_id: number; key
 // ---- reading orders (one joined query, never one per line) ----
 
 function selectOrdersWithItems(db: Db | Trx) {
-  return db
-    .selectFrom('orders as o')
-    .leftJoin('order_items as i', 'i.order_id', 'o.id')
-    .leftJoin('products as p', 'p.id', 'i.product_id')
-    .select([
-      'o.id',
-      'o.user_id',
-      'o.total_cents',
-      'o.status',
-      'o.created_at',
-      'o.updated_at',
-      'i.id as item_id',
-      'i.product_id',
-      'i.quantity',
-      'i.price_cents',
-      'p.id as p_id',
-      'p.name as p_name',
-      'p.image_url as p_image_url',
-    ])
+  return (
+    db
+      .selectFrom('orders as o')
+      .leftJoin('order_items as i', 'i.order_id', 'o.id')
+      .leftJoin('products as p', 'p.id', 'i.product_id')
+      // The customer, for admin reads; a deleted user leaves nulls.
+      .leftJoin('users as u', 'u.id', 'o.user_id')
+      .select([
+        'o.id',
+        'o.user_id',
+        'o.total_cents',
+        'o.status',
+        'o.created_at',
+        'o.updated_at',
+        'o.subtotal_cents',
+        'o.shipping_cents',
+        'o.shipping_address',
+        'o.shipping_method',
+        'o.note',
+        'u.name as customer_name',
+        'u.email as customer_email',
+        'i.id as item_id',
+        'i.product_id',
+        'i.quantity',
+        'i.price_cents',
+        'i.name as item_name',
+        'p.id as p_id',
+        'p.name as p_name',
+        'p.image_url as p_image_url',
+      ])
+  )
 }
 
 export type OrderWithItemRow = Awaited<ReturnType<ReturnType<typeof selectOrdersWithItems>['execute']>>[number]
@@ -128,10 +149,27 @@ export async function listOrdersWithItems(
   return selectOrdersWithItems(db).where('o.id', 'in', page).orderBy('o.id', 'desc').orderBy('i.id').execute()
 }
 
+/** How many orders match the list's filter, before paging (X-Total-Count). */
+export async function countOrders(db: Db, filter: { userId?: number; status?: OrderStatus }): Promise<number> {
+  const row = await db
+    .selectFrom('orders')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .$if(filter.userId !== undefined, (qb) => qb.where('user_id', '=', filter.userId as number))
+    .$if(filter.status !== undefined, (qb) => qb.where('status', '=', filter.status as OrderStatus))
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
 // ---- status changes ----
 
-export async function findOrderStatus(trx: Trx, id: number) {
-  return trx.selectFrom('orders').select('status').where('id', '=', id).executeTakeFirst()
+/** The order's status (and owner); with `ownerId`, only when it belongs to that user. */
+export async function findOrderStatus(trx: Trx, id: number, ownerId?: number) {
+  return trx
+    .selectFrom('orders')
+    .select(['status', 'user_id'])
+    .where('id', '=', id)
+    .$if(ownerId !== undefined, (qb) => qb.where('user_id', '=', ownerId as number))
+    .executeTakeFirst()
 }
 
 /** Moves an order from `from` to `to`; false when its status is no longer `from` (a concurrent change won). */

@@ -1,12 +1,55 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Config } from '../../config.js'
 import { rejectBody } from '../../shared/no-body.js'
-import { ErrorResponse, IdParams, type SchemaTypes } from '../../shared/validation.js'
-import { ListOrdersQuery, Order, OrderList, PlaceOrderHeaders, UpdateStatusBody, type UpdateStatusInput } from './orders.schemas.js'
+import { ErrorResponse, IdParams, type SchemaTypes, ValidationError } from '../../shared/validation.js'
+import {
+  ListOrdersQuery,
+  Order,
+  OrderList,
+  PlaceOrderBody,
+  type PlaceOrderInput,
+  PlaceOrderHeaders,
+  UpdateStatusBody,
+  type UpdateStatusInput,
+} from './orders.schemas.js'
 import * as service from './orders.service.js'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
+const checkoutFields = new Set(Object.keys(PlaceOrderBody.properties))
 
-export async function ordersRoutes(fastify: FastifyInstance): Promise<void> {
+/**
+ * preValidation of POST /orders: no body, `null` or `{}` is a plain order (the body becomes `{}` for the schema);
+ * an unknown field or a body that is not an object is refused in the words the route used before it took a body.
+ */
+async function checkOrderBody(request: FastifyRequest): Promise<void> {
+  const body = request.body
+  if (body === undefined || body === null) {
+    request.body = {}
+    return
+  }
+  if (typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('body should be empty')
+  const unknown = Object.keys(body).find((field) => !checkoutFields.has(field))
+  if (unknown !== undefined) throw new ValidationError(`property ${unknown} should not exist`)
+}
+
+/** `/orders` with the list's parameters in one fixed order, as the service read them (what `Link` points to). */
+function orderListPath(query: ListOrdersQuery, offset: number): string {
+  const search = new URLSearchParams({ limit: String(query.limit), offset: String(offset) })
+  if (query.status) search.set('status', query.status)
+  return `/orders?${search.toString()}`
+}
+
+/** RFC 8288 `Link` with `next`/`prev` when they exist, as on GET /products. */
+function orderPageLinks(publicUrl: string, query: ListOrdersQuery, total: number): string | null {
+  const link = (offset: number, rel: string) => `<${publicUrl}${orderListPath(query, offset)}>; rel="${rel}"`
+  const links: string[] = []
+  if (query.offset + query.limit < total) links.push(link(query.offset + query.limit, 'next'))
+  if (query.offset > 0) links.push(link(Math.max(0, Math.min(query.offset - query.limit, total - query.limit)), 'prev'))
+  return links.length > 0 ? links.join(', ') : null
+}
+
+export async function ordersRoutes(fastify: FastifyInstance, options: { config: Config }): Promise<void> {
+  const { publicUrl } = options.config
   const app = fastify.withTypeProvider<SchemaTypes>()
   const tags = ['orders']
   const security = [{ bearerAuth: [] }]
@@ -15,16 +58,18 @@ export async function ordersRoutes(fastify: FastifyInstance): Promise<void> {
     onRequest: app.authenticate,
     // An order takes stock: product reads show it.
     config: { invalidates: ['catalog'] },
-    preValidation: rejectBody,
+    preValidation: checkOrderBody,
     schema: {
       tags,
-      summary: 'Turn the cart into an order (201); a repeated Idempotency-Key answers the first order (200)',
+      summary: 'Turn the cart into an order (201), with an optional checkout body; a repeated Idempotency-Key answers the first order (200)',
       security,
       headers: PlaceOrderHeaders,
+      body: PlaceOrderBody,
       response: { 200: Order, 201: Order, ...errors },
     },
     handler: async (request, reply) => {
-      const { order, created } = await service.placeOrder(app.db, request.user.id, { idempotencyKey: request.headers['idempotency-key'] })
+      const checkout: PlaceOrderInput = request.body
+      const { order, created } = await service.placeOrder(app.db, request.user.id, { idempotencyKey: request.headers['idempotency-key'] }, checkout)
       return reply.code(created ? 201 : 200).send(order)
     },
   })
@@ -38,13 +83,28 @@ export async function ordersRoutes(fastify: FastifyInstance): Promise<void> {
       querystring: ListOrdersQuery,
       response: { 200: OrderList, ...errors },
     },
-    handler: async (request) => service.listOrders(app.db, request.user, request.query),
+    handler: async (request, reply) => {
+      const { orders, total } = await service.listOrders(app.db, request.user, request.query)
+      reply.header('X-Total-Count', total)
+      const links = orderPageLinks(publicUrl, request.query, total)
+      if (links) reply.header('Link', links)
+      return orders
+    },
   })
 
   app.get('/orders/:id', {
     onRequest: app.authenticate,
     schema: { tags, summary: 'One order (someone else’s is not found)', security, params: IdParams, response: { 200: Order, ...errors } },
     handler: async (request) => service.getOrder(app.db, request.user, request.params.id),
+  })
+
+  app.post('/orders/:id/cancel', {
+    onRequest: app.authenticate,
+    // Cancelling puts stock back.
+    config: { invalidates: ['catalog'] },
+    preValidation: rejectBody,
+    schema: { tags, summary: 'Cancel one’s own pending order; the stock comes back', security, params: IdParams, response: { 200: Order, ...errors } },
+    handler: async (request) => service.cancelOwnOrder(app.db, request.user.id, request.params.id),
   })
 
   const statusRoute = {

@@ -1,12 +1,19 @@
 import type { Kysely, Transaction } from 'kysely'
-import type { Database } from '../../db/database.js'
+import type { Database, ShippingMethodRow } from '../../db/database.js'
 import type { AuthUser } from '../../plugins/auth.js'
 import { isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError, messages } from '../../shared/errors.js'
 import { centsToAmount, MAX_AMOUNT_CENTS } from '../../shared/money.js'
 import { nowIso } from '../../shared/time.js'
+import { ValidationError } from '../../shared/validation.js'
+import { findOwnAddress } from '../addresses/addresses.repository.js'
+import type { AddressSnapshot } from '../addresses/addresses.schemas.js'
+import { addressInputToSnapshot, addressRowToSnapshot } from '../addresses/addresses.service.js'
+import { findShippingMethod, hasActiveShippingMethod } from '../shipping/shipping.repository.js'
+import type { ShippingMethodSnapshot } from '../shipping/shipping.schemas.js'
+import { shippingCentsFor, shipsTo } from '../shipping/shipping.service.js'
 import * as repo from './orders.repository.js'
-import type { ListOrdersQuery, Order, OrderItem, OrderStatus } from './orders.schemas.js'
+import type { ListOrdersQuery, Order, OrderItem, OrderStatus, PlaceOrderInput } from './orders.schemas.js'
 
 type Db = Kysely<Database>
 
@@ -48,41 +55,103 @@ async function retryOnDeadlock<T>(work: () => Promise<T>, attempts = 3): Promise
   }
 }
 
-/** Groups the rows of the joined order query into API orders, keeping the rows' order. */
-function rowsToOrders(rows: repo.OrderWithItemRow[]): Order[] {
-  const orders: Order[] = []
-  let current: Order | undefined
-  for (const row of rows) {
-    if (current?.id !== row.id) {
-      current = {
-        id: row.id,
-        userId: row.user_id,
-        total: centsToAmount(row.total_cents),
-        status: row.status,
-        createdAt: row.created_at,
-        updatedAt: row.updated_at,
-        items: [],
+/** An order as stored, in the shape both the joined read and the checkout transaction have it. */
+interface OrderRecord {
+  id: number
+  user_id: number
+  total_cents: number
+  status: OrderStatus
+  created_at: string
+  updated_at: string
+  subtotal_cents: number | null
+  shipping_cents: number | null
+  shipping_address: string | null
+  shipping_method: string | null
+  note: string | null
+}
+
+interface OrderLineRecord {
+  id: number
+  product_id: number
+  quantity: number
+  price_cents: number
+  name: string | null
+  product?: { id: number; name: string; image_url: string } | undefined
+}
+
+/** Who ordered, for admin reads: null once the user is deleted. */
+type Customer = { id: number; name: string; email: string } | null
+
+/**
+ * The one place an order's JSON is assembled. Orders placed the plain way (no checkout body, no shipping: the
+ * checkout columns are null) keep exactly their original shape; checkout orders add their totals, snapshots and
+ * line names. `customer` is given only for admin reads.
+ */
+function toOrder(record: OrderRecord, lines: OrderLineRecord[], customer?: Customer): Order {
+  const checkout = record.subtotal_cents !== null
+  const order: Order = {
+    id: record.id,
+    userId: record.user_id,
+    total: centsToAmount(record.total_cents),
+    status: record.status,
+    createdAt: record.created_at,
+    updatedAt: record.updated_at,
+    items: lines.map((line) => {
+      const item: OrderItem = {
+        id: line.id,
+        orderId: record.id,
+        productId: line.product_id,
+        quantity: line.quantity,
+        price: centsToAmount(line.price_cents),
       }
-      orders.push(current)
+      if (checkout) item.name = line.name
+      if (line.product) item.product = { id: line.product.id, name: line.product.name, imageUrl: line.product.image_url }
+      return item
+    }),
+  }
+  if (checkout) {
+    order.subtotal = centsToAmount(record.subtotal_cents ?? 0)
+    order.shippingTotal = centsToAmount(record.shipping_cents ?? 0)
+    order.shippingAddress = record.shipping_address === null ? null : (JSON.parse(record.shipping_address) as AddressSnapshot)
+    order.shippingMethod = record.shipping_method === null ? null : (JSON.parse(record.shipping_method) as ShippingMethodSnapshot)
+    order.note = record.note
+  }
+  if (customer !== undefined) order.customer = customer
+  return order
+}
+
+/** Groups the rows of the joined order query into API orders, keeping the rows' order. */
+function rowsToOrders(rows: repo.OrderWithItemRow[], withCustomer = false): Order[] {
+  const orders: Order[] = []
+  let current: { first: repo.OrderWithItemRow; lines: OrderLineRecord[] } | undefined
+  const flush = () => {
+    if (!current) return
+    const row = current.first
+    const customer = row.customer_name !== null && row.customer_email !== null ? { id: row.user_id, name: row.customer_name, email: row.customer_email } : null
+    orders.push(toOrder(row, current.lines, withCustomer ? customer : undefined))
+  }
+  for (const row of rows) {
+    if (current?.first.id !== row.id) {
+      flush()
+      current = { first: row, lines: [] }
     }
     if (row.item_id === null || row.product_id === null || row.quantity === null || row.price_cents === null) continue
-    const item: OrderItem = {
+    current.lines.push({
       id: row.item_id,
-      orderId: row.id,
-      productId: row.product_id,
+      product_id: row.product_id,
       quantity: row.quantity,
-      price: centsToAmount(row.price_cents),
-    }
-    if (row.p_id !== null && row.p_name !== null && row.p_image_url !== null) {
-      item.product = { id: row.p_id, name: row.p_name, imageUrl: row.p_image_url }
-    }
-    current.items.push(item)
+      price_cents: row.price_cents,
+      name: row.item_name,
+      product:
+        row.p_id !== null && row.p_name !== null && row.p_image_url !== null ? { id: row.p_id, name: row.p_name, image_url: row.p_image_url } : undefined,
+    })
   }
+  flush()
   return orders
 }
 
-async function loadOrder(db: Parameters<typeof repo.findOrderWithItems>[0], id: number, ownerId?: number): Promise<Order> {
-  const [order] = rowsToOrders(await repo.findOrderWithItems(db, id, ownerId))
+async function loadOrder(db: Parameters<typeof repo.findOrderWithItems>[0], id: number, ownerId?: number, withCustomer = false): Promise<Order> {
+  const [order] = rowsToOrders(await repo.findOrderWithItems(db, id, ownerId), withCustomer)
   if (!order) throw new AppError(404, messages.orderNotFound)
   return order
 }
@@ -92,20 +161,33 @@ function idempotencyCutoff(): string {
   return new Date(Date.now() - IDEMPOTENCY_WINDOW_MS).toISOString()
 }
 
+/** The checkout body, as validated by the route's schema (every field optional). */
+export type CheckoutInput = PlaceOrderInput
+
 /**
  * Turns the user's cart into a `pending` order in one transaction: the cart is emptied, each line's stock is taken
  * with a conditional update (in product id order, so two buyers never wait on each other in a cycle), unit prices
  * are copied and the order is written. Any failure rolls all of it back. With an idempotency key, a key already used
  * by this user in the last 24 hours returns that order instead (`created: false`), also when requests race.
+ * `checkout` carries the address, shipping method and note (see createOrderFromCart for the order of its checks).
  */
-export async function placeOrder(db: Db, userId: number, options: PlaceOrderOptions = {}): Promise<{ order: Order; created: boolean }> {
+export async function placeOrder(
+  db: Db,
+  userId: number,
+  options: PlaceOrderOptions = {},
+  checkout: CheckoutInput = {},
+): Promise<{ order: Order; created: boolean }> {
+  // Body fields come first (422), before a repeated key is answered or anything is read.
+  if (checkout.shippingAddressId !== undefined && checkout.shippingAddress !== undefined) throw new ValidationError(messages.addressIdAndInline)
   const key = options.idempotencyKey
   if (key !== undefined) {
     const existing = await repo.findOrderIdByIdempotencyKey(db, userId, key, idempotencyCutoff())
     if (existing !== undefined) return { order: await loadOrder(db, existing), created: false }
   }
   try {
-    const order = await retryOnDeadlock(() => db.transaction().execute((trx) => createOrderFromCart(trx, userId, key, options.afterStep ?? (() => undefined))))
+    const order = await retryOnDeadlock(() =>
+      db.transaction().execute((trx) => createOrderFromCart(trx, userId, key, checkout, options.afterStep ?? (() => undefined))),
+    )
     return { order, created: true }
   } catch (error) {
     // Lost a race for the same key: the winner's order is the answer.
@@ -117,10 +199,35 @@ export async function placeOrder(db: Db, userId: number, options: PlaceOrderOpti
   }
 }
 
+/** The address and method a checkout names (404 when unknown, someone else's or inactive). */
+async function resolveCheckoutReferences(trx: Transaction<Database>, userId: number, checkout: CheckoutInput) {
+  let address: AddressSnapshot | undefined
+  if (checkout.shippingAddressId !== undefined) {
+    const row = await findOwnAddress(trx, userId, checkout.shippingAddressId)
+    if (!row) throw new AppError(404, messages.addressNotFound)
+    address = addressRowToSnapshot(row)
+  } else if (checkout.shippingAddress !== undefined) {
+    // Used for this order only, not saved to the address book.
+    address = addressInputToSnapshot(checkout.shippingAddress)
+  }
+  let method: ShippingMethodRow | undefined
+  if (checkout.shippingMethodId !== undefined) {
+    method = await findShippingMethod(trx, checkout.shippingMethodId)
+    if (!method || method.active !== 1) throw new AppError(404, messages.shippingMethodNotFound)
+  }
+  return { address, method }
+}
+
+/**
+ * Checks in the documented order: the referenced address and method (404), the empty cart (400), address and method
+ * required while the shop ships and compatible (422), then stock (409). Everything runs in the transaction, so a
+ * failure at any step leaves the cart, the stock and the orders as they were.
+ */
 async function createOrderFromCart(
   trx: Transaction<Database>,
   userId: number,
   key: string | undefined,
+  checkout: CheckoutInput,
   step: NonNullable<PlaceOrderOptions['afterStep']>,
 ): Promise<Order> {
   const now = nowIso()
@@ -134,12 +241,22 @@ async function createOrderFromCart(
     await step('key-claimed')
   }
 
+  const { address, method } = await resolveCheckoutReferences(trx, userId, checkout)
+
   const lines = await repo.takeCartLines(trx, userId)
   if (lines.length === 0) throw new AppError(400, messages.cartEmpty)
   lines.sort((a, b) => a.product_id - b.product_id)
   await step('cart-taken')
 
-  let totalCents = 0
+  // A named method is active, so the shop ships; otherwise one probe tells whether it does.
+  const shopShips = method !== undefined || (await hasActiveShippingMethod(trx))
+  if (shopShips) {
+    if (!address) throw new AppError(422, messages.shippingAddressRequired)
+    if (!method) throw new AppError(422, messages.shippingMethodRequired)
+    if (!shipsTo(method, address.country)) throw new AppError(422, `${messages.shippingUnavailable} ${address.country}`)
+  }
+
+  let subtotalCents = 0
   const reserved = []
   for (const line of lines) {
     const product = await repo.reserveStock(trx, line.product_id, line.quantity)
@@ -147,66 +264,78 @@ async function createOrderFromCart(
       const found = await repo.findProductName(trx, line.product_id)
       throw found ? new AppError(409, messages.insufficientStockFor(found.name)) : new AppError(404, messages.productNotFound)
     }
-    totalCents += product.price_cents * line.quantity
+    subtotalCents += product.price_cents * line.quantity
     // Prices may have risen since the lines were added; past the maximum the sum would stop being exact.
-    if (totalCents > MAX_AMOUNT_CENTS) throw new AppError(409, messages.amountTooLarge)
+    if (subtotalCents > MAX_AMOUNT_CENTS) throw new AppError(409, messages.amountTooLarge)
     reserved.push({ product, quantity: line.quantity })
   }
   await step('stock-reserved')
 
+  const shippingCents = method ? shippingCentsFor(method, subtotalCents) : 0
+  const totalCents = subtotalCents + shippingCents
+  if (totalCents > MAX_AMOUNT_CENTS) throw new AppError(409, messages.amountTooLarge)
+  // A checkout order: a body with something in it, or a shop that ships. A plain order keeps the checkout columns null.
+  const isCheckout = shopShips || Object.keys(checkout).length > 0
+  const columns: repo.CheckoutColumns = isCheckout
+    ? {
+        subtotal_cents: subtotalCents,
+        shipping_cents: shippingCents,
+        shipping_address: address ? JSON.stringify(address) : null,
+        // The method as it was (its list price); what was charged is shippingTotal.
+        shipping_method: method ? JSON.stringify({ id: method.id, name: method.name, price: centsToAmount(method.price_cents) }) : null,
+        note: checkout.note ?? null,
+      }
+    : { subtotal_cents: null, shipping_cents: null, shipping_address: null, shipping_method: null, note: null }
+
   if (orderId === undefined) {
-    orderId = (await repo.insertOrder(trx, { user_id: userId, total_cents: totalCents, status: 'pending', created_at: now, updated_at: now })).id
+    orderId = (await repo.insertOrder(trx, { user_id: userId, total_cents: totalCents, status: 'pending', created_at: now, updated_at: now, ...columns })).id
   } else {
-    await repo.setOrderTotal(trx, orderId, totalCents)
+    await repo.setOrderTotals(trx, orderId, { total_cents: totalCents, ...columns })
   }
   await step('order-written')
 
   const id = orderId
   const items = await repo.insertOrderItems(
     trx,
-    reserved.map(({ product, quantity }) => ({ order_id: id, product_id: product.id, quantity, price_cents: product.price_cents })),
+    reserved.map(({ product, quantity }) => ({ order_id: id, product_id: product.id, quantity, price_cents: product.price_cents, name: product.name })),
   )
   await step('items-written')
 
   // The answer is built from what the transaction already holds: no read-back query.
   const products = new Map(reserved.map(({ product }) => [product.id, product]))
-  return {
-    id,
-    userId,
-    total: centsToAmount(totalCents),
-    status: 'pending',
-    createdAt: now,
-    updatedAt: now,
-    items: items
-      .sort((a, b) => a.id - b.id)
-      .map((item) => {
-        const product = products.get(item.product_id)
-        return {
-          id: item.id,
-          orderId: item.order_id,
-          productId: item.product_id,
-          quantity: item.quantity,
-          price: centsToAmount(item.price_cents),
-          ...(product ? { product: { id: product.id, name: product.name, imageUrl: product.image_url } } : {}),
-        }
-      }),
-  }
+  const record: OrderRecord = { id, user_id: userId, total_cents: totalCents, status: 'pending', created_at: now, updated_at: now, ...columns }
+  const orderLines = items.sort((a, b) => a.id - b.id).map((item) => ({ ...item, product: products.get(item.product_id) }))
+  return toOrder(record, orderLines)
 }
 
-/** One order: any order for an admin, only their own for a customer (someone else's is "not found"). */
+/** One order: any order for an admin (with its customer), only their own for a customer (someone else's is "not found"). */
 export async function getOrder(db: Db, caller: AuthUser, id: number): Promise<Order> {
-  return loadOrder(db, id, caller.role === 'admin' ? undefined : caller.id)
+  const admin = caller.role === 'admin'
+  return loadOrder(db, id, admin ? undefined : caller.id, admin)
 }
 
-/** Newest first: the caller's own orders, or everyone's for an admin. */
-export async function listOrders(db: Db, caller: AuthUser, query: ListOrdersQuery): Promise<Order[]> {
-  const rows = await repo.listOrdersWithItems(db, {
-    ...(caller.role === 'admin' ? {} : { userId: caller.id }),
-    ...(query.status ? { status: query.status } : {}),
-    limit: query.limit,
-    offset: query.offset,
-  })
-  return rowsToOrders(rows)
+/** Newest first: the caller's own orders, or everyone's (with their customer) for an admin; `total` counts before paging. */
+export async function listOrders(db: Db, caller: AuthUser, query: ListOrdersQuery): Promise<{ orders: Order[]; total: number }> {
+  const admin = caller.role === 'admin'
+  const filter = { ...(admin ? {} : { userId: caller.id }), ...(query.status ? { status: query.status } : {}) }
+  const [rows, total] = await Promise.all([repo.listOrdersWithItems(db, { ...filter, limit: query.limit, offset: query.offset }), repo.countOrders(db, filter)])
+  return { orders: rowsToOrders(rows, admin), total }
+}
+
+/**
+ * Moves an order from `from` to `to` inside `trx`, conditional on the status just read: of two concurrent moves,
+ * only one applies (and restocks). Every status change goes through here, so whatever a move must also do
+ * (cancelling puts the units back) happens once, in the same transaction.
+ */
+async function applyTransition(trx: Transaction<Database>, id: number, from: OrderStatus, to: OrderStatus): Promise<void> {
+  if (!allowedMoves[from].includes(to)) throw new AppError(409, messages.transitionNotAllowed(from, to))
+  if (!(await repo.updateOrderStatus(trx, id, from, to, nowIso()))) {
+    const now = await repo.findOrderStatus(trx, id)
+    throw new AppError(409, messages.transitionNotAllowed(now?.status ?? from, to))
+  }
+  if (to === 'cancelled') {
+    for (const line of await repo.listOrderLines(trx, id)) await repo.releaseStock(trx, line.product_id, line.quantity)
+  }
 }
 
 /** Moves an order along the allowed transitions; cancelling puts its units back into stock in the same transaction. */
@@ -214,16 +343,18 @@ export async function changeOrderStatus(db: Db, id: number, to: OrderStatus): Pr
   return db.transaction().execute(async (trx) => {
     const current = await repo.findOrderStatus(trx, id)
     if (!current) throw new AppError(404, messages.orderNotFound)
-    const from = current.status
-    if (!allowedMoves[from].includes(to)) throw new AppError(409, messages.transitionNotAllowed(from, to))
-    // Conditional on the status just read: of two concurrent moves, only one applies (and restocks).
-    if (!(await repo.updateOrderStatus(trx, id, from, to, nowIso()))) {
-      const now = await repo.findOrderStatus(trx, id)
-      throw new AppError(409, messages.transitionNotAllowed(now?.status ?? from, to))
-    }
-    if (to === 'cancelled') {
-      for (const line of await repo.listOrderLines(trx, id)) await repo.releaseStock(trx, line.product_id, line.quantity)
-    }
+    await applyTransition(trx, id, current.status, to)
+    return loadOrder(trx, id)
+  })
+}
+
+/** The owner cancels their own `pending` order; the stock comes back. Someone else's order is "not found". */
+export async function cancelOwnOrder(db: Db, userId: number, id: number): Promise<Order> {
+  return db.transaction().execute(async (trx) => {
+    const current = await repo.findOrderStatus(trx, id, userId)
+    if (!current) throw new AppError(404, messages.orderNotFound)
+    if (current.status !== 'pending') throw new AppError(409, messages.transitionNotAllowed(current.status, 'cancelled'))
+    await applyTransition(trx, id, 'pending', 'cancelled')
     return loadOrder(trx, id)
   })
 }

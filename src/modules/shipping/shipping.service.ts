@@ -1,0 +1,94 @@
+import type { Kysely, Updateable } from 'kysely'
+import type { Database, ShippingMethodRow, ShippingMethodsTable } from '../../db/database.js'
+import { AppError, messages } from '../../shared/errors.js'
+import { centsToAmount, parseCents } from '../../shared/money.js'
+import { nowIso } from '../../shared/time.js'
+import { ValidationError } from '../../shared/validation.js'
+import * as repo from './shipping.repository.js'
+import type { CreateShippingMethodInput, ListShippingMethodsQuery, ShippingMethod, UpdateShippingMethodInput } from './shipping.schemas.js'
+
+type Db = Kysely<Database>
+
+/** The highest shipping price or free-shipping threshold: a product's highest price. */
+const AMOUNT_MAX_CENTS = 9_999_999_999
+
+/** Reads a price the way a product's is read: a number or a decimal string, at most 2 decimals, not negative. */
+function parseAmount(field: string, value: string | number): number {
+  if (typeof value === 'string' && value.trim() === '') throw new ValidationError(`${field} should not be empty`)
+  const asNumber = Number(value)
+  if (Number.isFinite(asNumber) && asNumber < 0) throw new ValidationError(`${field} must not be less than 0`)
+  const cents = parseCents(value)
+  if (cents === null) throw new ValidationError(`${field} must be a number conforming to the specified constraints`)
+  if (cents > AMOUNT_MAX_CENTS) throw new ValidationError(`${field} must not be greater than ${centsToAmount(AMOUNT_MAX_CENTS)}`)
+  return cents
+}
+
+export function methodCountries(row: ShippingMethodRow): string[] {
+  return JSON.parse(row.countries) as string[]
+}
+
+/** Whether the method ships to `country`; no countries means every country. */
+export function shipsTo(row: ShippingMethodRow, country: string): boolean {
+  const countries = methodCountries(row)
+  return countries.length === 0 || countries.includes(country)
+}
+
+/** What the method costs on this subtotal: 0 from `freeOver` on. */
+export function shippingCentsFor(row: ShippingMethodRow, subtotalCents: number): number {
+  return row.free_over_cents !== null && subtotalCents >= row.free_over_cents ? 0 : row.price_cents
+}
+
+export function shippingMethodRowToMethod(row: ShippingMethodRow): ShippingMethod {
+  return {
+    id: row.id,
+    name: row.name,
+    price: centsToAmount(row.price_cents),
+    countries: methodCountries(row),
+    freeOver: row.free_over_cents === null ? null : centsToAmount(row.free_over_cents),
+    active: row.active === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+/** Active methods (every method with `all`, which the route lets only admins ask for), those serving `country` when given. */
+export async function listShippingMethods(db: Db, query: ListShippingMethodsQuery): Promise<ShippingMethod[]> {
+  const rows = await repo.listShippingMethods(db, { activeOnly: !query.all })
+  const country = query.country
+  return rows.filter((row) => country === undefined || shipsTo(row, country)).map(shippingMethodRowToMethod)
+}
+
+export async function createShippingMethod(db: Db, input: CreateShippingMethodInput): Promise<ShippingMethod> {
+  const priceCents = parseAmount('price', input.price)
+  const freeOverCents = input.freeOver === undefined || input.freeOver === null ? null : parseAmount('freeOver', input.freeOver)
+  const now = nowIso()
+  const row = await repo.insertShippingMethod(db, {
+    name: input.name,
+    price_cents: priceCents,
+    countries: JSON.stringify(input.countries ?? []),
+    free_over_cents: freeOverCents,
+    active: input.active === false ? 0 : 1,
+    created_at: now,
+    updated_at: now,
+  })
+  return shippingMethodRowToMethod(row)
+}
+
+export async function updateShippingMethod(db: Db, id: number, input: UpdateShippingMethodInput): Promise<ShippingMethod> {
+  // Fields first (422), then the id (404).
+  const changes: Updateable<ShippingMethodsTable> = { updated_at: nowIso() }
+  if (input.name !== undefined) changes.name = input.name
+  if (input.price !== undefined) changes.price_cents = parseAmount('price', input.price)
+  if (input.countries !== undefined) changes.countries = JSON.stringify(input.countries)
+  if (input.freeOver !== undefined) changes.free_over_cents = input.freeOver === null ? null : parseAmount('freeOver', input.freeOver)
+  if (input.active !== undefined) changes.active = input.active ? 1 : 0
+  const row = await repo.updateShippingMethod(db, id, changes)
+  if (!row) throw new AppError(404, messages.shippingMethodNotFound)
+  return shippingMethodRowToMethod(row)
+}
+
+/** Orders that used the method keep their snapshot. */
+export async function deleteShippingMethod(db: Db, id: number): Promise<{ message: string }> {
+  if (!(await repo.deleteShippingMethod(db, id))) throw new AppError(404, messages.shippingMethodNotFound)
+  return { message: messages.shippingMethodDeleted }
+}
