@@ -83,6 +83,35 @@ export interface ProductCountsTable {
   total: number
 }
 
+/** One per order a payment provider has seen (src/modules/payments). */
+export interface PaymentsTable {
+  order_id: number
+  provider: 'manual' | 'stripe'
+  status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
+  amount_cents: number
+  /** Upper case, as the API shows it. */
+  currency: string
+  intent_id: string | null
+  intent_attempt: Generated<number>
+  refund_attempt: Generated<number>
+  mismatch: string | null
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+/** Stripe events already applied: the id is the primary key, so each is applied once. */
+export interface PaymentEventsTable {
+  event_id: string
+  type: string
+  received_at: Timestamp
+}
+
+/** A timed job's next run; the instance whose conditional update moves it on runs the job. */
+export interface PaymentJobsTable {
+  name: string
+  next_run_at: Timestamp
+}
+
 export interface Database {
   users: UsersTable
   categories: CategoriesTable
@@ -92,6 +121,9 @@ export interface Database {
   orders: OrdersTable
   order_items: OrderItemsTable
   idempotency_keys: IdempotencyKeysTable
+  payments: PaymentsTable
+  payment_events: PaymentEventsTable
+  payment_jobs: PaymentJobsTable
 }
 
 export type UserRow = Selectable<UsersTable>
@@ -103,3 +135,4 @@ export type ProductRow = Omit<Selectable<ProductsTable>, 'name_key'>
 export type CartItemRow = Selectable<CartItemsTable>
 export type OrderRow = Selectable<OrdersTable>
 export type OrderItemRow = Selectable<OrderItemsTable>
+export type PaymentRow = Selectable<PaymentsTable>

@@ -1,5 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts'
 import { PageQueryProperties } from '../../shared/validation.js'
+// Payments: `payment` on the order JSON, present when the shop takes payments through Stripe.
+import { PaymentSummary } from '../payments/payments.schemas.js'
 
 export const orderStatuses = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const
 export type OrderStatus = (typeof orderStatuses)[number]
@@ -54,6 +56,8 @@ export const Order = {
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
     items: { type: 'array', items: OrderItem },
+    // Payments (src/modules/payments): added by its hook when Stripe is on; absent with manual payments.
+    payment: PaymentSummary,
   },
 } as const
 

@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError, messages } from '../../shared/errors.js'
 import { centsToAmount, MAX_AMOUNT_CENTS } from '../../shared/money.js'
 import { nowIso } from '../../shared/time.js'
+import { onOrderStatusChange } from '../payments/payments.service.js'
 import * as repo from './orders.repository.js'
 import type { ListOrdersQuery, Order, OrderItem, OrderStatus } from './orders.schemas.js'
 
@@ -211,7 +212,8 @@ export async function listOrders(db: Db, caller: AuthUser, query: ListOrdersQuer
 
 /** Moves an order along the allowed transitions; cancelling puts its units back into stock in the same transaction. */
 export async function changeOrderStatus(db: Db, id: number, to: OrderStatus): Promise<Order> {
-  return db.transaction().execute(async (trx) => {
+  let afterCommit: () => Promise<void> = async () => {}
+  const order = await db.transaction().execute(async (trx) => {
     const current = await repo.findOrderStatus(trx, id)
     if (!current) throw new AppError(404, messages.orderNotFound)
     const from = current.status
@@ -224,6 +226,11 @@ export async function changeOrderStatus(db: Db, id: number, to: OrderStatus): Pr
     if (to === 'cancelled') {
       for (const line of await repo.listOrderLines(trx, id)) await repo.releaseStock(trx, line.product_id, line.quantity)
     }
+    // Payments: a paid order is refunded before this commits (a failed refund rolls all of it back with a 502);
+    // an unpaid one's intent is cancelled after.
+    afterCommit = await onOrderStatusChange(db, trx, { orderId: id, from, to })
     return loadOrder(trx, id)
   })
+  await afterCommit()
+  return order
 }
