@@ -267,3 +267,32 @@ describe('jobs run once across instances', () => {
     }
   })
 })
+
+describe('a failure between steps leaves nothing half-done', () => {
+  it('the refund of a success after the cancel fails: the webhook answers 502 (Stripe retries) and records nothing; the retry completes it', async () => {
+    const order = await orderWithIntent()
+    expect((await cancel(order.id)).statusCode).toBe(200)
+    fake.setStatus(order.intentId, 'processing')
+    const event = intentEvent('payment_intent.succeeded', fake.succeed(order.intentId))
+    fake.fail('create-refund', { status: 500, type: 'api_error', message: 'down' }, 2)
+    const failed = await deliver(t.app, event)
+    expect(failed.statusCode).toBe(502)
+    expect((await paymentRow(t.app, order.id))?.status).toBe('unpaid')
+    expect(await t.app.db.selectFrom('payment_events').select('event_id').where('event_id', '=', event.id).execute()).toEqual([])
+    const retried = await deliver(t.app, event)
+    expect(retried.statusCode).toBe(200)
+    expect((await paymentRow(t.app, order.id))?.status).toBe('refunded')
+    expect(refundsOf(order.intentId)).toHaveLength(1)
+  })
+
+  it('the webhook of a success after the cancel was lost: the reconcile job refunds it', async () => {
+    const order = await orderWithIntent()
+    expect((await cancel(order.id)).statusCode).toBe(200)
+    fake.setStatus(order.intentId, 'processing')
+    fake.succeed(order.intentId)
+    const changes = await t.app.paymentJobs.reconcile()
+    expect(changes).toContainEqual({ orderId: order.id, outcome: 'refunded' })
+    expect(refundsOf(order.intentId)).toHaveLength(1)
+    expect(await orderStatus(t.app, order.id)).toBe('cancelled')
+  })
+})

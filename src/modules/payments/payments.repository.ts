@@ -109,16 +109,24 @@ export async function recordEvent(trx: Trx, eventId: string, type: string, now: 
 
 // ---- jobs ----
 
-/** Pending orders with an intent, created before `before` (all of them without it). */
-export async function listPendingIntents(db: Db, before?: string) {
+/**
+ * Intents whose payment is not settled: of pending orders created before `before` (all of them without it), and
+ * of orders cancelled since `cancelledSince` (a success whose webhook was lost must still be refunded).
+ */
+export async function listOpenIntents(db: Db, options: { before?: string | undefined; cancelledSince: string }) {
+  const { before, cancelledSince } = options
   return db
     .selectFrom('payments as p')
     .innerJoin('orders as o', 'o.id', 'p.order_id')
     .select(['p.order_id', 'p.intent_id'])
-    .where('o.status', '=', 'pending')
+    .where((eb) =>
+      eb.or([
+        before === undefined ? eb('o.status', '=', 'pending') : eb.and([eb('o.status', '=', 'pending'), eb('o.created_at', '<', before)]),
+        eb.and([eb('o.status', '=', 'cancelled'), eb('o.updated_at', '>=', cancelledSince)]),
+      ]),
+    )
     .where('p.intent_id', 'is not', null)
     .where('p.status', 'in', ['unpaid', 'processing', 'failed'])
-    .$if(before !== undefined, (qb) => qb.where('o.created_at', '<', before as string))
     .orderBy('p.order_id')
     .execute()
 }

@@ -300,17 +300,21 @@ async function applySuccess(
 
 /** Lost webhooks: how old a pending order's intent must be before the periodic job asks Stripe about it. */
 export const RECONCILE_AGE_MS = 10 * 60_000
+/** A cancelled order's intent is still watched this long: a success whose webhook was lost is refunded. */
+const CANCELLED_WATCH_MS = 24 * 60 * 60_000
 
 /**
- * Asks Stripe about the intent of each pending order (older than `olderThanMs`; every one without it), and applies
- * what it says by the webhook's rules. Returns what changed.
+ * Asks Stripe about the intent of each pending order (older than `olderThanMs`; every one without it), and of
+ * orders cancelled in the last 24 hours with an unsettled payment, and applies what it says by the webhook's
+ * rules (a success on a cancelled order is refunded). Returns what changed.
  */
 export async function reconcilePayments(db: Db, payments: Payments, options: { olderThanMs?: number } = {}) {
   const { provider } = payments
   const changes: Array<{ orderId: number; outcome: EventOutcome }> = []
   if (provider.name !== 'stripe') return changes
   const before = options.olderThanMs === undefined ? undefined : new Date(Date.now() - options.olderThanMs).toISOString()
-  for (const { order_id: orderId, intent_id: intentId } of await repo.listPendingIntents(db, before)) {
+  const cancelledSince = new Date(Date.now() - CANCELLED_WATCH_MS).toISOString()
+  for (const { order_id: orderId, intent_id: intentId } of await repo.listOpenIntents(db, { before, cancelledSince })) {
     if (intentId === null) continue
     let intent: RemoteIntent
     try {
@@ -321,8 +325,13 @@ export async function reconcilePayments(db: Db, payments: Payments, options: { o
     }
     const type = intentEventType(intent.status)
     if (type === undefined) continue
-    const { outcome } = await applyIntentEvent(db, payments, { type, intent })
-    if (outcome !== 'unchanged' && outcome !== 'unknown-intent') changes.push({ orderId, outcome })
+    try {
+      const { outcome } = await applyIntentEvent(db, payments, { type, intent })
+      if (outcome !== 'unchanged' && outcome !== 'unknown-intent') changes.push({ orderId, outcome })
+    } catch (error) {
+      // A refund Stripe did not make: the next run tries again.
+      payments.log.warn({ orderId, err: error }, 'reconcile: could not apply an intent')
+    }
   }
   return changes
 }
