@@ -246,3 +246,19 @@ describe('cancelling', () => {
     expect(fake.refunds.filter((r) => r.payment_intent === intentId)).toHaveLength(1)
   })
 })
+
+describe('the webhook’s body', () => {
+  it('is read whatever its content type (the signature decides); a body over 256 KiB is 413', async () => {
+    const order = await placeOrder(t.app)
+    await pay(t.app, order)
+    const payload = JSON.stringify(intentEvent('payment_intent.succeeded', fake.succeed(await intentOf(t.app, order.id))))
+    const headers = { ...signedHeaders(payload), 'content-type': 'text/plain' }
+    const response = await t.app.inject({ method: 'POST', url: '/payments/stripe/webhook', headers, payload })
+    expect(response.statusCode).toBe(200)
+    expect(await orderStatus(t.app, order.id)).toBe('paid')
+    const big = JSON.stringify({ id: 'evt_big', type: 'x', pad: 'x'.repeat(300 * 1024) })
+    const tooBig = await t.app.inject({ method: 'POST', url: '/payments/stripe/webhook', headers: signedHeaders(big), payload: big })
+    expect(tooBig.statusCode).toBe(413)
+    expect(tooBig.json()).toEqual({ error: 'El cuerpo de la petición es demasiado grande' })
+  })
+})

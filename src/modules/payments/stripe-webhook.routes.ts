@@ -23,7 +23,7 @@ export async function stripeWebhookRoutes(app: FastifyInstance, options: { webho
     schema: {
       tags: ['payments'],
       summary: 'Stripe’s events about payment intents (signed with STRIPE_WEBHOOK_SECRET)',
-      response: { 200: WebhookAnswer, 400: ErrorResponse, 413: ErrorResponse, 415: ErrorResponse },
+      response: { 200: WebhookAnswer, 400: ErrorResponse, 413: ErrorResponse, 502: ErrorResponse },
     },
     handler: async (request) => {
       const signature = request.headers['stripe-signature']
