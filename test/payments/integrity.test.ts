@@ -296,3 +296,18 @@ describe('a failure between steps leaves nothing half-done', () => {
     expect(await orderStatus(t.app, order.id)).toBe('cancelled')
   })
 })
+
+describe('a payment request that stopped after Stripe created the intent', () => {
+  it('the next request gets that same intent (same idempotency key), never a second one', async () => {
+    const order = await placeOrder(t.app)
+    // As if an earlier request had reached Stripe and then died before storing the intent.
+    const orphan = t.app.payments.provider
+    if (orphan.name !== 'stripe') throw new Error('stripe expected')
+    const created = await orphan.createIntent({ orderId: order.id, amountCents: 3998, currency: 'EUR', idempotencyKey: `order-${order.id}-intent-1` })
+    const response = await pay(t.app, order)
+    expect(response.statusCode).toBe(200)
+    expect((response.json() as { clientSecret: string }).clientSecret).toBe(created.clientSecret)
+    expect(await intentOf(t.app, order.id)).toBe(created.id)
+    expect([...fake.intents.values()].filter((i) => i.metadata.orderId === String(order.id))).toHaveLength(1)
+  })
+})
