@@ -13,6 +13,7 @@ import { catalogRoutes } from './modules/catalog/catalog.routes.js'
 import { healthRoutes } from './modules/health/health.routes.js'
 import { ordersRoutes } from './modules/orders/orders.routes.js'
 import { shippingRoutes } from './modules/shipping/shipping.routes.js'
+import paymentsPlugin from './modules/payments/payments.plugin.js'
 import type { ImageHost } from './modules/images/image-host.js'
 import { ensureAdmin } from './modules/users/users.service.js'
 import { usersRoutes } from './modules/users/users.routes.js'
@@ -138,6 +139,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(healthRoutes)
   await app.register(usersRoutes)
   await app.register(cartRoutes)
+  // Payments (before the orders' routes: its hook adds `payment` to their answers when Stripe is on).
+  await app.register(paymentsPlugin, { config })
   await app.register(ordersRoutes, { config })
   await app.register(addressesRoutes)
   await app.register(shippingRoutes)

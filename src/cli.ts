@@ -5,6 +5,8 @@ import { configWarnings } from './config-warnings.js'
 import { connectDatabase, startupFailureLine, waitForDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { seedCatalog } from './modules/catalog/catalog.seed.js'
+import { createPayments } from './modules/payments/payments.plugin.js'
+import { reconcilePayments } from './modules/payments/payments.service.js'
 import { createImageHost } from './modules/images/image-host.js'
 import { DEFAULT_SWEEP_GRACE_MS, sweepOrphanImages, sweepReport } from './modules/images/image-sweep.js'
 import { accountProblem } from './modules/users/users.schemas.js'
@@ -16,7 +18,9 @@ const usage = `Usage: npm run cli -- <command>
                                                  a valid e-mail, a password of 6 to 128 characters)
   seed                                           add a small demo catalog (categories, products, images); idempotent
   images:sweep [--delete] [--grace-minutes N]    list stored product images that no product names (older than
-                                                 N minutes, 60 by default); --delete removes them`
+                                                 N minutes, 60 by default); --delete removes them
+  payments:reconcile                             ask Stripe about the intent of every pending order and apply
+                                                 what it says (lost webhooks); prints what changed`
 
 /**
  * The arguments of create-admin, checked by the API's own rules for an account (an admin the log-in
@@ -93,6 +97,19 @@ async function main(argv: string[]): Promise<number> {
         for (const line of sweepReport(result, options)) console.log(line)
         for (const { key, error } of result.failed) console.error(`Could not remove ${key}: ${(error as Error).message}`)
         return result.failed.length > 0 ? 1 : 0
+      }
+      case 'payments:reconcile': {
+        if (config.payments.provider !== 'stripe') {
+          console.log('Payments are manual (STRIPE_SECRET_KEY is not set): nothing to reconcile')
+          return 0
+        }
+        await databaseReady()
+        await migrateToLatest(db)
+        const log = { error: (o: object, m: string) => console.error(m, o), warn: (o: object, m: string) => console.error(m, o), info: () => {} }
+        const changes = await reconcilePayments(db, createPayments(config, log))
+        for (const { orderId, outcome } of changes) console.log(`order ${orderId}: ${outcome}`)
+        console.log(`${changes.length} order${changes.length === 1 ? '' : 's'} changed`)
+        return 0
       }
       default:
         console.error(usage)

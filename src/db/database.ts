@@ -121,6 +121,35 @@ export interface ProductCountsTable {
   total: number
 }
 
+/** One per order a payment provider has seen (src/modules/payments). */
+export interface PaymentsTable {
+  order_id: number
+  provider: 'manual' | 'stripe'
+  status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
+  amount_cents: number
+  /** Upper case, as the API shows it. */
+  currency: string
+  intent_id: string | null
+  intent_attempt: Generated<number>
+  refund_attempt: Generated<number>
+  mismatch: string | null
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+/** Stripe events already applied: the id is the primary key, so each is applied once. */
+export interface PaymentEventsTable {
+  event_id: string
+  type: string
+  received_at: Timestamp
+}
+
+/** A timed job's next run; the instance whose conditional update moves it on runs the job. */
+export interface PaymentJobsTable {
+  name: string
+  next_run_at: Timestamp
+}
+
 export interface Database {
   users: UsersTable
   categories: CategoriesTable
@@ -132,6 +161,9 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable
   addresses: AddressesTable
   shipping_methods: ShippingMethodsTable
+  payments: PaymentsTable
+  payment_events: PaymentEventsTable
+  payment_jobs: PaymentJobsTable
 }
 
 export type UserRow = Selectable<UsersTable>
@@ -145,3 +177,4 @@ export type OrderRow = Selectable<OrdersTable>
 export type OrderItemRow = Selectable<OrderItemsTable>
 export type AddressRow = Selectable<AddressesTable>
 export type ShippingMethodRow = Selectable<ShippingMethodsTable>
+export type PaymentRow = Selectable<PaymentsTable>

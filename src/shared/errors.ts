@@ -1,10 +1,12 @@
 /** An expected failure with the status and message the API documents for it (docs/api.md). */
 export class AppError extends Error {
   constructor(
-    readonly statusCode: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503,
+    readonly statusCode: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503,
     message: string,
+    // The underlying failure (a provider's error), for the log; never shown.
+    options?: ErrorOptions,
   ) {
-    super(message)
+    super(message, options)
     this.name = 'AppError'
   }
 }
@@ -74,4 +76,9 @@ export const messages = {
   singleImageFile: "Only one file may be sent, in the field 'image'",
   strayFileField: (field: string) => `Unexpected file field '${field}'; the image goes in the field 'image'`,
   malformedMultipart: 'El cuerpo multipart no es válido',
+  // Payments.
+  orderNotPayable: 'La orden no está pendiente de pago',
+  invalidWebhookSignature: 'Firma de webhook inválida',
+  refundFailed: 'No se pudo reembolsar el pago',
+  paymentProviderUnavailable: 'El proveedor de pagos no responde',
 } as const

@@ -2,6 +2,8 @@ import type { FromSchema } from 'json-schema-to-ts'
 import { PageQueryProperties } from '../../shared/validation.js'
 import { AddressSnapshot, CreateAddressBody } from '../addresses/addresses.schemas.js'
 import { ShippingMethodSnapshot } from '../shipping/shipping.schemas.js'
+// Payments: `payment` on the order JSON, present when the shop takes payments through Stripe.
+import { PaymentSummary } from '../payments/payments.schemas.js'
 
 export const orderStatuses = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const
 export type OrderStatus = (typeof orderStatuses)[number]
@@ -88,6 +90,8 @@ export const Order = {
         { type: 'null' },
       ],
     },
+    // Payments (src/modules/payments): added by its hook when Stripe is on; absent with manual payments.
+    payment: PaymentSummary,
   },
 } as const
 

@@ -12,6 +12,7 @@ import { addressInputToSnapshot, addressRowToSnapshot } from '../addresses/addre
 import { findShippingMethod, hasActiveShippingMethod } from '../shipping/shipping.repository.js'
 import type { ShippingMethodSnapshot } from '../shipping/shipping.schemas.js'
 import { shippingCentsFor, shipsTo } from '../shipping/shipping.service.js'
+import { onOrderStatusChange } from '../payments/payments.service.js'
 import * as repo from './orders.repository.js'
 import type { ListOrdersQuery, Order, OrderItem, OrderStatus, PlaceOrderInput } from './orders.schemas.js'
 
@@ -327,8 +328,9 @@ export async function listOrders(db: Db, caller: AuthUser, query: ListOrdersQuer
  * only one applies (and restocks). Every status change goes through here, so whatever a move must also do
  * (cancelling puts the units back) happens once, in the same transaction.
  */
-async function applyTransition(trx: Transaction<Database>, id: number, from: OrderStatus, to: OrderStatus): Promise<void> {
+async function applyTransition(db: Db, trx: Transaction<Database>, id: number, from: OrderStatus, to: OrderStatus): Promise<() => Promise<void>> {
   if (!allowedMoves[from].includes(to)) throw new AppError(409, messages.transitionNotAllowed(from, to))
+  // Conditional on the status just read: of two concurrent moves, only one applies (and restocks).
   if (!(await repo.updateOrderStatus(trx, id, from, to, nowIso()))) {
     const now = await repo.findOrderStatus(trx, id)
     throw new AppError(409, messages.transitionNotAllowed(now?.status ?? from, to))
@@ -336,25 +338,34 @@ async function applyTransition(trx: Transaction<Database>, id: number, from: Ord
   if (to === 'cancelled') {
     for (const line of await repo.listOrderLines(trx, id)) await repo.releaseStock(trx, line.product_id, line.quantity)
   }
+  // Payments: a paid order is refunded before this commits (a failed refund rolls all of it back with a 502);
+  // an unpaid one's intent is cancelled after the commit, by the function returned.
+  return onOrderStatusChange(db, trx, { orderId: id, from, to })
 }
 
 /** Moves an order along the allowed transitions; cancelling puts its units back into stock in the same transaction. */
 export async function changeOrderStatus(db: Db, id: number, to: OrderStatus): Promise<Order> {
-  return db.transaction().execute(async (trx) => {
+  let afterCommit: () => Promise<void> = async () => {}
+  const order = await db.transaction().execute(async (trx) => {
     const current = await repo.findOrderStatus(trx, id)
     if (!current) throw new AppError(404, messages.orderNotFound)
-    await applyTransition(trx, id, current.status, to)
+    afterCommit = await applyTransition(db, trx, id, current.status, to)
     return loadOrder(trx, id)
   })
+  await afterCommit()
+  return order
 }
 
 /** The owner cancels their own `pending` order; the stock comes back. Someone else's order is "not found". */
 export async function cancelOwnOrder(db: Db, userId: number, id: number): Promise<Order> {
-  return db.transaction().execute(async (trx) => {
+  let afterCommit: () => Promise<void> = async () => {}
+  const order = await db.transaction().execute(async (trx) => {
     const current = await repo.findOrderStatus(trx, id, userId)
     if (!current) throw new AppError(404, messages.orderNotFound)
     if (current.status !== 'pending') throw new AppError(409, messages.transitionNotAllowed(current.status, 'cancelled'))
-    await applyTransition(trx, id, 'pending', 'cancelled')
+    afterCommit = await applyTransition(db, trx, id, 'pending', 'cancelled')
     return loadOrder(trx, id)
   })
+  await afterCommit()
+  return order
 }

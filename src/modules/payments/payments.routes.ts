@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify'
+import { rejectBody } from '../../shared/no-body.js'
+import { ErrorResponse, IdParams, type SchemaTypes } from '../../shared/validation.js'
+import { PaymentAnswer } from './payments.schemas.js'
+import * as service from './payments.service.js'
+
+const errors = { 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 502: ErrorResponse }
+
+export async function paymentsRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>()
+
+  app.post('/orders/:id/payment', {
+    onRequest: app.authenticate,
+    // A payment changes no product.
+    config: { invalidates: [] },
+    preValidation: rejectBody,
+    schema: {
+      tags: ['payments'],
+      summary: 'Pay for one’s own pending order: the payment, and with Stripe the intent’s client secret',
+      security: [{ bearerAuth: [] }],
+      params: IdParams,
+      response: { 200: PaymentAnswer, ...errors },
+    },
+    handler: async (request) => service.startPayment(app.db, app.payments, request.user.id, request.params.id),
+  })
+}
