@@ -69,6 +69,23 @@ function shuffled<T>(items: readonly T[]): T[] {
  */
 function randomRequests(spec: LoadSpec, log: LatencyLog): Promise<autocannon.Result[]> {
   const requests = spec.requests.map(toRequest)
+  if (spec.partitioned) {
+    const shares = Array.from({ length: spec.connections }, (_, k) => requests.filter((_request, i) => i % spec.connections === k))
+    let nextClient = 0
+    return Promise.all([
+      runInstance(
+        {
+          url: spec.url,
+          connections: spec.connections,
+          ...(spec.amount ? { amount: spec.amount } : { duration: spec.durationSeconds }),
+          timeout: 60,
+          requests: requests.slice(0, 1),
+          setupClient: (client: autocannon.Client) => client.setRequests(shares[nextClient++ % shares.length] ?? []),
+        },
+        log,
+      ),
+    ])
+  }
   return Promise.all([
     runInstance(
       {

@@ -66,6 +66,8 @@ export interface ServiceOptions {
   dataDir: string
   uploadDir: string
   jwtSecret: string
+  /** More environment for the service (the webhook scenario's Stripe settings). */
+  env?: Record<string, string>
 }
 
 /**
@@ -100,6 +102,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       JWT_SECRET: options.jwtSecret,
       LOG_LEVEL: 'warn',
       AUTH_RATE_LIMIT_MAX: '1000000',
+      ...options.env,
     },
   })
   let output = ''

@@ -27,6 +27,7 @@ import {
   type Settings,
   type Shop,
   upload,
+  webhook,
 } from './scenarios.js'
 import { createFreshDatabase, dropDatabase, type SeedPlan, seedShop } from './seed.js'
 import type { DbKind } from './types.js'
@@ -71,6 +72,7 @@ const RUNNERS: Record<ScenarioName, (shop: Shop, settings: Settings) => Promise<
   'cart-view': cartView,
   checkout,
   'checkout-shipping': checkoutShipping,
+  webhook,
   'login-storm': loginStorm,
   upload,
 }
@@ -83,6 +85,7 @@ const RUN_ORDER: readonly ScenarioName[] = [
   'login-storm',
   'checkout',
   'checkout-shipping',
+  'webhook',
   'upload',
   'catalog-filter',
 ]

@@ -1,4 +1,4 @@
-// The seven scenarios. Each measures the service against its yardstick in the same run (the
+// The scenarios. Each measures the service against its yardstick in the same run (the
 // baseline server, the same work without the storm, or the same SQL without HTTP) and says, per
 // target of issue 5, whether it is met.
 import { randomBytes } from 'node:crypto'
@@ -11,8 +11,19 @@ import { type RunningServer, rssMiB, runChild, startBaseline, startService } fro
 import { recordResponses, sendRequest } from './recording.js'
 import type { SeededShop } from './seed.js'
 import type { DbKind, DirectCheckoutResult, LoadSpec, RequestSpec, Sample } from './types.js'
+import { intentEvent, signedHeaders, startStripeFake, webhookSecret } from '../test/fakes/stripe-fake.js'
 
-export const SCENARIOS = ['catalog-list', 'catalog-item', 'catalog-filter', 'cart-view', 'checkout', 'checkout-shipping', 'login-storm', 'upload'] as const
+export const SCENARIOS = [
+  'catalog-list',
+  'catalog-item',
+  'catalog-filter',
+  'cart-view',
+  'checkout',
+  'checkout-shipping',
+  'webhook',
+  'login-storm',
+  'upload',
+] as const
 export type ScenarioName = (typeof SCENARIOS)[number]
 
 export interface Settings {
@@ -709,5 +720,156 @@ export async function checkoutShipping(shop: Shop, settings: Settings): Promise<
     ],
     notes,
     samples: { plain: plainSamples, shipping: shippingSamples },
+  }
+}
+
+/**
+ * Stripe's webhook: a second service on the same database, with Stripe pointed at the tests' Stripe fake, takes
+ * real orders (each customer loops add-to-cart, POST /orders, POST /orders/:id/payment, which creates the intent at
+ * the fake), then receives one signed `payment_intent.succeeded` per order (signed as Stripe signs, with the SDK's
+ * generateTestHeaderString, so the real signature check runs), each delivered once, 32 at a time. Each event
+ * does the whole job: signature, event id recorded, payment row locked, order and payment moved to `paid`.
+ */
+export async function webhook(shop: Shop, settings: Settings): Promise<ScenarioResult> {
+  const name = 'webhook'
+  const perWindow = settings.quick ? 800 : 3000
+  const warmup = Math.max(settings.connections, Math.round(perWindow / 4))
+  const fake = await startStripeFake()
+  const service = await startService({
+    databaseUrl: shop.databaseUrl,
+    dataDir: join(shop.scratchDir, 'data-webhook'),
+    uploadDir: join(shop.scratchDir, 'uploads-webhook'),
+    jwtSecret: randomBytes(48).toString('base64url'),
+    // No expiry while the bench runs: every order stays payable.
+    env: { STRIPE_SECRET_KEY: 'sk_test_bench', STRIPE_WEBHOOK_SECRET: webhookSecret, STRIPE_API_URL: fake.url, ORDER_PAYMENT_TTL: '0' },
+  })
+  try {
+    const emails = shop.seeded.checkoutCustomerEmails
+    const tokens = await logIn(service.origin, emails, shop.seeded.password)
+    const userIds = await userIdsOf(shop.databaseUrl, emails)
+    await clearCarts(shop.databaseUrl, userIds)
+    const prepared = Date.now()
+    const orderIds = await placePayableOrders(service.origin, tokens, shop.seeded.productIds, warmup + perWindow * settings.rounds)
+    const preparedSeconds = (Date.now() - prepared) / 1000
+    const intents = await intentsOf(shop.databaseUrl, orderIds)
+    const eventsBefore = await countRows(shop.databaseUrl, 'payment_events')
+
+    let next = 0
+    // Signed just before each window (Stripe's tolerance is 5 minutes), for orders not paid yet.
+    const window = async (count: number) => {
+      const requests: RequestSpec[] = orderIds.slice(next, next + count).map((orderId) => {
+        const intent = fake.succeed(intents.get(orderId) as string)
+        const payload = JSON.stringify(intentEvent('payment_intent.succeeded', intent))
+        return { method: 'POST', path: '/payments/stripe/webhook', headers: signedHeaders(payload), body: payload }
+      })
+      next += count
+      return measure(service, { connections: settings.connections, requests, amount: requests.length, partitioned: true })
+    }
+    await window(warmup)
+    const samples: Sample[] = []
+    for (let round = 0; round < settings.rounds; round++) samples.push(await window(perWindow))
+
+    const paid = await paidAmong(shop.databaseUrl, orderIds)
+    const events = (await countRows(shop.databaseUrl, 'payment_events')) - eventsBefore
+    const summary = summarize(samples)
+    const books = paid === orderIds.length && events === orderIds.length
+    const notes = [
+      `webhook: ${orderIds.length} orders placed and given an intent over HTTP in ${fixed(preparedSeconds, 1)} s; ` +
+        `${events} events recorded and ${paid} of those orders paid (one event each, ${perWindow} per window after ${warmup} to warm up)`,
+    ]
+    checkNoErrors('webhook', summary, notes)
+    const targets: TargetCheck[] = [{ scenario: name, target: 'each signed event pays its order once', measured: books ? 'yes' : 'no', met: books }]
+    if (shop.kind === 'sqlite') {
+      targets.unshift({ scenario: name, target: 'webhook ≥ 500 events/s (SQLite)', measured: `${fixed(summary.rps, 0)} events/s`, met: summary.rps >= 500 })
+    }
+    return {
+      name,
+      rows: [{ scenario: name, server: 'signed payment_intent.succeeded, one per pending order', summary, versus: `${fixed(summary.rps, 0)} events/s` }],
+      targets,
+      notes,
+      samples: { webhook: samples },
+    }
+  } finally {
+    await service.stop()
+    await fake.close()
+  }
+}
+
+/** `count` orders, each with its intent (POST /orders/:id/payment), placed by the customers in parallel. */
+async function placePayableOrders(origin: string, tokens: string[], productIds: number[], count: number): Promise<number[]> {
+  const orderIds: number[] = []
+  const call = async (token: string, method: string, path: string, body?: object) => {
+    const response = await sendRequest(origin, {
+      method,
+      path,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    })
+    if (response.status < 200 || response.status > 299) throw new Error(`${method} ${path}: ${response.status} ${response.body.toString().slice(0, 200)}`)
+    return JSON.parse(response.body.toString()) as { id?: number }
+  }
+  const customer = async (token: string) => {
+    while (orderIds.length < count) {
+      const productId = productIds[Math.floor(Math.random() * productIds.length)] as number
+      await call(token, 'POST', '/cart/add', { productId, quantity: 1 })
+      const order = await call(token, 'POST', '/orders')
+      if (typeof order.id !== 'number') throw new Error('POST /orders answered no id')
+      await call(token, 'POST', `/orders/${order.id}/payment`)
+      orderIds.push(order.id)
+    }
+  }
+  await Promise.all(tokens.map(customer))
+  return orderIds.slice(0, count)
+}
+
+async function intentsOf(databaseUrl: string, orderIds: number[]): Promise<Map<number, string>> {
+  const { db } = connectDatabase(databaseUrl, { poolSize: 1 })
+  try {
+    const intents = new Map<number, string>()
+    for (let i = 0; i < orderIds.length; i += 500) {
+      const rows = await db
+        .selectFrom('payments')
+        .select(['order_id', 'intent_id'])
+        .where('order_id', 'in', orderIds.slice(i, i + 500))
+        .execute()
+      for (const row of rows) if (row.intent_id !== null) intents.set(row.order_id, row.intent_id)
+    }
+    return intents
+  } finally {
+    await db.destroy()
+  }
+}
+
+async function paidAmong(databaseUrl: string, orderIds: number[]): Promise<number> {
+  const { db } = connectDatabase(databaseUrl, { poolSize: 1 })
+  try {
+    let paid = 0
+    for (let i = 0; i < orderIds.length; i += 500) {
+      const row = await db
+        .selectFrom('orders')
+        .innerJoin('payments', 'payments.order_id', 'orders.id')
+        .where('orders.id', 'in', orderIds.slice(i, i + 500))
+        .where('orders.status', '=', 'paid')
+        .where('payments.status', '=', 'paid')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+      paid += Number(row.n)
+    }
+    return paid
+  } finally {
+    await db.destroy()
+  }
+}
+
+async function countRows(databaseUrl: string, table: 'payment_events'): Promise<number> {
+  const { db } = connectDatabase(databaseUrl, { poolSize: 1 })
+  try {
+    const row = await db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
+    return Number(row.n)
+  } finally {
+    await db.destroy()
   }
 }

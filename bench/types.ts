@@ -20,6 +20,12 @@ export interface LoadSpec {
   amount?: number
   /** Each request picks one of these at random. */
   requests: RequestSpec[]
+  /**
+   * Each connection sends its own share of `requests` (request i goes to connection i mod connections), in
+   * order, instead of a shuffled copy of all of them: with `amount` equal to their number, each is sent once
+   * (the webhook's events, each delivered once).
+   */
+  partitioned?: boolean
   /** A file whose bytes become the body of the (single) request: the 5 MB upload. */
   bodyFile?: string
   /** Checkout loops: one connection per token, add-to-cart then POST /orders. */

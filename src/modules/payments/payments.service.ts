@@ -18,6 +18,23 @@ export interface Payments {
   readonly provider: PaymentProvider
   readonly config: PaymentsConfig
   readonly log: { error: (obj: object, msg: string) => void; warn: (obj: object, msg: string) => void; info: (obj: object, msg: string) => void }
+  /**
+   * Test-only seam: awaited after each step of applying an event and of refunding a cancelled order, so a test
+   * can make it throw (a crash between steps) and check that nothing half-done was kept. Nothing in the service
+   * sets it, so it cannot be reached over HTTP.
+   */
+  afterStep?: ((step: PaymentStep) => void | Promise<void>) | undefined
+}
+
+/**
+ * Steps of the payment paths, in order, named for the test-only seam: `event-recorded` (its id is stored),
+ * `order-paid` (the order row moved), `refund-made` (Stripe refunded), `payment-moved` (the payment row moved,
+ * the last write before the commit) and `committed` (after the commit, before the answer).
+ */
+export type PaymentStep = 'event-recorded' | 'order-paid' | 'refund-made' | 'payment-moved' | 'committed'
+
+async function step(payments: Payments, name: PaymentStep): Promise<void> {
+  if (payments.afterStep) await payments.afterStep(name)
 }
 
 /**
@@ -181,8 +198,12 @@ export async function onOrderStatusChange(db: Db, trx: Trx, change: { orderId: n
       }
       return nothing
     }
-    if (row.status === 'paid' && row.provider === 'stripe' && row.intent_id !== null) await refund(db, payments, row)
+    if (row.status === 'paid' && row.provider === 'stripe' && row.intent_id !== null) {
+      await refund(db, payments, row)
+      await step(payments, 'refund-made')
+    }
     await repo.movePayment(trx, orderId, ['paid'], 'refunded', now)
+    await step(payments, 'payment-moved')
     return nothing
   }
   return row?.intent_id ? () => cancelIntentQuietly(payments, orderId, row.intent_id as string) : nothing
@@ -238,23 +259,32 @@ export async function applyIntentEvent(
   payments: Payments,
   event: { id?: string; type: IntentEventType; intent: { id: string; amountReceivedCents: number; currency: string } },
 ): Promise<{ outcome: EventOutcome; orderId?: number }> {
-  return db.transaction().execute(async (trx) => {
+  const result = await db.transaction().execute(async (trx) => {
     const now = nowIso()
-    if (event.id !== undefined && !(await repo.recordEvent(trx, event.id, event.type, now))) return { outcome: 'duplicate' as const }
+    if (event.id !== undefined) {
+      if (!(await repo.recordEvent(trx, event.id, event.type, now))) return { outcome: 'duplicate' as const }
+      await step(payments, 'event-recorded')
+    }
     const row = await repo.lockPaymentByIntent(trx, event.intent.id)
     if (!row) return { outcome: 'unknown-intent' as const }
     const orderId = row.order_id
     const done = (outcome: EventOutcome) => ({ outcome, orderId })
+    const moved = async (yes: boolean) => {
+      if (yes) await step(payments, 'payment-moved')
+      return yes
+    }
     switch (event.type) {
       case 'payment_intent.processing':
-        return done((await repo.movePayment(trx, orderId, ['unpaid', 'failed'], 'processing', now)) ? 'processing' : 'unchanged')
+        return done((await moved(await repo.movePayment(trx, orderId, ['unpaid', 'failed'], 'processing', now))) ? 'processing' : 'unchanged')
       case 'payment_intent.payment_failed':
       case 'payment_intent.canceled':
-        return done((await repo.movePayment(trx, orderId, ['unpaid', 'processing'], 'failed', now)) ? 'failed' : 'unchanged')
+        return done((await moved(await repo.movePayment(trx, orderId, ['unpaid', 'processing'], 'failed', now))) ? 'failed' : 'unchanged')
       case 'payment_intent.succeeded':
         return done(await applySuccess(db, trx, payments, row, event.intent, event.id, now))
     }
   })
+  await step(payments, 'committed')
+  return result
 }
 
 async function applySuccess(
@@ -281,18 +311,23 @@ async function applySuccess(
   }
   // Conditional on `pending`: of this and a cancel (or the expiry), exactly one wins the order row.
   if (await orders.updateOrderStatus(trx, orderId, 'pending', 'paid', now)) {
+    await step(payments, 'order-paid')
     await repo.movePayment(trx, orderId, active, 'paid', now)
+    await step(payments, 'payment-moved')
     return 'paid'
   }
   const order = await repo.findOrderForPayment(trx, orderId)
   if (order?.status === 'cancelled') {
     // Paid after the order was cancelled (by its owner, an admin or the expiry): the money goes back.
     await refund(db, payments, row)
+    await step(payments, 'refund-made')
     await repo.movePayment(trx, orderId, active, 'refunded', now)
+    await step(payments, 'payment-moved')
     return 'refunded'
   }
   // Marked paid by an admin meanwhile (or moved on since).
   await repo.movePayment(trx, orderId, active, 'paid', now)
+  await step(payments, 'payment-moved')
   return 'paid'
 }
 
