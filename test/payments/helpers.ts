@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { intentKey } from '../../src/modules/payments/payments.service.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { fillCart, makeProduct, type TestProduct } from '../helpers/shop.js'
 import { intentEvent, signedHeaders, type StripeFake, webhookSecret } from '../fakes/stripe-fake.js'
@@ -57,3 +58,9 @@ export async function intentOf(app: FastifyInstance, orderId: number): Promise<s
 }
 
 export { intentEvent }
+
+/** The idempotency key the service uses for `orderId`'s PaymentIntent, attempt `attempt`. */
+export async function intentKeyOf(app: FastifyInstance, orderId: number, attempt = 1): Promise<string> {
+  const order = await app.db.selectFrom('orders').select(['id', 'created_at']).where('id', '=', orderId).executeTakeFirstOrThrow()
+  return intentKey(order, attempt)
+}

@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { stockOf } from '../helpers/shop.js'
 import { type StripeFake, startStripeFake } from '../fakes/stripe-fake.js'
-import { deliver, intentEvent, intentOf, orderStatus, pay, paymentRow, type PlacedOrder, placeOrder, stripeEnv } from './helpers.js'
+import { deliver, intentEvent, intentKeyOf, intentOf, orderStatus, pay, paymentRow, type PlacedOrder, placeOrder, stripeEnv } from './helpers.js'
 
 // Each integrity case of the payments, on SQLite and (with TEST_DATABASE_URL) on PostgreSQL, where the
 // concurrent requests really run at once on a pool of connections.
@@ -148,7 +148,8 @@ describe('races with the order', () => {
     const intentId = await intentOf(t.app, order.id)
     await Promise.all([deliver(t.app, intentEvent('payment_intent.succeeded', fake.succeed(intentId))), pay(t.app, order)])
     expect(await orderStatus(t.app, order.id)).toBe('paid')
-    expect(fake.calls.filter((c) => c.route === 'create-intent' && c.idempotencyKey === `order-${order.id}-intent-1`).length).toBeGreaterThan(0)
+    const key = await intentKeyOf(t.app, order.id)
+    expect(fake.calls.filter((c) => c.route === 'create-intent' && c.idempotencyKey === key).length).toBeGreaterThan(0)
     expect([...fake.intents.values()].filter((i) => i.metadata.orderId === String(order.id))).toHaveLength(1)
   })
 
@@ -303,7 +304,7 @@ describe('a payment request that stopped after Stripe created the intent', () =>
     // As if an earlier request had reached Stripe and then died before storing the intent.
     const orphan = t.app.payments.provider
     if (orphan.name !== 'stripe') throw new Error('stripe expected')
-    const created = await orphan.createIntent({ orderId: order.id, amountCents: 3998, currency: 'EUR', idempotencyKey: `order-${order.id}-intent-1` })
+    const created = await orphan.createIntent({ orderId: order.id, amountCents: 3998, currency: 'EUR', idempotencyKey: await intentKeyOf(t.app, order.id) })
     const response = await pay(t.app, order)
     expect(response.statusCode).toBe(200)
     expect((response.json() as { clientSecret: string }).clientSecret).toBe(created.clientSecret)

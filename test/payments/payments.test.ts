@@ -3,7 +3,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { stockOf } from '../helpers/shop.js'
 import { signedHeaders, type StripeFake, startStripeFake } from '../fakes/stripe-fake.js'
-import { deliver, intentEvent, intentOf, orderStatus, pay, paymentRow, placeOrder, stripeEnv } from './helpers.js'
+import { deliver, intentEvent, intentKeyOf, intentOf, orderStatus, pay, paymentRow, placeOrder, stripeEnv } from './helpers.js'
 
 let fake: StripeFake
 let t: TestApp
@@ -37,8 +37,24 @@ describe('POST /orders/:id/payment with Stripe', () => {
     })
     const intentId = await intentOf(t.app, order.id)
     expect(fake.intents.get(intentId)).toMatchObject({ amount: 3998, currency: 'eur', metadata: { orderId: String(order.id) } })
-    const create = fake.calls.filter((c) => c.route === 'create-intent' && c.idempotencyKey === `order-${order.id}-intent-1`)
+    const key = await intentKeyOf(t.app, order.id)
+    expect(key).toMatch(new RegExp(`^order-${order.id}-\\d{13}-intent-1$`))
+    const create = fake.calls.filter((c) => c.route === 'create-intent' && c.idempotencyKey === key)
     expect(create).toHaveLength(1)
+  })
+
+  it('two databases on one Stripe account: each order 1 gets its own intent', async () => {
+    const [one, two] = [await createTestApp(stripeEnv(fake)), await createTestApp(stripeEnv(fake))]
+    try {
+      const [a, b] = [await placeOrder(one.app), await placeOrder(two.app)]
+      expect(a.id).toBe(b.id)
+      expect((await pay(one.app, a)).statusCode).toBe(200)
+      expect((await pay(two.app, b)).statusCode).toBe(200)
+      expect(await intentOf(one.app, a.id)).not.toBe(await intentOf(two.app, b.id))
+    } finally {
+      await one.close()
+      await two.close()
+    }
   })
 
   it('answers the same intent while it can be paid, and a new one after it was canceled', async () => {

@@ -56,8 +56,13 @@ export function refundKey(orderId: number, attempt: number): string {
   return `refund-order-${orderId}-${attempt}`
 }
 
-function intentKey(orderId: number, attempt: number): string {
-  return `order-${orderId}-intent-${attempt}`
+/**
+ * The PaymentIntent's idempotency key: the order, the instant it was created (ms) and the attempt. The instant keeps
+ * two databases on one Stripe account (a reset staging database, two shops) apart: with the order id alone, a new
+ * database's order 1 was handed the old order 1's intent, which Stripe replays for 24 h.
+ */
+export function intentKey(order: { id: number; created_at: string }, attempt: number): string {
+  return `order-${order.id}-${Date.parse(order.created_at)}-intent-${attempt}`
 }
 
 function summary(row: Pick<PaymentRow, 'provider' | 'status' | 'amount_cents' | 'currency'>): PaymentSummary {
@@ -86,7 +91,7 @@ export async function startPayment(db: Db, payments: Payments, userId: number, o
   }
   const attempt = (existing?.intent_attempt ?? 0) + 1
   const intent = await callProvider(payments, orderId, () =>
-    provider.createIntent({ orderId, amountCents: order.total_cents, currency: config.currency, idempotencyKey: intentKey(orderId, attempt) }),
+    provider.createIntent({ orderId, amountCents: order.total_cents, currency: config.currency, idempotencyKey: intentKey(order, attempt) }),
   )
   const stored = await db.transaction().execute(async (trx) => {
     const now = nowIso()
