@@ -154,6 +154,20 @@ export async function paymentSummaries(db: Db, payments: Payments, list: Array<{
 
 // ---- the orders' status changes (called by orders.service.ts inside its transaction) ----
 
+/** A manual payment's row, made when an admin's move first concerns money (marked paid, or a paid order cancelled). */
+async function recordManualPayment(trx: Trx, payments: Payments, orderId: number, status: 'paid' | 'refunded', now: string): Promise<void> {
+  const order = await repo.findOrderForPayment(trx, orderId)
+  if (!order) return
+  await repo.insertPayment(trx, {
+    order_id: orderId,
+    provider: 'manual',
+    status,
+    amount_cents: order.total_cents,
+    currency: payments.config.currency,
+    created_at: now,
+  })
+}
+
 /**
  * Called by the orders service once an order's status has moved, inside the same transaction:
  * - to `paid` (an admin): the payment is `paid`; an open Stripe intent is cancelled after the commit;
@@ -171,17 +185,7 @@ export async function onOrderStatusChange(db: Db, trx: Trx, change: { orderId: n
   const row = await repo.lockPayment(trx, orderId)
   if (to === 'paid') {
     if (!row) {
-      const order = await repo.findOrderForPayment(trx, orderId)
-      if (order) {
-        await repo.insertPayment(trx, {
-          order_id: orderId,
-          provider: 'manual',
-          status: 'paid',
-          amount_cents: order.total_cents,
-          currency: payments.config.currency,
-          created_at: now,
-        })
-      }
+      await recordManualPayment(trx, payments, orderId, 'paid', now)
       return nothing
     }
     await repo.movePayment(trx, orderId, ['unpaid', 'processing', 'failed'], 'paid', now)
@@ -190,17 +194,7 @@ export async function onOrderStatusChange(db: Db, trx: Trx, change: { orderId: n
   if (to !== 'cancelled') return nothing
   if (from === 'paid') {
     if (!row) {
-      const order = await repo.findOrderForPayment(trx, orderId)
-      if (order) {
-        await repo.insertPayment(trx, {
-          order_id: orderId,
-          provider: 'manual',
-          status: 'refunded',
-          amount_cents: order.total_cents,
-          currency: payments.config.currency,
-          created_at: now,
-        })
-      }
+      await recordManualPayment(trx, payments, orderId, 'refunded', now)
       return nothing
     }
     if (row.status === 'paid' && row.provider === 'stripe' && row.intent_id !== null) {
