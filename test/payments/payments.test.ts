@@ -143,6 +143,7 @@ describe('the webhook', () => {
     // The signature is over the raw bytes: the same JSON re-spaced does not pass.
     const respaced = await t.app.inject({ method: 'POST', url, headers: signedHeaders(payload), payload: JSON.stringify(JSON.parse(payload), null, 2) })
     expect(respaced.statusCode).toBe(400)
+    expect(respaced.json()).toEqual({ error: 'Firma de webhook inválida' })
     expect(await orderStatus(t.app, order.id)).toBe('pending')
   })
 

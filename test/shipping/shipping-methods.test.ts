@@ -135,6 +135,7 @@ describe('PATCH / DELETE /shipping-methods/:id', () => {
     }
     const invalid = await call(admin, 'PATCH', '/shipping-methods/999999', { price: -1 })
     expect(invalid.statusCode).toBe(422)
+    expect(invalid.json()).toEqual({ error: 'price must not be less than 0' })
   })
 
   it('refuses bad fields with 422 and changes nothing', async () => {
