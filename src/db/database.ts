@@ -150,6 +150,20 @@ export interface PaymentJobsTable {
   next_run_at: Timestamp
 }
 
+/** A message that leaves the shop (src/modules/outbox): written with the change, delivered after commit. */
+export interface OutboxTable {
+  id: string
+  channel: 'email' | 'webhook'
+  /** JSON. */
+  payload: string
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: Generated<number>
+  next_attempt_at: Timestamp
+  last_error: string | null
+  created_at: Timestamp
+  delivered_at: Timestamp | null
+}
+
 export interface Database {
   users: UsersTable
   categories: CategoriesTable
@@ -164,6 +178,7 @@ export interface Database {
   payments: PaymentsTable
   payment_events: PaymentEventsTable
   payment_jobs: PaymentJobsTable
+  outbox: OutboxTable
 }
 
 export type UserRow = Selectable<UsersTable>
