@@ -154,11 +154,15 @@ export interface PaymentJobsTable {
 export interface OutboxTable {
   id: string
   channel: 'email' | 'webhook'
+  webhook_id: number | null
+  event: string | null
   /** JSON. */
   payload: string
   status: 'pending' | 'delivered' | 'failed'
   attempts: Generated<number>
   next_attempt_at: Timestamp
+  locked_until: Timestamp | null
+  last_status_code: number | null
   last_error: string | null
   created_at: Timestamp
   delivered_at: Timestamp | null

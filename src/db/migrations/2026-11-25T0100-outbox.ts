@@ -9,11 +9,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     // A UUID: the Standard Webhooks `webhook-id`, the receivers' deduplication key.
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('channel', 'text', (c) => c.notNull().check(sql`channel in ('email', 'webhook')`))
-    // JSON: an e-mail's {template, to, data}.
+    // Webhook deliveries only: the endpoint (src/modules/webhooks) and the event's type.
+    .addColumn('webhook_id', 'integer')
+    .addColumn('event', 'text')
+    // JSON: an e-mail's {template, to, data}; a webhook delivery's body {id, type, timestamp, data}.
     .addColumn('payload', 'text', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'delivered', 'failed')`))
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('next_attempt_at', 'text', (c) => c.notNull())
+    // A dispatcher holds the row until then (several instances share the work).
+    .addColumn('locked_until', 'text')
+    .addColumn('last_status_code', 'integer')
     .addColumn('last_error', 'text')
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('delivered_at', 'text')
