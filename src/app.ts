@@ -7,6 +7,7 @@ import type { Config } from './config.js'
 import { connectDatabase, type DatabaseHandle } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { configWarnings } from './config-warnings.js'
+import { adminRoutes } from './modules/admin/admin.routes.js'
 import { addressesRoutes } from './modules/addresses/addresses.routes.js'
 import { cartRoutes } from './modules/cart/cart.routes.js'
 import { catalogRoutes } from './modules/catalog/catalog.routes.js'
@@ -145,6 +146,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(addressesRoutes)
   await app.register(shippingRoutes)
   await app.register(catalogRoutes, { config, ...(options.imageHost ? { imageHost: options.imageHost } : {}) })
+  await app.register(adminRoutes, { config })
 
   return app
 }
