@@ -16,6 +16,7 @@ const sqliteOnly = [
   'test/**/*.s3.test.ts',
   'test/**/*.pgcluster.test.ts',
   'test/config.test.ts',
+  'test/engines.test.ts',
   'node_modules/**',
 ]
 const postgres = process.env.TEST_DATABASE_URL
