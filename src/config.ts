@@ -30,6 +30,8 @@ export interface Config {
   /** Where an uploaded image is spooled while it streams in, before it reaches the image host. */
   readonly uploadTmpDir: string
   readonly payments: PaymentsConfig
+  /** Prometheus metrics (plugins/metrics.ts): off unless METRICS_ENABLED=true; with a port, on a server of their own. */
+  readonly metrics: { readonly enabled: boolean; readonly port: number | null }
 }
 
 /** Payments (src/modules/payments): `manual` by default, `stripe` when STRIPE_SECRET_KEY is set. */
@@ -200,6 +202,12 @@ export function loadConfig(env: Env = process.env): Config {
 
   const payments = parsePayments(value, problems)
 
+  const metricsEnabled = value('METRICS_ENABLED') ?? 'false'
+  if (metricsEnabled !== 'true' && metricsEnabled !== 'false') problems.push(`METRICS_ENABLED must be true or false (got "${metricsEnabled}")`)
+  // 0 picks a free port (tests); unset serves /metrics on the main port.
+  const metricsPort = value('METRICS_PORT') === undefined ? null : integer('METRICS_PORT', 0, 0, 65535)
+  if (metricsPort !== null && metricsPort !== 0 && metricsPort === port) problems.push(`METRICS_PORT must differ from PORT (both ${port})`)
+
   if (problems.length > 0) throw new ConfigError(problems)
 
   if (jwtSecret === '') jwtSecret = readOrCreateDevSecret(dataDir)
@@ -226,6 +234,7 @@ export function loadConfig(env: Env = process.env): Config {
     postgres: Object.freeze(postgres),
     uploadTmpDir,
     payments,
+    metrics: Object.freeze({ enabled: metricsEnabled === 'true', port: metricsPort }),
   })
 }
 
