@@ -1,29 +1,38 @@
 # syntax=docker/dockerfile:1
 # shop-api: `docker build -t shop-api .`, then `docker compose up` (compose.yaml) or `docker run -p 3000:3000 …`.
-# Two stages: the build stage has the compilers and the development packages; the runtime stage has only the
-# compiled JavaScript (dist/), the production packages and, when the project has one, the built admin dashboard.
+# Stages: `build` compiles the service (and the admin dashboard when the project has one) with every package;
+# `prod-deps` installs only the service's production packages; `runtime` holds the compiled JavaScript (dist/),
+# those packages and the built dashboard, nothing else.
 
-# ---- build ----
-FROM node:20-bookworm-slim AS build
+# ---- compilers, shared by the two install stages ----
+FROM node:20-bookworm-slim AS toolchain
 WORKDIR /app
 # better-sqlite3 downloads a prebuilt binary for this platform; the compilers are only the fallback when none fits.
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
   && rm -rf /var/lib/apt/lists/*
-# The packages first, so that a change in the sources does not reinstall them. No scripts yet: a project
-# postinstall may build the dashboard, whose sources are not copied yet.
-COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts --no-audit --no-fund
+
+# ---- build ----
+FROM toolchain AS build
+# Everything first: with npm workspaces (admin/), `npm ci` needs admin/package.json too.
 COPY . .
-# Now the packages' own install scripts (better-sqlite3's native binding), then the compiled service.
-RUN npm rebuild --no-audit --no-fund \
+# No scripts during the install (a project postinstall may build the dashboard: done explicitly below), then the
+# packages' own install scripts (better-sqlite3's binding), the service, and the dashboard when there is one.
+RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund \
+  && npm rebuild \
   && npm run build \
   && npm run --if-present build:admin \
-  && mkdir -p admin/dist \
-  && npm prune --omit=dev --no-audit --no-fund
-# Assumption: the admin dashboard, when the project has one, is built by `build:admin` (or a postinstall) into
-# admin/dist/ and served from there. The folder is created empty above when there is none, so that the COPY
-# below works either way.
+  && mkdir -p admin/dist
+# Assumption: the admin dashboard, when the project has one, is built by `build:admin` (or the postinstall) into
+# admin/dist/ and served from there (dist/ and admin/dist/ side by side under /app). The folder is created empty
+# when there is none, so that the COPY in the runtime stage works either way (the service then answers without it).
+
+# ---- production packages only ----
+FROM toolchain AS prod-deps
+COPY . .
+# --workspaces=false: the dashboard's packages (React, Vite, …) are for building it, not for running the service.
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --workspaces=false --ignore-scripts --no-audit --no-fund \
+  && npm rebuild better-sqlite3
 
 # ---- runtime ----
 FROM node:20-bookworm-slim AS runtime
@@ -32,10 +41,10 @@ ENV NODE_ENV=production \
     PORT=3000 \
     DATA_DIR=/app/data
 WORKDIR /app
-COPY --from=build /app/package.json /app/package-lock.json ./
-COPY --from=build /app/node_modules ./node_modules
+COPY --from=prod-deps /app/package.json /app/package-lock.json ./
+COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-# `npm run migrate`, `create-admin`, `seed` and `cli` (docker exec / docker compose run) go through scripts/cli.mjs.
+# `npm run migrate`, `create-admin`, `seed` and `cli` (docker compose run --rm app npm run …) go through scripts/cli.mjs.
 COPY --from=build /app/scripts ./scripts
 COPY --from=build /app/admin/dist ./admin/dist
 # DATA_DIR: the SQLite database (when DATABASE_URL is not PostgreSQL), local uploads, the upload spool.
@@ -47,7 +56,7 @@ EXPOSE 3000
 # No curl in the slim image: Node's own fetch, bounded to 2 s.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health',{signal:AbortSignal.timeout(2000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# The service drains in-flight requests on SIGTERM (10 s at most): give `docker stop` more than that.
+# The service drains in-flight requests on SIGTERM (10 s at most): give `docker stop` more than that (-t 15).
 STOPSIGNAL SIGTERM
 # What `npm run start:prod` runs, without npm in between: node is the process that gets the signal.
 CMD ["node", "--enable-source-maps", "--max-semi-space-size=32", "dist/server.js"]

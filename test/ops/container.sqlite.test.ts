@@ -91,16 +91,18 @@ describe('Dockerfile', () => {
     }
   })
 
-  it('copies into the runtime image only files of the project or outputs of the build stage', () => {
+  it('copies into the runtime image only files of the project or outputs of an earlier stage', () => {
     const tsconfig = JSON.parse(read('tsconfig.json')) as { compilerOptions: { outDir: string } }
+    const stages = new Set(all.filter((i) => i.keyword === 'FROM').map((i) => i.stage))
     const made = new Set(['node_modules', tsconfig.compilerOptions.outDir])
-    // Folders the build stage creates itself (mkdir -p) exist even when empty.
-    for (const run of all.filter((i) => i.keyword === 'RUN' && i.stage === 'build')) {
+    // Folders a stage creates itself (mkdir -p) exist even when empty.
+    for (const run of all.filter((i) => i.keyword === 'RUN' && i.stage !== 'runtime')) {
       for (const m of run.args.matchAll(/mkdir -p ([\w/.-]+)/g)) made.add(m[1] as string)
     }
-    const copies = all.filter((i) => i.keyword === 'COPY' && i.args.includes('--from=build'))
+    const copies = all.filter((i) => i.keyword === 'COPY' && i.args.includes('--from='))
     expect(copies.length).toBeGreaterThan(0)
     for (const copy of copies) {
+      expect(stages, copy.args).toContain(/--from=(\S+)/.exec(copy.args)?.[1])
       for (const source of copy.args
         .split(/\s+/)
         .filter((a) => !a.startsWith('--'))
@@ -109,7 +111,12 @@ describe('Dockerfile', () => {
         expect(made.has(path) || (existsSync(join(ROOT, path)) && !dockerIgnored(path)), source).toBe(true)
       }
     }
-    expect(copies.map((c) => c.args).join(' ')).toMatch(/\/app\/admin\/dist/)
+    const copied = copies.map((c) => c.args).join(' ')
+    for (const path of ['/app/dist', '/app/node_modules', '/app/admin/dist', '/app/scripts']) expect(copied).toContain(path)
+    // The runtime's packages are the production ones only.
+    const prodInstall = all.find((i) => i.stage === 'prod-deps' && i.keyword === 'RUN')?.args ?? ''
+    expect(prodInstall).toMatch(/npm ci .*--omit=dev/)
+    expect(copies.find((c) => c.args.includes('/app/node_modules'))?.args).toContain('--from=prod-deps')
   })
 
   it('runs what start:prod runs, as a user that is not root, with a health check on /health', () => {
