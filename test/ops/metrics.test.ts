@@ -1,3 +1,4 @@
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { rmSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -231,6 +232,23 @@ describe('METRICS_PORT: a server of its own', () => {
     open.splice(open.indexOf(t), 1)
     await t.close()
     expect(server?.listening).toBe(false)
+  })
+
+  it('a METRICS_PORT already taken stops the start-up, with the reason', async () => {
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    const port = (taken.address() as AddressInfo).port
+    const config = testConfig({ METRICS_ENABLED: 'true', METRICS_PORT: String(port), HOST: '127.0.0.1' })
+    const { handle, drop } = await openTestDatabase()
+    const app = await buildApp(config, { database: handle, logger: false })
+    try {
+      await expect(app.ready()).rejects.toMatchObject({ code: 'EADDRINUSE' })
+    } finally {
+      await app.close().catch(() => {})
+      await drop()
+      await new Promise((resolve) => taken.close(resolve))
+      rmSync(config.dataDir, { recursive: true, force: true })
+    }
   })
 
   it('refuses a METRICS_PORT that is the main port, or not a port', () => {
