@@ -121,12 +121,19 @@ describe('request ids in the log', () => {
       return { status: res.status, id: String(res.headers.get('x-request-id')) }
     }
     await logged(fetchId) // a miss: through Fastify
-    const from = lines.length
-    const hit = await fetchId()
-    await completed(hit.id)
-    const own = lines.slice(from)
+    // The next read is a hit before Fastify, unless the cache was emptied meanwhile (on PostgreSQL the change
+    // feed's listener reconnecting under load empties it): then it is read again.
+    let own: Line[] = []
+    let hit = { status: 0, id: '' }
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const before = app.catalogCache.hits().beforeFastify
+      const from = lines.length
+      hit = await fetchId()
+      await completed(hit.id)
+      own = lines.slice(from)
+      if (app.catalogCache.hits().beforeFastify > before) break
+    }
     expect(own).toEqual([expect.objectContaining({ reqId: hit.id, msg: 'request completed', cache: 'hit' })])
-    expect(app.catalogCache.hits().beforeFastify).toBe(1)
   })
 
   it('lines outside any request (start-up) have no reqId, and no line carries a token', () => {
