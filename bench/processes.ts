@@ -102,6 +102,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       JWT_SECRET: options.jwtSecret,
       LOG_LEVEL: 'warn',
       AUTH_RATE_LIMIT_MAX: '1000000',
+      // METRICS_ENABLED=true npm run bench … measures the service with /metrics on (docs/operations.md).
+      ...(process.env.METRICS_ENABLED ? { METRICS_ENABLED: process.env.METRICS_ENABLED } : {}),
       ...options.env,
     },
   })

@@ -26,6 +26,7 @@ import databasePlugin from './plugins/database.js'
 import docsPlugin from './plugins/docs.js'
 import errorsPlugin, { answerClientError, answerFrameworkError } from './plugins/errors.js'
 import invalidationPlugin from './plugins/invalidation.js'
+import metricsPlugin from './plugins/metrics.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
 import { schemaErrorFormatter, validatorCompiler } from './shared/validation.js'
 
@@ -139,6 +140,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(rateLimitPlugin, { config, ...(options.redis ? { redis: options.redis } : {}) })
 
   await app.register(catalogCachePlugin, { cache: responseCache, enabled: options.catalogCache ?? config.nodeEnv !== 'test' })
+  // Off unless METRICS_ENABLED=true (then before the routes: it counts the orders placed).
+  await app.register(metricsPlugin, { config, handle, cache: responseCache })
 
   await app.register(healthRoutes)
   await app.register(usersRoutes)

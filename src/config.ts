@@ -32,6 +32,8 @@ export interface Config {
   readonly payments: PaymentsConfig
   /** A product with this much stock or less is "low on stock" on the admin dashboard (GET /admin/api/stats). */
   readonly lowStockThreshold: number
+  /** Prometheus metrics (plugins/metrics.ts): off unless METRICS_ENABLED=true; with a port, on a server of their own. */
+  readonly metrics: { readonly enabled: boolean; readonly port: number | null }
 }
 
 /** Payments (src/modules/payments): `manual` by default, `stripe` when STRIPE_SECRET_KEY is set. */
@@ -203,6 +205,11 @@ export function loadConfig(env: Env = process.env): Config {
   const payments = parsePayments(value, problems)
 
   const lowStockThreshold = integer('LOW_STOCK_THRESHOLD', 5, 0, 2_147_483_647)
+  const metricsEnabled = value('METRICS_ENABLED') ?? 'false'
+  if (metricsEnabled !== 'true' && metricsEnabled !== 'false') problems.push(`METRICS_ENABLED must be true or false (got "${metricsEnabled}")`)
+  // 0 picks a free port (tests); unset serves /metrics on the main port.
+  const metricsPort = value('METRICS_PORT') === undefined ? null : integer('METRICS_PORT', 0, 0, 65535)
+  if (metricsPort !== null && metricsPort !== 0 && metricsPort === port) problems.push(`METRICS_PORT must differ from PORT (both ${port})`)
 
   if (problems.length > 0) throw new ConfigError(problems)
 
@@ -231,6 +238,7 @@ export function loadConfig(env: Env = process.env): Config {
     uploadTmpDir,
     payments,
     lowStockThreshold,
+    metrics: Object.freeze({ enabled: metricsEnabled === 'true', port: metricsPort }),
   })
 }
 

@@ -19,6 +19,8 @@ export interface DatabaseHandle {
   readonly status: DatabaseStatus
   /** One bounded round trip on a fresh connection; rejects when the database does not answer. */
   readonly probe: () => Promise<void>
+  /** PostgreSQL only: the pool's connections now (for the metrics). */
+  readonly pool?: { readonly totalCount: number; readonly idleCount: number; readonly waitingCount: number }
 }
 
 /** Bounded waits toward PostgreSQL (config.ts reads them from PG_*_TIMEOUT_MS). */
@@ -124,6 +126,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     createClient: () => new pg.Client({ ...clientConfig, connectionString: listenerUrl }),
     status,
     probe,
+    pool,
     ...(options.schema ? { schema: options.schema } : {}),
   }
 }

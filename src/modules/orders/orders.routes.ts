@@ -104,7 +104,7 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
     config: { invalidates: ['catalog'] },
     preValidation: rejectBody,
     schema: { tags, summary: 'Cancel one’s own pending order; the stock comes back', security, params: IdParams, response: { 200: Order, ...errors } },
-    handler: async (request) => service.cancelOwnOrder(app.db, request.user.id, request.params.id),
+    handler: async (request) => service.cancelOwnOrder(app.db, request.user.id, request.params.id, request.log),
   })
 
   const statusRoute = {
@@ -120,7 +120,7 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
       response: { 200: Order, ...errors },
     },
     handler: async (request: FastifyRequest<{ Params: IdParams; Body: UpdateStatusInput }>, _reply: FastifyReply) =>
-      service.changeOrderStatus(app.db, request.params.id, request.body.status),
+      service.changeOrderStatus(app.db, request.params.id, request.body.status, request.log),
   }
   app.patch('/orders/:id/status', statusRoute)
   app.put('/orders/:id/status', statusRoute)

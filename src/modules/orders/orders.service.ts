@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { Database, ShippingMethodRow } from '../../db/database.js'
 import type { AuthUser } from '../../plugins/auth.js'
@@ -328,7 +329,14 @@ export async function listOrders(db: Db, caller: AuthUser, query: ListOrdersQuer
  * only one applies (and restocks). Every status change goes through here, so whatever a move must also do
  * (cancelling puts the units back) happens once, in the same transaction.
  */
-async function applyTransition(db: Db, trx: Transaction<Database>, id: number, from: OrderStatus, to: OrderStatus): Promise<() => Promise<void>> {
+async function applyTransition(
+  db: Db,
+  trx: Transaction<Database>,
+  id: number,
+  from: OrderStatus,
+  to: OrderStatus,
+  log?: FastifyBaseLogger,
+): Promise<() => Promise<void>> {
   if (!allowedMoves[from].includes(to)) throw new AppError(409, messages.transitionNotAllowed(from, to))
   // Conditional on the status just read: of two concurrent moves, only one applies (and restocks).
   if (!(await repo.updateOrderStatus(trx, id, from, to, nowIso()))) {
@@ -340,16 +348,16 @@ async function applyTransition(db: Db, trx: Transaction<Database>, id: number, f
   }
   // Payments: a paid order is refunded before this commits (a failed refund rolls all of it back with a 502);
   // an unpaid one's intent is cancelled after the commit, by the function returned.
-  return onOrderStatusChange(db, trx, { orderId: id, from, to })
+  return onOrderStatusChange(db, trx, { orderId: id, from, to, log })
 }
 
 /** Moves an order along the allowed transitions; cancelling puts its units back into stock in the same transaction. */
-export async function changeOrderStatus(db: Db, id: number, to: OrderStatus): Promise<Order> {
+export async function changeOrderStatus(db: Db, id: number, to: OrderStatus, log?: FastifyBaseLogger): Promise<Order> {
   let afterCommit: () => Promise<void> = async () => {}
   const order = await db.transaction().execute(async (trx) => {
     const current = await repo.findOrderStatus(trx, id)
     if (!current) throw new AppError(404, messages.orderNotFound)
-    afterCommit = await applyTransition(db, trx, id, current.status, to)
+    afterCommit = await applyTransition(db, trx, id, current.status, to, log)
     return loadOrder(trx, id)
   })
   await afterCommit()
@@ -357,13 +365,13 @@ export async function changeOrderStatus(db: Db, id: number, to: OrderStatus): Pr
 }
 
 /** The owner cancels their own `pending` order; the stock comes back. Someone else's order is "not found". */
-export async function cancelOwnOrder(db: Db, userId: number, id: number): Promise<Order> {
+export async function cancelOwnOrder(db: Db, userId: number, id: number, log?: FastifyBaseLogger): Promise<Order> {
   let afterCommit: () => Promise<void> = async () => {}
   const order = await db.transaction().execute(async (trx) => {
     const current = await repo.findOrderStatus(trx, id, userId)
     if (!current) throw new AppError(404, messages.orderNotFound)
     if (current.status !== 'pending') throw new AppError(409, messages.transitionNotAllowed(current.status, 'cancelled'))
-    afterCommit = await applyTransition(db, trx, id, 'pending', 'cancelled')
+    afterCommit = await applyTransition(db, trx, id, 'pending', 'cancelled', log)
     return loadOrder(trx, id)
   })
   await afterCommit()

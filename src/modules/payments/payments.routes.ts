@@ -21,6 +21,6 @@ export async function paymentsRoutes(fastify: FastifyInstance): Promise<void> {
       params: IdParams,
       response: { 200: PaymentAnswer, ...errors },
     },
-    handler: async (request) => service.startPayment(app.db, app.payments, request.user.id, request.params.id),
+    handler: async (request) => service.startPayment(app.db, { ...app.payments, log: request.log }, request.user.id, request.params.id),
   })
 }

@@ -176,10 +176,16 @@ async function recordManualPayment(trx: Trx, payments: Payments, orderId: number
  * - `pending` to `cancelled`: the order's intent is cancelled after the commit, so it can no longer be paid.
  * Returns the work to do after the commit.
  */
-export async function onOrderStatusChange(db: Db, trx: Trx, change: { orderId: number; from: OrderStatus; to: OrderStatus }): Promise<() => Promise<void>> {
-  const payments = registry.get(db)
+export async function onOrderStatusChange(
+  db: Db,
+  trx: Trx,
+  change: { orderId: number; from: OrderStatus; to: OrderStatus; log?: Payments['log'] | undefined },
+): Promise<() => Promise<void>> {
+  const attached = registry.get(db)
   const nothing = async () => {}
-  if (!payments) return nothing
+  if (!attached) return nothing
+  // During a request its own logger, so that the lines carry its reqId.
+  const payments = change.log ? { ...attached, log: change.log } : attached
   const { orderId, from, to } = change
   const now = nowIso()
   const row = await repo.lockPayment(trx, orderId)

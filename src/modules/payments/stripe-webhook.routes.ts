@@ -47,11 +47,15 @@ export async function stripeWebhookRoutes(app: FastifyInstance, options: { webho
       }
       const amountReceived = typeof intent.amount_received === 'number' ? intent.amount_received : 0
       const currency = typeof intent.currency === 'string' ? intent.currency : ''
-      const { outcome, orderId } = await applyIntentEvent(app.db, app.payments, {
-        id: eventId,
-        type,
-        intent: { id: intent.id, amountReceivedCents: amountReceived, currency },
-      })
+      const { outcome, orderId } = await applyIntentEvent(
+        app.db,
+        { ...app.payments, log: request.log },
+        {
+          id: eventId,
+          type,
+          intent: { id: intent.id, amountReceivedCents: amountReceived, currency },
+        },
+      )
       request.log.info({ eventId, type, orderId, outcome }, 'stripe event')
       return { received: true }
     },
