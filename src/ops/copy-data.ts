@@ -5,6 +5,7 @@ import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import { describeDatabaseUrl } from '../db/connect.js'
+import type { Database } from '../db/database.js'
 import { migrateToLatest, migrationNames } from '../db/migrate.js'
 
 /**
@@ -110,7 +111,7 @@ interface Endpoint {
   rows(text: string, params?: Value[]): Promise<Value[][]>
   run(text: string, params?: Value[]): Promise<void>
   /** A Kysely over the same connection (migrations). */
-  kysely(): Kysely<any>
+  kysely(): Kysely<Database>
   close(): Promise<void>
 }
 
@@ -175,7 +176,7 @@ function sqliteEndpoint(database: SQLite.Database, label: string): Endpoint {
       if (statement.reader) statement.all(...bind(params))
       else statement.run(...bind(params))
     },
-    kysely: () => new Kysely<any>({ dialect: new SqliteDialect({ database }) }),
+    kysely: () => new Kysely<Database>({ dialect: new SqliteDialect({ database }) }),
     close: async () => {
       database.close()
     },
@@ -184,12 +185,12 @@ function sqliteEndpoint(database: SQLite.Database, label: string): Endpoint {
 
 /** Integers of 8 bytes exactly (bigint), and dates and JSON as the text PostgreSQL sends: values compare as stored. */
 const exactTypes = {
-  getTypeParser(oid: number, format?: 'text' | 'binary') {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
     if (oid === 20) return (value: string) => BigInt(value)
     if ([114, 3802, 1082, 1083, 1114, 1184, 1266, 1700].includes(oid)) return (value: string) => value
-    return pg.types.getTypeParser(oid, format)
-  },
-} as pg.CustomTypesConfig
+    return pg.types.getTypeParser(oid, format) as (value: string) => unknown
+  }) as pg.CustomTypesConfig['getTypeParser'],
+}
 
 async function openPostgres(url: string, flag: string, options: CopyOptions): Promise<Endpoint> {
   const connectTimeoutMs = options.connectTimeoutMs ?? 5000
@@ -217,9 +218,9 @@ async function openPostgres(url: string, flag: string, options: CopyOptions): Pr
     const why = error instanceof Error && /timeout/i.test(error.message) ? `no answer within ${connectTimeoutMs} ms` : (error as Error).message
     throw new CopyRefusedError(`${flag}: cannot reach ${describeDatabaseUrl(url)} (${why})`)
   }
-  const query = async (config: pg.QueryConfig | pg.QueryArrayConfig): Promise<pg.QueryResult<any>> => {
+  const query = async (config: pg.QueryConfig | pg.QueryArrayConfig): Promise<{ rows: unknown[] }> => {
     if (lost) throw new Error(`${describeDatabaseUrl(url)}: connection lost (${lost.message})`)
-    return client.query(config as pg.QueryConfig)
+    return client.query(config)
   }
   return {
     dialect: 'postgres',
@@ -230,10 +231,10 @@ async function openPostgres(url: string, flag: string, options: CopyOptions): Pr
       await query({ text, values: params })
     },
     kysely: () =>
-      new Kysely<any>({
+      new Kysely<Database>({
         dialect: new PostgresDialect({
           // The one connection, lent to Kysely and never closed by it.
-          pool: { connect: async () => Object.assign(client, { release: () => {} }), end: async () => {} } as never,
+          pool: { connect: async () => Object.assign(client, { release: () => {} }), end: async () => {} },
         }),
       }),
     close: async () => {
