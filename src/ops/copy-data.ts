@@ -117,6 +117,11 @@ interface Endpoint {
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`
 
+/** A URL as messages show it: without its password (a string that is no URL at all is shown as given, unless it has an @). */
+function shown(url: string): string {
+  return url.includes('@') ? describeDatabaseUrl(url) : url
+}
+
 function dialectOf(url: string): Dialect | undefined {
   if (url.startsWith('sqlite:')) return 'sqlite'
   if (/^postgres(ql)?:\/\//.test(url)) return 'postgres'
@@ -245,7 +250,7 @@ async function openPostgres(url: string, flag: string, options: CopyOptions): Pr
 
 async function open(url: string, flag: string, role: 'source' | 'target', options: CopyOptions): Promise<Endpoint> {
   const dialect = dialectOf(url)
-  if (dialect === undefined) throw new CopyRefusedError(`${flag}: "${describeDatabaseUrl(url)}" is not a database URL (sqlite:<file> or postgres://...)`)
+  if (dialect === undefined) throw new CopyRefusedError(`${flag}: "${shown(url)}" is not a database URL (sqlite:<file> or postgres://...)`)
   return dialect === 'sqlite' ? openSqlite(url, flag, role) : openPostgres(url, flag, options)
 }
 
@@ -430,7 +435,7 @@ async function readTable(
   onBatch?: (rows: Value[][]) => Promise<void>,
 ): Promise<{ rows: number; checksum: string }> {
   const hash = createHash('sha256')
-  const keyIndexes = table.key.map((k) => table.columns.indexOf(k))
+  const keyIndexes = table.key.map((k) => table.columns.findIndex((c) => c.name === k.name))
   let after: Value[] | null = null
   let rows = 0
   for (;;) {
@@ -474,7 +479,8 @@ function insertWriter(target: Endpoint, table: Table): (rows: Value[][]) => Prom
 async function counterOf(side: Endpoint, table: Table): Promise<bigint> {
   if (table.key.length !== 1) return 0n
   if (side.dialect === 'sqlite') {
-    if (!(await tableNames(side)).includes('sqlite_sequence')) return 0n
+    const [counters] = await side.all("select 1 as found from sqlite_schema where type = 'table' and name = 'sqlite_sequence'")
+    if (!counters) return 0n
     const [row] = await side.all<{ seq: number | bigint }>('select seq from sqlite_sequence where name = ?', [table.name])
     return row ? BigInt(row.seq) : 0n
   }
@@ -559,9 +565,8 @@ export async function copyData(options: CopyOptions): Promise<CopyReport> {
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE
   const progress = options.progress
   if (dialectOf(options.from) === undefined)
-    throw new CopyRefusedError(`--from: "${describeDatabaseUrl(options.from)}" is not a database URL (sqlite:<file> or postgres://...)`)
-  if (dialectOf(options.to) === undefined)
-    throw new CopyRefusedError(`--to: "${describeDatabaseUrl(options.to)}" is not a database URL (sqlite:<file> or postgres://...)`)
+    throw new CopyRefusedError(`--from: "${shown(options.from)}" is not a database URL (sqlite:<file> or postgres://...)`)
+  if (dialectOf(options.to) === undefined) throw new CopyRefusedError(`--to: "${shown(options.to)}" is not a database URL (sqlite:<file> or postgres://...)`)
   if (options.from === options.to) throw new CopyRefusedError('--from and --to name the same database')
   if (dialectOf(options.from) === 'sqlite' && dialectOf(options.to) === 'sqlite') {
     const file = (url: string, flag: string) => resolve(sqliteFileOf(url, flag))
