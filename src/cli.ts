@@ -4,6 +4,7 @@ import { type Config, ConfigError, loadConfig } from './config.js'
 import { configWarnings } from './config-warnings.js'
 import { connectDatabase, startupFailureLine, waitForDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
+import { copyImages, copyImagesReportLines, localImages, s3Images } from './ops/copy-images.js'
 import { CopyMismatchError, CopyRefusedError, copyData, copyReportLines, progressOn } from './ops/copy-data.js'
 import { seedCatalog } from './modules/catalog/catalog.seed.js'
 import { createPayments } from './modules/payments/payments.plugin.js'
@@ -24,7 +25,9 @@ const usage = `Usage: npm run cli -- <command>
                                                  what it says (lost webhooks); prints what changed
   copy-data --from URL --to URL [--force]        copy every row of one database into another (sqlite:<file> or
                                                  postgres://...), checked table by table; --force replaces the
-                                                 rows of a target that holds some`
+                                                 rows of a target that holds some
+  copy-images --to s3|local                      copy the product images to the S3 bucket (S3_* variables) or to
+                                                 the local folder, and point the products at them; idempotent`
 
 /**
  * The arguments of create-admin, checked by the API's own rules for an account (an admin the log-in
@@ -154,6 +157,41 @@ async function main(argv: string[]): Promise<number> {
         for (const line of sweepReport(result, options)) console.log(line)
         for (const { key, error } of result.failed) console.error(`Could not remove ${key}: ${(error as Error).message}`)
         return result.failed.length > 0 ? 1 : 0
+      }
+      case 'copy-images': {
+        let values: { to?: string }
+        try {
+          values = parseArgs({ args: rest, options: { to: { type: 'string' } } }).values
+        } catch (error) {
+          console.error(`copy-images: ${(error as Error).message}`)
+          return 2
+        }
+        if (values.to !== 's3' && values.to !== 'local') {
+          console.error('copy-images: needs --to s3 or --to local')
+          return 2
+        }
+        // Both hosts, whatever STORAGE_DRIVER says now: the S3_* variables name the bucket, UPLOAD_DIR or DATA_DIR the folder.
+        let bucket: Extract<Config['storage'], { driver: 's3' }>
+        try {
+          const storage = loadConfig({ ...process.env, STORAGE_DRIVER: 's3' }).storage
+          if (storage.driver !== 's3') return 2
+          bucket = storage
+        } catch (error) {
+          if (!(error instanceof ConfigError)) throw error
+          console.error(`copy-images: ${error.problems.join('; ')}`)
+          return 2
+        }
+        const local = localImages(config.storage.uploadDir, config.publicUrl)
+        const s3 = s3Images(bucket)
+        const [from, to] = values.to === 's3' ? [local, s3] : [s3, local]
+        await databaseReady()
+        await migrateToLatest(db)
+        const report = await copyImages(db, from, to)
+        const names = { local: `the local folder (${config.storage.uploadDir})`, s3: `s3://${bucket.bucket}` }
+        const lines = copyImagesReportLines(report, names[from.name], names[to.name])
+        console.log(lines[0])
+        for (const line of lines.slice(1)) console.error(line)
+        return report.missing.length > 0 || report.failed.length > 0 ? 1 : 0
       }
       case 'payments:reconcile': {
         if (config.payments.provider !== 'stripe') {
