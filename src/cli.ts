@@ -186,7 +186,13 @@ async function main(argv: string[]): Promise<number> {
         const [from, to] = values.to === 's3' ? [local, s3] : [s3, local]
         await databaseReady()
         await migrateToLatest(db)
-        const report = await copyImages(db, from, to)
+        let report
+        try {
+          report = await copyImages(db, from, to)
+        } catch (error) {
+          console.error(`copy-images: ${(error as Error).message}`)
+          return 1
+        }
         const names = { local: `the local folder (${config.storage.uploadDir})`, s3: `s3://${bucket.bucket}` }
         const lines = copyImagesReportLines(report, names[from.name], names[to.name])
         console.log(lines[0])

@@ -95,7 +95,14 @@ export async function copyImages(
   onProduct?: (done: number) => void,
 ): Promise<CopyImagesReport> {
   const present = new Set<string>()
-  for await (const object of to.host.list('products/')) present.add(object.key)
+  try {
+    for await (const object of to.host.list('products/')) present.add(object.key)
+  } catch (error) {
+    throw new Error(
+      `cannot list the images already in ${to.name === 's3' ? 'the bucket' : 'the local folder'} (${(error as Error).message}); nothing was changed`,
+      { cause: error },
+    )
+  }
   let products = 0
   let copied = 0
   let skipped = 0
