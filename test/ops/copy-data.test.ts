@@ -203,6 +203,36 @@ describe('copy-data', () => {
     expect(await rowCount(target, 'users')).toBe(2)
   })
 
+  it('a copy interrupted half-way leaves no row and every trigger on; running it again copies everything', async () => {
+    const target = await emptyTarget()
+    let batches = 0
+    const interrupt = {
+      start: () => {},
+      phase: () => {},
+      end: () => {},
+      advance: (table: string) => {
+        batches += 1
+        if (table === 'order_items') throw new Error('interrupted')
+      },
+    }
+    await expect(copyData({ from: source, to: target, batchSize: 1, progress: interrupt })).rejects.toThrow('interrupted')
+    expect(batches).toBeGreaterThan(10)
+    for (const table of ['users', 'categories', 'products', 'product_counts', 'orders', 'order_items']) expect(await rowCount(target, table)).toBe(0)
+    await on(target, async (db) => {
+      if (dialect === 'sqlite') {
+        const triggers = await sql<{ n: number }>`select count(*) as n from sqlite_schema where type = 'trigger'`.execute(db)
+        expect(triggers.rows[0]!.n).toBe(6)
+      } else {
+        const off = await sql<{ n: number }>`select count(*) as n from pg_trigger where tgrelid = 'products'::regclass and tgenabled = 'D'`.execute(db)
+        expect(off.rows[0]!.n).toBe(0)
+      }
+    })
+    const again = await copyData({ from: source, to: target })
+    expect(again.migratedTarget).toBe(false)
+    expect(again.tables.every((t) => t.ok)).toBe(true)
+    expect(await rowCount(target, 'order_items')).toBe(3)
+  })
+
   it('refuses a source at an older schema, naming the command to run, and writes nothing', async () => {
     const older = sqliteUrl()
     await on(older, async (db) => {
