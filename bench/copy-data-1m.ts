@@ -20,7 +20,9 @@ try {
   const handle = connectDatabase(source)
   await migrateToLatest(handle.db)
   const t = '2026-11-20T10:00:00.000Z'
-  await sql`insert into users (name, email, password_hash, role, created_at, updated_at, credentials_changed_at) values ('Buyer', 'buyer@shop.test', 'h', 'customer', ${t}, ${t}, ${t})`.execute(handle.db)
+  await sql`insert into users (name, email, password_hash, role, created_at, updated_at, credentials_changed_at) values ('Buyer', 'buyer@shop.test', 'h', 'customer', ${t}, ${t}, ${t})`.execute(
+    handle.db,
+  )
   await sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${orders})
     insert into orders (id, user_id, total_cents, status, created_at, updated_at) select i, 1, 1000 + i, 'paid', ${t}, ${t} from n`.execute(handle.db)
   await sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < ${lines})
@@ -31,10 +33,24 @@ try {
   console.log(`source: ${orders} orders, ${lines} order lines in ${((performance.now() - started) / 1000).toFixed(1)} s`)
 
   started = performance.now()
-  const report = await copyData({ from: source, to: `${testDatabaseUrl()}?options=${encodeURIComponent(`-c search_path=${schema.name}`)}`, progress: progressOn(process.stderr) })
+  const report = await copyData({
+    from: source,
+    to: `${testDatabaseUrl()}?options=${encodeURIComponent(`-c search_path=${schema.name}`)}`,
+    progress: progressOn(process.stderr),
+  })
   const seconds = (performance.now() - started) / 1000
   for (const line of copyReportLines(report)) console.log(line)
-  console.log(`copied ${report.rows} rows SQLite → PostgreSQL in ${seconds.toFixed(1)} s: ${Math.round(report.rows / seconds)} rows/s (copy, verification and analyze included)`)
+  console.log(
+    `copied ${report.rows} rows SQLite → PostgreSQL in ${seconds.toFixed(1)} s: ${Math.round(report.rows / seconds)} rows/s (copy, verification and analyze included)`,
+  )
+
+  started = performance.now()
+  const back = await copyData({
+    from: `${testDatabaseUrl()}?options=${encodeURIComponent(`-c search_path=${schema.name}`)}`,
+    to: `sqlite:${join(dir, 'back.db')}`,
+  })
+  const backSeconds = (performance.now() - started) / 1000
+  console.log(`copied ${back.rows} rows PostgreSQL → SQLite in ${backSeconds.toFixed(1)} s: ${Math.round(back.rows / backSeconds)} rows/s`)
 } finally {
   await schema.drop()
   rmSync(dir, { recursive: true, force: true })

@@ -769,7 +769,7 @@ export function progressOn(stream: NodeJS.WriteStream): CopyProgress {
       }
     },
     phase(name) {
-      line(tty ? `${bar(lastTable)}  (${name})` : name)
+      line(tty && totals.size > 0 ? `${bar(lastTable)}  (${name})` : name)
     },
     end() {
       if (tty) stream.write('\n')
