@@ -8,7 +8,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectDatabase } from '../../src/db/connect.js'
 import { migrateToLatest, migrationNames } from '../../src/db/migrate.js'
-import { CopyRefusedError, copyData, copyReportLines } from '../../src/ops/copy-data.js'
+import { CopyMismatchError, CopyRefusedError, copyData, copyReportLines } from '../../src/ops/copy-data.js'
 import { dialect } from '../helpers/app.js'
 import { freePort, silentServer } from '../helpers/outage.js'
 import { createPgSchema, type PgSchema, testDatabaseUrl } from '../helpers/pg-schema.js'
@@ -231,6 +231,29 @@ describe('copy-data', () => {
     expect(again.migratedTarget).toBe(false)
     expect(again.tables.every((t) => t.ok)).toBe(true)
     expect(await rowCount(target, 'order_items')).toBe(3)
+  })
+
+  it('a target that does not read back as the source is rolled back, and the report shows the table', async () => {
+    const target = await emptyTarget()
+    // A target whose counts column holds text: every value is stored, but as another type.
+    await on(target, async (db) => {
+      await migrateToLatest(db, dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]!.s : undefined)
+      if (dialect === 'postgres') await sql`alter table product_counts alter column total type text`.execute(db)
+      else {
+        await sql`drop table product_counts`.execute(db)
+        await sql`create table product_counts (category_id integer primary key, total text not null)`.execute(db)
+      }
+    })
+    const error = await copyData({ from: source, to: target }).then(
+      () => null,
+      (e: unknown) => e,
+    )
+    expect(error).toBeInstanceOf(CopyMismatchError)
+    expect((error as Error).message).toBe('the copy did not read back as the source (product_counts); nothing was committed')
+    const lines = copyReportLines(error as CopyMismatchError)
+    expect(lines.find((l) => l.startsWith('product_counts'))).toMatch(/^product_counts +3 +3 +[0-9a-f]{7}≠[0-9a-f]{8} +DIFFERENT$/)
+    expect(lines.find((l) => l.startsWith('products '))).toMatch(/ ok$/)
+    for (const table of ['users', 'products', 'product_counts', 'order_items']) expect(await rowCount(target, table)).toBe(0)
   })
 
   it('refuses a source at an older schema, naming the command to run, and writes nothing', async () => {
