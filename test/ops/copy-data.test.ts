@@ -266,6 +266,18 @@ describe('copy-data', () => {
     const message = await refusal(copyData({ from: older, to: target }))
     expect(message).toBe(`--from: ${older} is at an older schema; run \`DATABASE_URL=${older} npm run migrate\` first, then copy again`)
     if (dialect === 'sqlite') expect(existsSync(target.slice('sqlite:'.length))).toBe(false)
+
+    // A target at an older schema that holds data is not migrated behind the operator's back, even with --force.
+    const olderTarget = sqliteUrl()
+    await on(olderTarget, async (db) => {
+      await migrateToLatest(db)
+      await sql`insert into payment_jobs (name, next_run_at) values ('kept', 'x')`.execute(db)
+      await sql`delete from kysely_migration where name = ${migrationNames.at(-1)!}`.execute(db)
+    })
+    expect(await refusal(copyData({ from: source, to: olderTarget, force: true }))).toBe(
+      `--to: ${olderTarget} is at an older schema and holds data; run \`npm run migrate\` on it first (or copy into an empty database)`,
+    )
+    expect(await rowCount(olderTarget, 'payment_jobs')).toBe(1)
   })
 
   it('refuses a missing SQLite source without creating it, and URLs of no database', async () => {
