@@ -4,7 +4,6 @@ import { type Config, ConfigError, loadConfig } from './config.js'
 import { configWarnings } from './config-warnings.js'
 import { connectDatabase, startupFailureLine, waitForDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
-import { copyImages, copyImagesReportLines, localImages, s3Images } from './ops/copy-images.js'
 import { CopyMismatchError, CopyRefusedError, copyData, copyReportLines, progressOn } from './ops/copy-data.js'
 import { seedCatalog } from './modules/catalog/catalog.seed.js'
 import { createPayments } from './modules/payments/payments.plugin.js'
@@ -181,6 +180,8 @@ async function main(argv: string[]): Promise<number> {
           console.error(`copy-images: ${error.problems.join('; ')}`)
           return 2
         }
+        // The AWS SDK loads only for this command.
+        const { copyImages, copyImagesReportLines, localImages, s3Images } = await import('./ops/copy-images.js')
         const local = localImages(config.storage.uploadDir, config.publicUrl)
         const s3 = s3Images(bucket)
         const [from, to] = values.to === 's3' ? [local, s3] : [s3, local]
