@@ -667,6 +667,8 @@ export async function copyData(options: CopyOptions): Promise<CopyReport> {
         }
       }
 
+      // Every row has been read: the source's view is not needed any longer (a long check must not hold it open).
+      await source.run('rollback')
       progress?.phase('rebuilding')
       if (target.dialect === 'sqlite') {
         for (const trigger of triggers) await target.run(trigger.sql)
