@@ -171,6 +171,33 @@ describe('copy-images', () => {
     for (const key of keys) expect(readFileSync(join(dataDir, 'uploads', key)).equals(PNG)).toBe(true)
   })
 
+  it('an image that cannot be stored is reported and its product keeps its URL; the next run copies it', async () => {
+    const config = testConfig(s3Env, dataDir)
+    if (config.storage.driver !== 's3') throw new Error('s3 expected')
+    // A fresh bucket folder: the keys are not there yet.
+    const bucket = { ...config.storage, bucket: 'shop-images-2', publicUrl: `${endpoint}/shop-images-2` }
+    await fetch(`${endpoint}/shop-images-2`, { method: 'PUT' })
+    const s3 = s3Images(bucket)
+    const flaky = { ...s3, host: { ...s3.host, store: async () => Promise.reject(new Error('store unavailable')) } }
+    const local = localImages(config.storage.uploadDir, config.publicUrl)
+    const before = await products()
+    const failed = await copyImages(db, local, flaky)
+    expect(failed).toEqual({
+      products: 3,
+      copied: 0,
+      skipped: 0,
+      rewritten: 0,
+      missing: ['products/1-lost.png'],
+      failed: keys.map((key) => ({ key, error: 'store unavailable' })),
+    })
+    expect(await products()).toEqual(before)
+    const next = await copyImages(db, local, s3)
+    expect(next).toMatchObject({ copied: 2, rewritten: 2, failed: [] })
+    expect((await products()).map((p) => p.image_url).slice(0, 2)).toEqual(keys.map((key) => `${endpoint}/shop-images-2/${key}`))
+    // Back to the service's folder for the tests that follow.
+    await copyImages(db, s3, local)
+  })
+
   it('a bucket that is not there changes nothing and says so in one line', async () => {
     const before = await products()
     const port = await freePort()
