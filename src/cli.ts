@@ -1,9 +1,10 @@
 import 'dotenv/config'
 import { parseArgs } from 'node:util'
-import { ConfigError, loadConfig } from './config.js'
+import { type Config, ConfigError, loadConfig } from './config.js'
 import { configWarnings } from './config-warnings.js'
 import { connectDatabase, startupFailureLine, waitForDatabase } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
+import { CopyMismatchError, CopyRefusedError, copyData, copyReportLines, progressOn } from './ops/copy-data.js'
 import { seedCatalog } from './modules/catalog/catalog.seed.js'
 import { createPayments } from './modules/payments/payments.plugin.js'
 import { reconcilePayments } from './modules/payments/payments.service.js'
@@ -20,7 +21,12 @@ const usage = `Usage: npm run cli -- <command>
   images:sweep [--delete] [--grace-minutes N]    list stored product images that no product names (older than
                                                  N minutes, 60 by default); --delete removes them
   payments:reconcile                             ask Stripe about the intent of every pending order and apply
-                                                 what it says (lost webhooks); prints what changed`
+                                                 what it says (lost webhooks); prints what changed
+  copy-data --from URL --to URL [--force]        copy every row of one database into another (sqlite:<file> or
+                                                 postgres://...), checked table by table; --force replaces the
+                                                 rows of a target that holds some
+  copy-images --to s3|local                      copy the product images to the S3 bucket (S3_* variables) or to
+                                                 the local folder, and point the products at them; idempotent`
 
 /**
  * The arguments of create-admin, checked by the API's own rules for an account (an admin the log-in
@@ -38,6 +44,57 @@ function parseCreateAdmin(args: string[]): { email: string; password: string; na
   return accountProblem(admin)?.message ?? admin
 }
 
+async function copyDataCommand(args: string[], config: Config): Promise<number> {
+  let values: { from?: string; to?: string; force?: boolean; 'batch-size'?: string }
+  try {
+    values = parseArgs({
+      args,
+      options: { from: { type: 'string' }, to: { type: 'string' }, force: { type: 'boolean' }, 'batch-size': { type: 'string' } },
+    }).values
+  } catch (error) {
+    console.error(`copy-data: ${(error as Error).message}`)
+    return 2
+  }
+  if (values.from === undefined || values.to === undefined) {
+    console.error('copy-data: needs --from <database URL> and --to <database URL>')
+    return 2
+  }
+  const batch = values['batch-size']
+  if (batch !== undefined && !/^\d{1,6}$/.test(batch)) {
+    console.error('copy-data: --batch-size must be a whole number of rows')
+    return 2
+  }
+  try {
+    const report = await copyData({
+      from: values.from,
+      to: values.to,
+      force: values.force === true,
+      ...(batch !== undefined ? { batchSize: Math.max(1, Number(batch)) } : {}),
+      connectTimeoutMs: config.postgres.connectTimeoutMs,
+      statementTimeoutMs: config.postgres.statementTimeoutMs,
+      progress: progressOn(process.stderr),
+    })
+    for (const line of copyReportLines(report)) console.log(line)
+    const seconds = report.elapsedMs / 1000
+    console.log(
+      `Copied ${report.rows} rows in ${report.tables.length} tables in ${seconds.toFixed(1)} s (${Math.round(report.rows / Math.max(seconds, 0.001))} rows/s); every table checked`,
+    )
+    return 0
+  } catch (error) {
+    if (error instanceof CopyRefusedError) {
+      console.error(`copy-data: ${error.message}`)
+      return 2
+    }
+    if (error instanceof CopyMismatchError) {
+      for (const line of copyReportLines(error)) console.error(line)
+      console.error(`copy-data: ${error.message}`)
+      return 1
+    }
+    console.error(`copy-data: the copy failed and was rolled back, nothing was committed: ${(error as Error).message}`)
+    return 1
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   // Checked before anything is opened: a refused admin leaves nothing behind.
@@ -47,6 +104,8 @@ async function main(argv: string[]): Promise<number> {
     return 2
   }
   const config = loadConfig()
+  // Names its own databases: DATABASE_URL is not opened.
+  if (command === 'copy-data') return copyDataCommand(rest, config)
   const handle = connectDatabase(config.databaseUrl, { timeouts: config.postgres })
   const { db } = handle
   // Waits for a database that is starting, for a bounded time, as the server does.
@@ -97,6 +156,49 @@ async function main(argv: string[]): Promise<number> {
         for (const line of sweepReport(result, options)) console.log(line)
         for (const { key, error } of result.failed) console.error(`Could not remove ${key}: ${(error as Error).message}`)
         return result.failed.length > 0 ? 1 : 0
+      }
+      case 'copy-images': {
+        let values: { to?: string }
+        try {
+          values = parseArgs({ args: rest, options: { to: { type: 'string' } } }).values
+        } catch (error) {
+          console.error(`copy-images: ${(error as Error).message}`)
+          return 2
+        }
+        if (values.to !== 's3' && values.to !== 'local') {
+          console.error('copy-images: needs --to s3 or --to local')
+          return 2
+        }
+        // Both hosts, whatever STORAGE_DRIVER says now: the S3_* variables name the bucket, UPLOAD_DIR or DATA_DIR the folder.
+        let bucket: Extract<Config['storage'], { driver: 's3' }>
+        try {
+          const storage = loadConfig({ ...process.env, STORAGE_DRIVER: 's3' }).storage
+          if (storage.driver !== 's3') return 2
+          bucket = storage
+        } catch (error) {
+          if (!(error instanceof ConfigError)) throw error
+          console.error(`copy-images: ${error.problems.join('; ')}`)
+          return 2
+        }
+        // The AWS SDK loads only for this command.
+        const { copyImages, copyImagesReportLines, localImages, s3Images } = await import('./ops/copy-images.js')
+        const local = localImages(config.storage.uploadDir, config.publicUrl)
+        const s3 = s3Images(bucket)
+        const [from, to] = values.to === 's3' ? [local, s3] : [s3, local]
+        await databaseReady()
+        await migrateToLatest(db)
+        let report
+        try {
+          report = await copyImages(db, from, to)
+        } catch (error) {
+          console.error(`copy-images: ${(error as Error).message}`)
+          return 1
+        }
+        const names = { local: `the local folder (${config.storage.uploadDir})`, s3: `s3://${bucket.bucket}` }
+        const lines = copyImagesReportLines(report, names[from.name], names[to.name])
+        console.log(lines[0])
+        for (const line of lines.slice(1)) console.error(line)
+        return report.missing.length > 0 || report.failed.length > 0 ? 1 : 0
       }
       case 'payments:reconcile': {
         if (config.payments.provider !== 'stripe') {

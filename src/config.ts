@@ -56,6 +56,8 @@ export type StorageConfig =
   | { readonly driver: 'local'; readonly uploadDir: string }
   | {
       readonly driver: 's3'
+      /** The local image host's folder: files left there since `copy-images --to s3` are redirected to the bucket. */
+      readonly uploadDir: string
       readonly bucket: string
       readonly region: string
       readonly endpoint: string | null
@@ -301,10 +303,9 @@ function parseStorage(
   problems: string[],
 ): StorageConfig {
   const driver = value('STORAGE_DRIVER') ?? 'local'
-  if (driver === 'local') {
-    const dir = value('UPLOAD_DIR') ?? join(dataDir, 'uploads')
-    return { driver: 'local', uploadDir: isAbsolute(dir) ? dir : resolve(dir) }
-  }
+  const dir = value('UPLOAD_DIR') ?? join(dataDir, 'uploads')
+  const uploadDir = isAbsolute(dir) ? dir : resolve(dir)
+  if (driver === 'local') return { driver: 'local', uploadDir }
   if (driver !== 's3') {
     problems.push(`STORAGE_DRIVER must be local or s3 (got "${driver}")`)
     return { driver: 'local', uploadDir: join(dataDir, 'uploads') }
@@ -319,6 +320,7 @@ function parseStorage(
   if (endpoint !== null && !/^https?:\/\//.test(endpoint)) problems.push('S3_ENDPOINT must be an http(s) URL')
   return {
     driver: 's3',
+    uploadDir,
     bucket: bucket ?? '',
     region: value('S3_REGION') ?? 'us-east-1',
     endpoint,

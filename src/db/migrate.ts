@@ -28,3 +28,6 @@ export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise
   if (result.error) throw result.error instanceof Error ? result.error : new Error('migration failed', { cause: result.error })
   return result
 }
+
+/** The names of every migration, in order: what a database at the latest schema has applied. */
+export const migrationNames: readonly string[] = Object.keys(migrations)

@@ -10,5 +10,7 @@ export async function catalogRoutes(app: FastifyInstance, options: { config: Con
   const images = options.imageHost ?? createImageHost(options.config)
   await app.register(categoriesRoutes)
   await app.register(productsRoutes, { config: options.config, images })
-  if (options.config.storage.driver === 'local') await app.register(uploadsRoutes, { uploadDir: options.config.storage.uploadDir })
+  const storage = options.config.storage
+  // On S3, the old local URLs of moved images redirect to the bucket (copy-images, docs/growing.md).
+  await app.register(uploadsRoutes, { uploadDir: storage.uploadDir, ...(storage.driver === 's3' ? { movedTo: (key: string) => images.publicUrl(key) } : {}) })
 }

@@ -16,8 +16,12 @@ const CONTENT_TYPES: Record<string, string> = {
 /** Stored names are `<timestamp>-<sanitized name>`: nothing else is ever served. */
 const STORED_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,200}$/
 
-/** Serves the local image host's files at `/uploads/products/<name>`; keys are never reused, so they cache forever. */
-export async function uploadsRoutes(app: FastifyInstance, options: { uploadDir: string }): Promise<void> {
+/**
+ * Serves the local image host's files at `/uploads/products/<name>`; keys are never reused, so they cache forever.
+ * With `movedTo` (the service runs on S3), a file still in the folder was moved by `copy-images --to s3`: the old
+ * URL answers 301 to the same key in the bucket, until the folder is deleted.
+ */
+export async function uploadsRoutes(app: FastifyInstance, options: { uploadDir: string; movedTo?: (key: string) => string }): Promise<void> {
   app.get<{ Params: { name: string } }>('/uploads/products/:name', {
     schema: {
       tags: ['products'],
@@ -32,6 +36,11 @@ export async function uploadsRoutes(app: FastifyInstance, options: { uploadDir: 
       const path = localImagePath(options.uploadDir, `products/${name}`)
       const info = await stat(path).catch(() => null)
       if (!info?.isFile()) throw new AppError(404, messages.imageNotFound)
+      if (options.movedTo)
+        return reply
+          .code(301)
+          .header('Location', options.movedTo(`products/${name}`))
+          .send()
       return reply
         .header('Content-Type', type)
         .header('Content-Length', info.size)
