@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -17,10 +17,18 @@ import { makeUser, bearer } from './helpers/factories.js'
 async function startLog(env: Record<string, string>, database?: Awaited<ReturnType<typeof openTestDatabase>>) {
   const lines: string[] = []
   const own = database ?? (await openTestDatabase())
-  const app = await buildApp(testConfig(env), { database: own.handle, logger: { level: 'info', stream: { write: (line: string) => lines.push(line) } } })
+  // A complete install: the dashboard is built (without a build the service also warns about that).
+  const dashboard = mkdtempSync(join(tmpdir(), 'shop-admin-dist-'))
+  writeFileSync(join(dashboard, 'index.html'), '<!doctype html><title>Admin</title>')
+  const app = await buildApp(testConfig(env), {
+    database: own.handle,
+    adminUi: { root: dashboard },
+    logger: { level: 'info', stream: { write: (line: string) => lines.push(line) } },
+  })
   await app.ready()
   await app.close()
   if (!database) await own.drop()
+  rmSync(dashboard, { recursive: true, force: true })
   return lines.map((line) => JSON.parse(line) as { level: number; msg: string; [key: string]: unknown })
 }
 
