@@ -3,6 +3,7 @@ import * as initial from './migrations/2026-11-22T0000-initial.js'
 import * as productNameOrder from './migrations/2026-11-23T0000-product-name-order.js'
 import * as addressesShipping from './migrations/2026-11-24T0000-addresses-shipping.js'
 import * as payments from './migrations/2026-11-24T0100-payments.js'
+import * as sessions from './migrations/2026-11-25T0000-sessions.js'
 import * as outbox from './migrations/2026-11-25T0100-outbox.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23T0000-product-name-order': productNameOrder,
   '2026-11-24T0000-addresses-shipping': addressesShipping,
   '2026-11-24T0100-payments': payments,
+  '2026-11-25T0000-sessions': sessions,
   '2026-11-25T0100-outbox': outbox,
 }
 
