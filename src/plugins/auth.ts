@@ -188,7 +188,14 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
       const changedAt = await credentialsChangedAt(id)
       return changedAt !== undefined && payload.iat_ms >= changedAt
     }
-    const [session, changedAt] = await Promise.all([sessionState(sid), credentialsChangedAt(id)])
+    // The steady state: both in memory, no promise made.
+    const now = Date.now()
+    const cached = cacheCredentials && feed.live
+    let session = cached ? sessions.get(sid, now) : undefined
+    let changedAt = cached ? states.get(id, now) : undefined
+    if (session === undefined || changedAt === undefined) {
+      ;[session, changedAt] = await Promise.all([session ?? sessionState(sid), changedAt ?? credentialsChangedAt(id)])
+    }
     return changedAt !== undefined && !session.ended && session.userId === id && session.credentialsAt >= changedAt
   }
 
