@@ -61,6 +61,39 @@ describe('log-in starts a session', () => {
   })
 })
 
+describe('housekeeping at log-in', () => {
+  it('deletes the user’s expired refresh tokens and their sessions ended over 30 days ago; keeps everything else', async () => {
+    const user = await makeUser(t.app)
+    const stranger = await makeUser(t.app)
+    const old = await login(user)
+    const recent = await login(user)
+    const live = await login(user)
+    const theirs = await login(stranger)
+    const longAgo = new Date(Date.now() - 31 * 86_400_000).toISOString()
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString()
+    await t.app.db
+      .updateTable('sessions')
+      .set({ ended_at: longAgo, ended_reason: 'logout' })
+      .where('id', 'in', [sidOf(old.token), sidOf(theirs.token)])
+      .execute()
+    await t.app.db.updateTable('sessions').set({ ended_at: yesterday, ended_reason: 'logout' }).where('id', '=', sidOf(recent.token)).execute()
+    await t.app.db
+      .updateTable('refresh_tokens')
+      .set({ expires_at: yesterday })
+      .where('token_hash', 'in', [sha256(recent.refreshToken), sha256(theirs.refreshToken)])
+      .execute()
+    const fresh = await login(user)
+    const left = await t.app.db.selectFrom('sessions').select('id').where('user_id', 'in', [user.id, stranger.id]).orderBy('id').execute()
+    expect(left.map((row) => row.id)).toEqual([sidOf(recent.token), sidOf(live.token), sidOf(theirs.token), sidOf(fresh.token)])
+    expect(await tokensOf(sidOf(recent.token))).toEqual([])
+    expect(await tokensOf(sidOf(theirs.token))).toHaveLength(1)
+    expect(await tokensOf(sidOf(live.token))).toHaveLength(1)
+    // The deleted session's access token is refused like an ended one's; the live session is untouched.
+    expect((await me(old.token)).json()).toEqual(INVALID)
+    expect((await refresh(live.refreshToken)).statusCode).toBe(200)
+  })
+})
+
 describe('POST /auth/refresh', () => {
   it('answers a new pair and spends the old refresh token; both access tokens of the session keep working', async () => {
     const user = await makeUser(t.app)

@@ -19,6 +19,17 @@ export async function insertRefreshToken(trx: Trx, token: { session_id: number; 
   await trx.insertInto('refresh_tokens').values(token).execute()
 }
 
+/**
+ * Housekeeping of one user's rows, at each of their log-ins: refresh tokens past their expiry (never usable
+ * again), and sessions ended before `endedBefore` (a token naming a session that is gone is refused like one
+ * of an ended session).
+ */
+export async function deleteStaleSessionRows(trx: Trx, userId: number, now: string, endedBefore: string): Promise<void> {
+  const ofUser = trx.selectFrom('sessions').select('id').where('user_id', '=', userId)
+  await trx.deleteFrom('refresh_tokens').where('session_id', 'in', ofUser).where('expires_at', '<', now).execute()
+  await trx.deleteFrom('sessions').where('user_id', '=', userId).where('ended_at', '<', endedBefore).execute()
+}
+
 /** A refresh token with its session and user, by the token's hash. */
 export async function findRefreshToken(db: Db, tokenHash: string) {
   return db

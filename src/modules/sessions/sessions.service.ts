@@ -25,11 +25,15 @@ export interface SessionTokens {
 
 const expiry = (now: string, ttlMs: number) => new Date(Date.parse(now) + ttlMs).toISOString()
 
+/** Ended sessions are kept this long (what ended them, and when, for support), then deleted at the user's next log-in. */
+export const ENDED_SESSION_RETENTION_MS = 30 * 86_400_000
+
 /** Starts a session for a user who just logged in, under the credentials (`credentialsAt`) read for that log-in. */
 export async function startSession(db: Db, userId: number, credentialsAt: string, ttlMs: number): Promise<SessionTokens> {
   const refreshToken = randomToken()
   const now = nowIso()
   const sessionId = await db.transaction().execute(async (trx) => {
+    await repo.deleteStaleSessionRows(trx, userId, now, new Date(Date.parse(now) - ENDED_SESSION_RETENTION_MS).toISOString())
     const id = await repo.insertSession(trx, { user_id: userId, credentials_at: credentialsAt, created_at: now })
     await repo.insertRefreshToken(trx, { session_id: id, token_hash: hashToken(refreshToken), created_at: now, expires_at: expiry(now, ttlMs) })
     return id
