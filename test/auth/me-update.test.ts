@@ -121,6 +121,14 @@ describe('PATCH /auth/me', () => {
     expect(confirm.json()).toEqual({ error: 'Enlace inválido o caducado' })
   })
 
+  it('a password change made with a token from before sessions (no sid) ends that token too', async () => {
+    const user = await makeUser(t.app)
+    const res = await patchMe(user.token, { password: 'legacy-changed', currentPassword: user.password })
+    expect(res.statusCode).toBe(200)
+    expect((await me(user.token)).json()).toEqual(INVALID)
+    await login(user.email, 'legacy-changed')
+  })
+
   it('a new password ends every other session of the user; the caller’s own session keeps working', async () => {
     const user = await makeUser(t.app)
     const mine = await login(user.email, user.password)

@@ -61,6 +61,22 @@ describe('log-in starts a session', () => {
   })
 })
 
+describe('the session check', () => {
+  it('is answered from memory: a session ended behind the service’s back (SQL by hand) is not seen at once', async () => {
+    const user = await makeUser(t.app)
+    const pair = await login(user)
+    expect((await me(pair.token)).statusCode).toBe(200)
+    // Through the app's own connection: no change-feed notice (the service's own routes publish one).
+    await t.app.db.updateTable('sessions').set({ ended_at: new Date().toISOString(), ended_reason: 'logout' }).where('id', '=', sidOf(pair.token)).execute()
+    expect((await me(pair.token)).statusCode).toBe(200)
+    // The refresh reads the database: refused at once.
+    expect((await refresh(pair.refreshToken)).json()).toEqual(INVALID)
+    // Any session change through the service empties the memory.
+    t.app.changeFeed.publish('sessions')
+    expect((await me(pair.token)).json()).toEqual(INVALID)
+  })
+})
+
 describe('housekeeping at log-in', () => {
   it('deletes the user’s expired refresh tokens and their sessions ended over 30 days ago; keeps everything else', async () => {
     const user = await makeUser(t.app)
