@@ -180,7 +180,8 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
 
   /**
    * Whether the token still holds: its user exists, and its session lives (not ended, under the user's
-   * current credentials); a token without a session was issued before the user's last credentials change.
+   * current credentials). A token without a session (from before sessions) holds unless it was issued before
+   * the user's last credentials change.
    */
   const tokenHolds = async (id: number, payload: TokenPayload): Promise<boolean> => {
     const sid = payload.sid
