@@ -95,7 +95,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     clientErrorHandler: answerClientError,
     logger: options.logger ?? {
       level: config.logLevel,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'], censor: '[redacted]' },
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.currentPassword', '*.token', '*.refreshToken'],
+        censor: '[redacted]',
+      },
     },
     trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
     bodyLimit: 1024 * 1024,
@@ -144,7 +147,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(metricsPlugin, { config, handle, cache: responseCache })
 
   await app.register(healthRoutes)
-  await app.register(usersRoutes)
+  await app.register(usersRoutes, { config })
   await app.register(cartRoutes)
   // Payments (before the orders' routes: its hook adds `payment` to their answers when Stripe is on).
   await app.register(paymentsPlugin, { config })

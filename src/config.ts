@@ -34,6 +34,17 @@ export interface Config {
   readonly lowStockThreshold: number
   /** Prometheus metrics (plugins/metrics.ts): off unless METRICS_ENABLED=true; with a port, on a server of their own. */
   readonly metrics: { readonly enabled: boolean; readonly port: number | null }
+  /** Sessions and password reset (src/modules/sessions). */
+  readonly sessions: SessionsConfig
+}
+
+export interface SessionsConfig {
+  /** Each refresh token is valid this long from its own issue. */
+  readonly refreshTokenTtlMs: number
+  /** A password-reset link is valid this long. */
+  readonly resetTokenTtlMs: number
+  /** The storefront's address, without a trailing slash: reset links point there. */
+  readonly shopUrl: string
 }
 
 /** Payments (src/modules/payments): `manual` by default, `stripe` when STRIPE_SECRET_KEY is set. */
@@ -95,6 +106,16 @@ export function loadConfig(env: Env = process.env): Config {
   const value = (name: string): string | undefined => {
     const v = env[name]
     return v === undefined || v.trim() === '' ? undefined : v.trim()
+  }
+  /** A duration written as JWT_EXPIRES_IN is (30d, 12h, 90m, 3600: a bare number is seconds), in milliseconds. */
+  const duration = (name: string, fallback: string): number => {
+    const raw = value(name) ?? fallback
+    const ms = durationMs(raw)
+    if (ms === undefined || ms < 1000) {
+      problems.push(`${name} must be a duration of at least one second such as 30d, 12h, 3600 or 30m (got "${raw}")`)
+      return durationMs(fallback) as number
+    }
+    return ms
   }
   const integer = (name: string, fallback: number, min: number, max: number): number => {
     const raw = value(name)
@@ -212,6 +233,11 @@ export function loadConfig(env: Env = process.env): Config {
   // 0 picks a free port (tests); unset serves /metrics on the main port.
   const metricsPort = value('METRICS_PORT') === undefined ? null : integer('METRICS_PORT', 0, 0, 65535)
   if (metricsPort !== null && metricsPort !== 0 && metricsPort === port) problems.push(`METRICS_PORT must differ from PORT (both ${port})`)
+  const refreshTokenTtlMs = duration('REFRESH_TOKEN_TTL', '30d')
+  const resetTokenTtlMs = duration('RESET_TOKEN_TTL', '1h')
+  let shopUrl = value('SHOP_URL') ?? publicUrl
+  if (!/^https?:\/\/[^/\s]+/.test(shopUrl)) problems.push(`SHOP_URL must be an absolute http(s) URL (got "${shopUrl}")`)
+  shopUrl = shopUrl.replace(/\/+$/, '')
 
   if (problems.length > 0) throw new ConfigError(problems)
 
@@ -241,7 +267,34 @@ export function loadConfig(env: Env = process.env): Config {
     payments,
     lowStockThreshold,
     metrics: Object.freeze({ enabled: metricsEnabled === 'true', port: metricsPort }),
+    sessions: Object.freeze({ refreshTokenTtlMs, resetTokenTtlMs, shopUrl }),
   })
+}
+
+const DURATION_UNIT_MS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  second: 1000,
+  m: 60_000,
+  minute: 60_000,
+  h: 3_600_000,
+  hour: 3_600_000,
+  d: 86_400_000,
+  day: 86_400_000,
+  w: 604_800_000,
+  week: 604_800_000,
+  y: 31_557_600_000,
+}
+
+/** Milliseconds of a duration in JWT_EXPIRES_IN's forms (a bare number is seconds), or undefined. */
+export function durationMs(raw: string): number | undefined {
+  if (!DURATION.test(raw)) return undefined
+  const match = /^(\d+)\s?([a-z]*)$/.exec(raw)
+  if (!match) return undefined
+  // "days" is "day", "ms" stays "ms"; no unit is seconds.
+  const unit = match[2] === '' ? 's' : match[2] === 'ms' ? 'ms' : match[2]!.replace(/s$/, '') || 's'
+  const factor = DURATION_UNIT_MS[unit]
+  return factor === undefined ? undefined : Number(match[1]) * factor
 }
 
 // ---- payments (src/modules/payments) ----

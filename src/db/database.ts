@@ -168,6 +168,37 @@ export interface OutboxTable {
   delivered_at: Timestamp | null
 }
 
+/** One per log-in (src/modules/sessions): its refresh tokens and the access tokens issued from them. */
+export interface SessionsTable {
+  id: Generated<number>
+  user_id: number
+  /** The user's credentials_changed_at this session lives under; once the user's moves past it, the session has ended. */
+  credentials_at: Timestamp
+  created_at: Timestamp
+  ended_at: Timestamp | null
+  ended_reason: 'logout' | 'logout-all' | 'password' | 'reset' | 'reuse' | null
+}
+
+/** A refresh token: opaque to the client, kept here only as its SHA-256 hash. */
+export interface RefreshTokensTable {
+  id: Generated<number>
+  session_id: number
+  token_hash: string
+  created_at: Timestamp
+  expires_at: Timestamp
+  spent_at: Timestamp | null
+}
+
+/** A password-reset link's token, kept only as its SHA-256 hash; single use. */
+export interface PasswordResetsTable {
+  id: Generated<number>
+  user_id: number
+  token_hash: string
+  created_at: Timestamp
+  expires_at: Timestamp
+  used_at: Timestamp | null
+}
+
 export interface Database {
   users: UsersTable
   categories: CategoriesTable
@@ -183,6 +214,9 @@ export interface Database {
   payment_events: PaymentEventsTable
   payment_jobs: PaymentJobsTable
   outbox: OutboxTable
+  sessions: SessionsTable
+  refresh_tokens: RefreshTokensTable
+  password_resets: PasswordResetsTable
 }
 
 export type UserRow = Selectable<UsersTable>

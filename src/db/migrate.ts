@@ -3,6 +3,7 @@ import * as initial from './migrations/2026-11-22T0000-initial.js'
 import * as productNameOrder from './migrations/2026-11-23T0000-product-name-order.js'
 import * as addressesShipping from './migrations/2026-11-24T0000-addresses-shipping.js'
 import * as payments from './migrations/2026-11-24T0100-payments.js'
+import * as sessions from './migrations/2026-11-25T0000-sessions.js'
 import * as outbox from './migrations/2026-11-25T0100-outbox.js'
 import * as ordersCreatedIndex from './migrations/2026-11-25T0300-orders-created-index.js'
 
@@ -12,6 +13,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-23T0000-product-name-order': productNameOrder,
   '2026-11-24T0000-addresses-shipping': addressesShipping,
   '2026-11-24T0100-payments': payments,
+  '2026-11-25T0000-sessions': sessions,
   '2026-11-25T0100-outbox': outbox,
   '2026-11-25T0300-orders-created-index': ordersCreatedIndex,
 }

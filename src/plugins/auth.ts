@@ -2,6 +2,7 @@ import { createSigner, createVerifier } from 'fast-jwt'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
+import { findSessionState } from '../modules/sessions/sessions.repository.js'
 import { findUserAuthState } from '../modules/users/users.repository.js'
 import { AppError, messages } from '../shared/errors.js'
 
@@ -13,12 +14,16 @@ export interface TokenPayload {
   role?: Role
   /** Milliseconds: `iat` has only seconds, too coarse to compare with a password or role change. */
   iat_ms: number
+  /** The session the token belongs to (src/modules/sessions); absent on tokens issued before sessions existed. */
+  sid?: number
 }
 
 /** The caller, as established by the token. */
 export interface AuthUser {
   id: number
   role: Role | undefined
+  /** The token's session; undefined for a token from before sessions existed. */
+  sessionId: number | undefined
 }
 
 declare module 'fastify' {
@@ -34,7 +39,8 @@ declare module 'fastify' {
     authenticate: onRequestHookHandler[]
     /** onRequest hooks: authenticate, then 403 unless the token's role is one of `roles`. */
     requireRole: (...roles: Role[]) => onRequestHookHandler[]
-    signToken: (user: { id: number; role: Role }) => string
+    /** An access token for the user, in the session `sessionId` (every token the service hands out has one). */
+    signToken: (user: { id: number; role: Role }, sessionId?: number) => string
   }
 }
 
@@ -80,12 +86,53 @@ class CredentialsChangedCache {
   }
 }
 
+/** What the auth check keeps of a session: whose it is, the credentials it lives under (ms), whether it ended. */
+interface SessionState {
+  userId: number
+  credentialsAt: number
+  ended: boolean
+}
+
+/**
+ * Each session's state, by session id, kept as the credentials are: read again after STATE_LIFETIME_MS,
+ * emptied by every session or user change made through the service (here and, through the change feed,
+ * on the other instances), a lookup started before an emptying never stored. An unknown session (its user
+ * was deleted) is kept as ended: session ids are never reused.
+ */
+class SessionStateCache {
+  private entries = new Map<number, { state: SessionState; storedAt: number }>()
+  generation = 0
+
+  get(id: number, now: number): SessionState | undefined {
+    const entry = this.entries.get(id)
+    if (entry === undefined) return undefined
+    if (now - entry.storedAt > STATE_LIFETIME_MS) {
+      this.entries.delete(id)
+      return undefined
+    }
+    return entry.state
+  }
+
+  set(id: number, state: SessionState, now: number): void {
+    this.entries.delete(id)
+    if (this.entries.size >= MAX_STATES) this.entries.delete(this.entries.keys().next().value as number)
+    this.entries.set(id, { state, storedAt: now })
+  }
+
+  clear(): void {
+    this.generation += 1
+    this.entries.clear()
+  }
+}
+
 async function authPlugin(app: FastifyInstance, options: { config: Config; cacheCredentials?: boolean }): Promise<void> {
   const { jwtSecret, jwtExpiresIn } = options.config
   const sign = createSigner({ key: jwtSecret, algorithm: 'HS256', expiresIn: jwtExpiresIn })
   const verify = createVerifier({ key: jwtSecret, algorithms: ['HS256'], cache: VERIFIED_TOKENS })
 
-  app.decorate('signToken', (user: { id: number; role: Role }) => sign({ sub: String(user.id), role: user.role, iat_ms: Date.now() }))
+  app.decorate('signToken', (user: { id: number; role: Role }, sessionId?: number) =>
+    sign({ sub: String(user.id), role: user.role, iat_ms: Date.now(), ...(sessionId === undefined ? {} : { sid: sessionId }) }),
+  )
 
   const states = new CredentialsChangedCache()
   const feed = app.changeFeed
@@ -93,6 +140,11 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
   // Any change to a user through the service (role, password, deletion) empties the cache everywhere: those
   // routes declare `invalidates: ['users']` (plugins/invalidation.ts).
   feed.subscribe('users', () => states.clear())
+  // Sessions end through logout, logout-all, a password change or reset, a reused refresh token (topic
+  // `sessions`); a password change also carries the caller's session over, with a `users` change.
+  const sessions = new SessionStateCache()
+  feed.subscribe('sessions', () => sessions.clear())
+  feed.subscribe('users', () => sessions.clear())
 
   /** When the user's credentials last changed (ms), or undefined for a user that no longer exists. */
   const credentialsChangedAt = async (id: number): Promise<number | undefined> => {
@@ -110,6 +162,44 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
     return changedAt
   }
 
+  const sessionState = async (id: number): Promise<SessionState> => {
+    const usable = cacheCredentials && feed.live
+    const now = Date.now()
+    if (usable) {
+      const cached = sessions.get(id, now)
+      if (cached !== undefined) return cached
+    }
+    const generation = sessions.generation
+    const row = await findSessionState(app.db, id)
+    const state = row
+      ? { userId: row.user_id, credentialsAt: Date.parse(row.credentials_at), ended: row.ended_at !== null }
+      : { userId: 0, credentialsAt: 0, ended: true }
+    if (usable && generation === sessions.generation) sessions.set(id, state, now)
+    return state
+  }
+
+  /**
+   * Whether the token still holds: its user exists, and its session lives (not ended, under the user's
+   * current credentials). A token without a session (from before sessions) holds unless it was issued before
+   * the user's last credentials change.
+   */
+  const tokenHolds = async (id: number, payload: TokenPayload): Promise<boolean> => {
+    const sid = payload.sid
+    if (sid === undefined) {
+      const changedAt = await credentialsChangedAt(id)
+      return changedAt !== undefined && payload.iat_ms >= changedAt
+    }
+    // The steady state: both in memory, no promise made.
+    const now = Date.now()
+    const cached = cacheCredentials && feed.live
+    let session = cached ? sessions.get(sid, now) : undefined
+    let changedAt = cached ? states.get(id, now) : undefined
+    if (session === undefined || changedAt === undefined) {
+      ;[session, changedAt] = await Promise.all([session ?? sessionState(sid), changedAt ?? credentialsChangedAt(id)])
+    }
+    return changedAt !== undefined && !session.ended && session.userId === id && session.credentialsAt >= changedAt
+  }
+
   const authenticate = async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const header = request.headers.authorization
     if (!header) throw new AppError(401, messages.noUser)
@@ -124,13 +214,13 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
       throw new AppError(401, messages.invalidToken)
     }
     const id = Number(payload.sub)
-    if (!Number.isSafeInteger(id) || id < 1 || typeof payload.iat_ms !== 'number') {
+    const sid = payload.sid
+    if (!Number.isSafeInteger(id) || id < 1 || typeof payload.iat_ms !== 'number' || (sid !== undefined && (!Number.isSafeInteger(sid) || sid < 1))) {
       throw new AppError(401, messages.invalidToken)
     }
-    const changedAt = await credentialsChangedAt(id)
-    // A deleted user, or a token older than the user's last role or password change.
-    if (changedAt === undefined || payload.iat_ms < changedAt) throw new AppError(401, messages.invalidToken)
-    request.user = { id, role: payload.role }
+    // A deleted user, an ended session, or a token older than the user's last role or password change.
+    if (!(await tokenHolds(id, payload))) throw new AppError(401, messages.invalidToken)
+    request.user = { id, role: payload.role, sessionId: sid }
   }
 
   app.decorateRequest('user', undefined as unknown as AuthUser)

@@ -6,7 +6,7 @@ import type { DatabaseHandle } from '../db/connect.js'
 
 /**
  * "Something changed" between instances of the service sharing one database, so that in-memory
- * caches (the catalog's responses, the users' token state) can be emptied everywhere:
+ * caches (the catalog's responses, the users' token state, the sessions' state) can be emptied everywhere:
  * - On this instance, `publish` calls the topic's subscribers at once, before the writing request
  *   answers.
  * - On PostgreSQL, `publish` also sends NOTIFY on one channel, through the pool (so it goes out
@@ -17,8 +17,8 @@ import type { DatabaseHandle } from '../db/connect.js'
  * - On SQLite, `PRAGMA data_version` (it moves when another connection commits) is polled, and a
  *   move fires every topic.
  */
-export type Topic = 'catalog' | 'users'
-const TOPICS: readonly Topic[] = ['catalog', 'users']
+export type Topic = 'catalog' | 'users' | 'sessions'
+const TOPICS: readonly Topic[] = ['catalog', 'users', 'sessions']
 
 export interface ChangeFeed {
   /** Tells this instance's subscribers now and, on PostgreSQL, every other instance. */

@@ -9,11 +9,15 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** onRequest hook shared by register and login: one counter per client for both. */
     authRateLimit: onRequestHookHandler
+    /** onRequest hook shared by the password-reset request and confirm: login's rule, a counter of their own. */
+    passwordResetRateLimit: onRequestHookHandler
   }
 }
 
 /** Every auth counter lives under this prefix, followed by the client's address: `shop-api:auth-rate-limit:<ip>`. */
 export const REDIS_KEY_PREFIX = 'shop-api:auth-rate-limit:'
+/** The password-reset counters: `shop-api:password-reset-rate-limit:<ip>`. */
+export const RESET_REDIS_KEY_PREFIX = 'shop-api:password-reset-rate-limit:'
 
 /** Reconnect attempts back off up to this delay, so the limit counts again within about a second of Redis returning. */
 const MAX_RECONNECT_DELAY_MS = 1000
@@ -66,8 +70,10 @@ class RedisAvailability {
  */
 function redisStore(redis: Redis, availability: RedisAvailability): new () => FastifyRateLimitStore {
   return class AuthRateLimitRedisStore implements FastifyRateLimitStore {
+    prefix = REDIS_KEY_PREFIX
+
     incr(ip: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number): void {
-      const key = REDIS_KEY_PREFIX + ip
+      const key = this.prefix + ip
       redis
         .multi()
         .set(key, 0, 'PX', timeWindow, 'NX')
@@ -86,8 +92,13 @@ function redisStore(redis: Redis, availability: RedisAvailability): new () => Fa
         })
     }
 
-    child(): FastifyRateLimitStore {
-      return this
+    // Each limiter made by createRateLimit gets a child; one given `redisKeyPrefix` counts under that prefix.
+    child(params: Parameters<FastifyRateLimitStore['child']>[0]): FastifyRateLimitStore {
+      const prefix = (params as { redisKeyPrefix?: string }).redisKeyPrefix
+      if (prefix === undefined) return this
+      const store = new AuthRateLimitRedisStore()
+      store.prefix = prefix
+      return store
     }
   }
 }
@@ -142,8 +153,16 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config; 
   // Without a keyGenerator the library keys on the client's address, and an IPv6 client on its /64
   // network: one host can change its address within its /64 at will.
   const check = app.createRateLimit({ max, timeWindow: windowMs })
+  // The same rule with a counter of its own (in memory each limiter has its own store; in Redis, its prefix).
+  const checkReset = app.createRateLimit({ max, timeWindow: windowMs, redisKeyPrefix: RESET_REDIS_KEY_PREFIX } as Parameters<typeof app.createRateLimit>[0])
 
-  app.decorate('authRateLimit', async (request: FastifyRequest, reply: FastifyReply) => {
+  app.decorate('authRateLimit', limitWith(check))
+  app.decorate('passwordResetRateLimit', limitWith(checkReset))
+}
+
+/** An onRequest hook answering 429 past the limit, with the IETF draft's headers on every answer. */
+function limitWith(check: ReturnType<FastifyInstance['createRateLimit']>) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const result = await check(request)
     if (result.isAllowed) return
     const ttl = Math.max(0, result.ttl)
@@ -154,7 +173,7 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config; 
       reply.header('Retry-After', Math.max(1, result.ttlInSeconds))
       throw new AppError(429, messages.tooManyAttempts)
     }
-  })
+  }
 }
 
 export default fp(rateLimitPlugin, { name: 'auth-rate-limit' })

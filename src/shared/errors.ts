@@ -27,6 +27,12 @@ export const messages = {
   passwordTooShort: 'La contraseña debe tener al menos 6 caracteres',
   badRole: "El rol debe ser 'customer' o 'admin'",
   tooManyAttempts: 'Demasiados intentos. Intenta de nuevo en 15 minutos.',
+  // Sessions and password reset.
+  loggedOut: 'Sesión cerrada',
+  loggedOutEverywhere: 'Todas las sesiones cerradas',
+  resetRequested: 'Si el email está registrado, recibirás un enlace para restablecer la contraseña',
+  passwordUpdated: 'Contraseña actualizada',
+  invalidResetLink: 'Enlace inválido o caducado',
   routeNotFound: 'Ruta no encontrada',
   malformedJson: 'El cuerpo de la petición no es JSON válido',
   bodyTooLarge: 'El cuerpo de la petición es demasiado grande',

@@ -105,12 +105,16 @@ describe('POST /auth/register', () => {
 })
 
 describe('POST /auth/login', () => {
-  it('answers 200 with a token and the user, its id as a string', async () => {
+  it('answers 200 with a token, a refresh token and the user, its id as a string', async () => {
     const user = await makeUser(t.app, 'customer', 'Luz')
     const res = await post('/auth/login', { email: user.email.toUpperCase(), password: user.password })
     expect(res.statusCode).toBe(200)
     const body = res.json()
-    expect(body).toEqual({ token: expect.any(String), user: { id: String(user.id), name: 'Luz', email: user.email, role: 'customer' } })
+    expect(body).toEqual({
+      token: expect.any(String),
+      refreshToken: expect.stringMatching(/^[\w-]{43}$/),
+      user: { id: String(user.id), name: 'Luz', email: user.email, role: 'customer' },
+    })
     const payload = createDecoder()(body.token) as { sub: string; role: string; iat: number; exp: number }
     expect(payload).toMatchObject({ sub: String(user.id), role: 'customer' })
     // JWT_EXPIRES_IN defaults to one day.

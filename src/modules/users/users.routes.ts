@@ -1,12 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
+import type { Config } from '../../config.js'
+import { sessionsRoutes } from '../sessions/sessions.routes.js'
+import { startSession } from '../sessions/sessions.service.js'
 import * as service from './users.service.js'
 import { CreateUserBody, ListUsersQuery, LoginBody, LoginResponse, RegisterBody, RegisterResponse, UpdateUserBody, User } from './users.schemas.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
 
 /** Trims `name` and `email` before validation, so "  ana@shop.test " is a valid e-mail and "  " an empty name. */
-async function trimTextFields(request: FastifyRequest): Promise<void> {
+export async function trimTextFields(request: FastifyRequest): Promise<void> {
   const body = request.body as Record<string, unknown> | undefined
   if (!body || typeof body !== 'object') return
   for (const field of ['name', 'email']) {
@@ -15,8 +18,11 @@ async function trimTextFields(request: FastifyRequest): Promise<void> {
   }
 }
 
-export async function usersRoutes(fastify: FastifyInstance): Promise<void> {
+export async function usersRoutes(fastify: FastifyInstance, options: { config: Config }): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>()
+  const { refreshTokenTtlMs } = options.config.sessions
+  // Refresh, logout, the caller's own account and password reset: the rest of /auth.
+  await app.register(sessionsRoutes, { config: options.config })
   const admin = app.requireRole('admin')
   const tags = ['auth']
   const secured = [{ bearerAuth: [] }]
@@ -39,8 +45,9 @@ export async function usersRoutes(fastify: FastifyInstance): Promise<void> {
     preValidation: trimTextFields,
     schema: { tags, summary: 'Exchange credentials for a token', body: LoginBody, response: { 200: LoginResponse, ...errors, 429: ErrorResponse } },
     handler: async (request) => {
-      const user = await service.authenticateCredentials(app.db, request.body.email, request.body.password)
-      return { token: app.signToken(user), user: { ...user, id: String(user.id) } }
+      const { user, credentialsChangedAt } = await service.authenticateCredentials(app.db, request.body.email, request.body.password)
+      const session = await startSession(app.db, user.id, credentialsChangedAt, refreshTokenTtlMs)
+      return { token: app.signToken(user, session.sessionId), refreshToken: session.refreshToken, user: { ...user, id: String(user.id) } }
     },
   })
 

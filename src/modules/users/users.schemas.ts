@@ -4,8 +4,8 @@ import { compileValidator, PageQueryProperties, ValidationError } from '../../sh
 
 const name = { type: 'string', minLength: 1, maxLength: 100 } as const
 // Not a string at all is as much "not a valid e-mail" / "not customer or admin" as a wrong string.
-const email = { type: 'string', format: 'email', maxLength: 254, errorMessages: { format: messages.invalidEmail, type: messages.invalidEmail } } as const
-const password = {
+export const email = { type: 'string', format: 'email', maxLength: 254, errorMessages: { format: messages.invalidEmail, type: messages.invalidEmail } } as const
+export const password = {
   type: 'string',
   minLength: 6,
   maxLength: 128,
@@ -38,6 +38,14 @@ export const CreateUserBody = {
 export const UpdateUserBody = {
   type: 'object',
   properties: { name, email, role, password },
+  additionalProperties: false,
+  minProperties: 1,
+} as const
+
+/** PATCH /auth/me: the caller's own name, e-mail or password; the current password when the e-mail or password changes. */
+export const UpdateAccountBody = {
+  type: 'object',
+  properties: { name, email, password, currentPassword: { type: 'string', maxLength: 128 } },
   additionalProperties: false,
   minProperties: 1,
 } as const
@@ -75,9 +83,10 @@ export const RegisterResponse = {
 
 export const LoginResponse = {
   type: 'object',
-  required: ['token', 'user'],
+  required: ['token', 'refreshToken', 'user'],
   properties: {
     token: { type: 'string' },
+    refreshToken: { type: 'string' },
     user: { ...AuthUser, properties: { id: AuthUser.properties.id, name: User.properties.name, email: User.properties.email, role: User.properties.role } },
   },
 } as const
@@ -85,6 +94,7 @@ export const LoginResponse = {
 export type RegisterInput = FromSchema<typeof RegisterBody>
 export type CreateUserInput = FromSchema<typeof CreateUserBody>
 export type UpdateUserInput = FromSchema<typeof UpdateUserBody>
+export type UpdateAccountInput = FromSchema<typeof UpdateAccountBody>
 /** A user as the API shows it: never the hash. */
 export type User = FromSchema<typeof User>
 

@@ -5,8 +5,10 @@ import { isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError, messages } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import { hashPassword, verifyPassword } from './passwords.js'
+import { carrySession, endResetLinks, endUserSessions } from '../sessions/sessions.repository.js'
+import { credentialsChangeAfter } from '../sessions/sessions.service.js'
 import * as repo from './users.repository.js'
-import type { CreateUserInput, RegisterInput, UpdateUserInput, User } from './users.schemas.js'
+import type { CreateUserInput, RegisterInput, UpdateAccountInput, UpdateUserInput, User } from './users.schemas.js'
 
 type Db = Kysely<Database>
 
@@ -47,11 +49,58 @@ export function registerCustomer(db: Db, input: RegisterInput): Promise<User> {
   return createUser(db, { name: input.name, email: input.email, password: input.password, role: 'customer' })
 }
 
-export async function authenticateCredentials(db: Db, email: string, password: string): Promise<User> {
+/** The user whose credentials these are, and their credentials' version (the session started with them lives under it). */
+export async function authenticateCredentials(db: Db, email: string, password: string): Promise<{ user: User; credentialsChangedAt: string }> {
   const row = await repo.findUserByEmail(db, normalizeEmail(email))
   const valid = await verifyPassword(row?.password_hash, password)
   if (!row || !valid) throw new AppError(401, messages.badCredentials)
-  return userRowToUser(row)
+  return { user: userRowToUser(row), credentialsChangedAt: row.credentials_changed_at }
+}
+
+/**
+ * The caller changes their own account (PATCH /auth/me). A new e-mail or password needs the current
+ * password (401 first, then a taken e-mail is 409). A new password ends every other session of the user;
+ * the caller's own session carries on under the new credentials. A new password or e-mail also ends every
+ * reset link still pending (one sent to the old address must not outlive the change).
+ */
+export async function updateOwnAccount(db: Db, caller: { id: number; sessionId: number | undefined }, input: UpdateAccountInput): Promise<User> {
+  const current = await repo.findUserById(db, caller.id)
+  // Deleted between the auth check and here.
+  if (!current) throw new AppError(401, messages.invalidToken)
+  const email = input.email === undefined ? undefined : normalizeEmail(input.email)
+  const newEmail = email !== undefined && email !== current.email
+  if (input.password !== undefined || newEmail) {
+    const given = input.currentPassword
+    if (given === undefined || given === '' || !(await verifyPassword(current.password_hash, given))) throw new AppError(401, messages.badCredentials)
+  }
+  if (newEmail) {
+    const owner = await repo.findUserByEmail(db, email)
+    if (owner && owner.id !== current.id) throw new AppError(409, messages.emailTaken)
+  }
+  const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password)
+  const now = nowIso()
+  const changes: UserUpdate = { updated_at: now }
+  if (input.name !== undefined) changes.name = input.name.trim()
+  if (newEmail) changes.email = email
+  if (passwordHash !== undefined) changes.password_hash = passwordHash
+  const credentialsAt = credentialsChangeAfter(now)
+  if (passwordHash !== undefined) changes.credentials_changed_at = credentialsAt
+  try {
+    const row = await db.transaction().execute(async (trx) => {
+      const updated = await repo.updateUserById(trx, current.id, changes)
+      if (!updated) throw new AppError(401, messages.invalidToken)
+      if (passwordHash !== undefined) {
+        await endUserSessions(trx, current.id, 'password', now, caller.sessionId)
+        if (caller.sessionId !== undefined) await carrySession(trx, caller.sessionId, credentialsAt)
+      }
+      if (passwordHash !== undefined || newEmail) await endResetLinks(trx, current.id, now)
+      return updated
+    })
+    return userRowToUser(row)
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError(409, messages.emailTaken)
+    throw error
+  }
 }
 
 export async function getUser(db: Db, id: number): Promise<User> {
@@ -88,7 +137,12 @@ export async function updateUser(db: Db, actorId: number, id: number, input: Upd
     changes.credentials_changed_at = new Date(Date.parse(now) + 1).toISOString()
   }
   try {
-    const row = await repo.updateUserById(db, id, changes)
+    const row = await db.transaction().execute(async (trx) => {
+      const updated = await repo.updateUserById(trx, id, changes)
+      // A password set by an admin: a reset link still pending must not undo it.
+      if (updated && input.password !== undefined) await endResetLinks(trx, id, now)
+      return updated
+    })
     if (!row) throw new AppError(404, messages.userNotFound)
     return userRowToUser(row)
   } catch (error) {

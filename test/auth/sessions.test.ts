@@ -1,0 +1,359 @@
+import { createHash } from 'node:crypto'
+import { createDecoder } from 'fast-jwt'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ConfigError } from '../../src/config.js'
+import { type TestApp, createTestApp, testConfig } from '../helpers/app.js'
+import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+
+let t: TestApp
+
+beforeAll(async () => {
+  // A limit this file never meets: the limit has its own tests.
+  t = await createTestApp({ AUTH_RATE_LIMIT_MAX: '100000' })
+})
+afterAll(async () => t.close())
+
+const INVALID = { error: 'Token inválido o expirado' }
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+
+interface Pair {
+  token: string
+  refreshToken: string
+}
+
+async function login(user: TestUser): Promise<Pair> {
+  const res = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
+  expect(res.statusCode).toBe(200)
+  return res.json()
+}
+
+const refresh = (refreshToken: unknown) => t.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken } as object })
+const me = (token: string) => t.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${token}` } })
+const sidOf = (token: string) => (createDecoder()(token) as { sid: number }).sid
+const session = (id: number) => t.app.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+const tokensOf = (sessionId: number) => t.app.db.selectFrom('refresh_tokens').selectAll().where('session_id', '=', sessionId).orderBy('id').execute()
+
+async function expectRefused(pair: Pair): Promise<void> {
+  const access = await me(pair.token)
+  expect(access.statusCode).toBe(401)
+  expect(access.json()).toEqual(INVALID)
+  const renewed = await refresh(pair.refreshToken)
+  expect(renewed.statusCode).toBe(401)
+  expect(renewed.json()).toEqual(INVALID)
+}
+
+describe('log-in starts a session', () => {
+  it('the access token carries the session id; the refresh token is opaque and stored only as its SHA-256', async () => {
+    const user = await makeUser(t.app)
+    const pair = await login(user)
+    expect(pair.refreshToken).toMatch(/^[\w-]{43}$/)
+    const sid = sidOf(pair.token)
+    expect(Number.isInteger(sid)).toBe(true)
+    const row = await session(sid)
+    expect(row).toMatchObject({ user_id: user.id, ended_at: null, ended_reason: null })
+    const [stored] = await tokensOf(sid)
+    expect(stored).toMatchObject({ token_hash: sha256(pair.refreshToken), spent_at: null })
+    // Valid for REFRESH_TOKEN_TTL (30 days by default) from its issue.
+    expect(Date.parse(stored!.expires_at) - Date.parse(stored!.created_at)).toBe(30 * 86_400_000)
+    const raw = await t.app.db.selectFrom('refresh_tokens').select('id').where('token_hash', '=', pair.refreshToken).execute()
+    expect(raw).toEqual([])
+    expect((await me(pair.token)).statusCode).toBe(200)
+  })
+})
+
+describe('the session check', () => {
+  it('is answered from memory: a session ended behind the service’s back (SQL by hand) is not seen at once', async () => {
+    const user = await makeUser(t.app)
+    const pair = await login(user)
+    expect((await me(pair.token)).statusCode).toBe(200)
+    // Through the app's own connection: no change-feed notice (the service's own routes publish one).
+    await t.app.db.updateTable('sessions').set({ ended_at: new Date().toISOString(), ended_reason: 'logout' }).where('id', '=', sidOf(pair.token)).execute()
+    expect((await me(pair.token)).statusCode).toBe(200)
+    // The refresh reads the database: refused at once.
+    expect((await refresh(pair.refreshToken)).json()).toEqual(INVALID)
+    // Any session change through the service empties the memory.
+    t.app.changeFeed.publish('sessions')
+    expect((await me(pair.token)).json()).toEqual(INVALID)
+  })
+})
+
+describe('housekeeping at log-in', () => {
+  it('deletes the user’s expired refresh tokens and their sessions ended over 30 days ago; keeps everything else', async () => {
+    const user = await makeUser(t.app)
+    const stranger = await makeUser(t.app)
+    const old = await login(user)
+    const recent = await login(user)
+    const live = await login(user)
+    const theirs = await login(stranger)
+    const longAgo = new Date(Date.now() - 31 * 86_400_000).toISOString()
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString()
+    await t.app.db
+      .updateTable('sessions')
+      .set({ ended_at: longAgo, ended_reason: 'logout' })
+      .where('id', 'in', [sidOf(old.token), sidOf(theirs.token)])
+      .execute()
+    await t.app.db.updateTable('sessions').set({ ended_at: yesterday, ended_reason: 'logout' }).where('id', '=', sidOf(recent.token)).execute()
+    await t.app.db
+      .updateTable('refresh_tokens')
+      .set({ expires_at: yesterday })
+      .where('token_hash', 'in', [sha256(recent.refreshToken), sha256(theirs.refreshToken)])
+      .execute()
+    const fresh = await login(user)
+    const left = await t.app.db.selectFrom('sessions').select('id').where('user_id', 'in', [user.id, stranger.id]).orderBy('id').execute()
+    expect(left.map((row) => row.id)).toEqual([sidOf(recent.token), sidOf(live.token), sidOf(theirs.token), sidOf(fresh.token)])
+    expect(await tokensOf(sidOf(recent.token))).toEqual([])
+    expect(await tokensOf(sidOf(theirs.token))).toHaveLength(1)
+    expect(await tokensOf(sidOf(live.token))).toHaveLength(1)
+    // The deleted session's access token is refused like an ended one's; the live session is untouched.
+    expect((await me(old.token)).json()).toEqual(INVALID)
+    expect((await refresh(live.refreshToken)).statusCode).toBe(200)
+  })
+})
+
+describe('POST /auth/refresh', () => {
+  it('answers a new pair and spends the old refresh token; both access tokens of the session keep working', async () => {
+    const user = await makeUser(t.app)
+    const first = await login(user)
+    const res = await refresh(first.refreshToken)
+    expect(res.statusCode).toBe(200)
+    const second: Pair = res.json()
+    expect(Object.keys(second).sort()).toEqual(['refreshToken', 'token'])
+    expect(second.refreshToken).not.toBe(first.refreshToken)
+    expect(sidOf(second.token)).toBe(sidOf(first.token))
+    expect(createDecoder()(second.token)).toMatchObject({ sub: String(user.id), role: 'customer' })
+    const rows = await tokensOf(sidOf(first.token))
+    expect(rows).toHaveLength(2)
+    expect(rows[0]).toMatchObject({ token_hash: sha256(first.refreshToken), spent_at: expect.any(String) })
+    expect(rows[1]).toMatchObject({ token_hash: sha256(second.refreshToken), spent_at: null })
+    expect((await me(second.token)).statusCode).toBe(200)
+    expect((await me(first.token)).statusCode).toBe(200)
+    // And the chain goes on.
+    const third = await refresh(second.refreshToken)
+    expect(third.statusCode).toBe(200)
+  })
+
+  it.each([
+    [{}, 'refreshToken should not be empty'],
+    [{ refreshToken: '' }, 'refreshToken should not be empty'],
+    [{ refreshToken: 42 }, 'refreshToken must be a string'],
+    [{ refreshToken: 'x'.repeat(201) }, 'refreshToken must be shorter than or equal to 200 characters'],
+  ])('validates the body: %j → 422 %s', async (payload, message) => {
+    const res = await t.app.inject({ method: 'POST', url: '/auth/refresh', payload })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: message })
+  })
+
+  it('refuses an unknown token, and an access token in its place, with 401', async () => {
+    const user = await makeUser(t.app)
+    const pair = await login(user)
+    for (const token of ['not-a-token', pair.token.slice(0, 200)]) {
+      const res = await refresh(token)
+      expect(res.statusCode).toBe(401)
+      expect(res.json()).toEqual(INVALID)
+    }
+  })
+
+  it('is not under the login rate limit', async () => {
+    const limited = await createTestApp({ AUTH_RATE_LIMIT_MAX: '1' })
+    try {
+      const user = await makeUser(limited.app)
+      const res = await limited.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
+      let refreshToken = res.json().refreshToken as string
+      for (let i = 0; i < 3; i++) {
+        const next = await limited.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken } })
+        expect(next.statusCode).toBe(200)
+        expect(next.headers['ratelimit-limit']).toBeUndefined()
+        refreshToken = next.json().refreshToken
+      }
+      expect((await limited.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })).statusCode).toBe(429)
+    } finally {
+      await limited.close()
+    }
+  })
+
+  it('a spent token presented again ends its whole session: its refresh and access tokens; other sessions live on', async () => {
+    const user = await makeUser(t.app)
+    const stolen = await login(user)
+    const other = await login(user)
+    const rotated: Pair = (await refresh(stolen.refreshToken)).json()
+    const again = await refresh(stolen.refreshToken)
+    expect(again.statusCode).toBe(401)
+    expect(again.json()).toEqual(INVALID)
+    await expectRefused(rotated)
+    expect((await me(stolen.token)).statusCode).toBe(401)
+    expect(await session(sidOf(stolen.token))).toMatchObject({ ended_at: expect.any(String), ended_reason: 'reuse' })
+    expect((await me(other.token)).statusCode).toBe(200)
+    expect((await refresh(other.refreshToken)).statusCode).toBe(200)
+  })
+
+  it('two refreshes of one token at once: exactly one gets a new pair, and only one new token is issued', async () => {
+    const user = await makeUser(t.app)
+    const pair = await login(user)
+    const answers = await Promise.all([refresh(pair.refreshToken), refresh(pair.refreshToken)])
+    const codes = answers.map((a) => a.statusCode).sort()
+    expect(codes).toEqual([200, 401])
+    expect(answers.find((a) => a.statusCode === 401)!.json()).toEqual(INVALID)
+    const rows = await tokensOf(sidOf(pair.token))
+    expect(rows).toHaveLength(2)
+    expect(rows.filter((row) => row.spent_at === null)).toHaveLength(1)
+  })
+
+  it('an expired refresh token is refused (the session is not ended for it: expiry is no theft)', async () => {
+    const user = await makeUser(t.app)
+    const pair = await login(user)
+    await t.app.db
+      .updateTable('refresh_tokens')
+      .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+      .where('token_hash', '=', sha256(pair.refreshToken))
+      .execute()
+    const res = await refresh(pair.refreshToken)
+    expect(res.statusCode).toBe(401)
+    expect(res.json()).toEqual(INVALID)
+    expect(await session(sidOf(pair.token))).toMatchObject({ ended_at: null })
+    expect((await me(pair.token)).statusCode).toBe(200)
+  })
+
+  it('REFRESH_TOKEN_TTL sets each token’s lifetime, in JWT_EXPIRES_IN’s forms', async () => {
+    const short = await createTestApp({ AUTH_RATE_LIMIT_MAX: '100000', REFRESH_TOKEN_TTL: '2h' })
+    try {
+      const user = await makeUser(short.app)
+      const res = await short.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
+      const row = await short.app.db
+        .selectFrom('refresh_tokens')
+        .selectAll()
+        .where('token_hash', '=', sha256(res.json().refreshToken))
+        .executeTakeFirstOrThrow()
+      expect(Date.parse(row.expires_at) - Date.parse(row.created_at)).toBe(2 * 3_600_000)
+    } finally {
+      await short.close()
+    }
+    expect(testConfig({ REFRESH_TOKEN_TTL: '3600' }).sessions.refreshTokenTtlMs).toBe(3_600_000)
+    expect(testConfig({ RESET_TOKEN_TTL: '90m' }).sessions.resetTokenTtlMs).toBe(90 * 60_000)
+    expect(testConfig().sessions).toEqual({ refreshTokenTtlMs: 30 * 86_400_000, resetTokenTtlMs: 3_600_000, shopUrl: 'http://shop.test' })
+    expect(() => testConfig({ REFRESH_TOKEN_TTL: 'soon' })).toThrow(ConfigError)
+    expect(() => testConfig({ RESET_TOKEN_TTL: '0' })).toThrow(/RESET_TOKEN_TTL must be a duration/)
+    expect(() => testConfig({ SHOP_URL: 'tienda' })).toThrow(/SHOP_URL must be an absolute http\(s\) URL/)
+  })
+
+  it('a deleted user or a changed role ends the sessions: refresh and access tokens answer 401', async () => {
+    const admin = await makeUser(t.app, 'admin')
+    const deleted = await makeUser(t.app)
+    const promoted = await makeUser(t.app)
+    const deletedPair = await login(deleted)
+    const promotedPair = await login(promoted)
+    expect((await t.app.inject({ method: 'DELETE', url: `/auth/users/${deleted.id}`, headers: bearer(admin) })).statusCode).toBe(200)
+    expect((await t.app.inject({ method: 'PATCH', url: `/auth/users/${promoted.id}`, headers: bearer(admin), payload: { role: 'admin' } })).statusCode).toBe(
+      200,
+    )
+    await expectRefused(deletedPair)
+    await expectRefused(promotedPair)
+    // The promoted user logs in again, as an admin.
+    const fresh = await login(promoted)
+    expect(createDecoder()(fresh.token)).toMatchObject({ role: 'admin' })
+    expect((await t.app.inject({ url: '/auth/users', headers: { authorization: `Bearer ${fresh.token}` } })).statusCode).toBe(200)
+  })
+})
+
+describe('POST /auth/logout', () => {
+  const logout = (token: string, payload?: object) =>
+    t.app.inject({ method: 'POST', url: '/auth/logout', headers: { authorization: `Bearer ${token}` }, ...(payload ? { payload } : {}) })
+
+  it('ends the caller’s session at once: its access tokens and refresh token; the user’s other sessions live on', async () => {
+    const user = await makeUser(t.app)
+    const pair = await login(user)
+    const other = await login(user)
+    const older = pair.token
+    const rotated: Pair = (await refresh(pair.refreshToken)).json()
+    const res = await logout(rotated.token)
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({ message: 'Sesión cerrada' })
+    await expectRefused(rotated)
+    expect((await me(older)).statusCode).toBe(401)
+    expect(await session(sidOf(pair.token))).toMatchObject({ ended_at: expect.any(String), ended_reason: 'logout' })
+    expect((await me(other.token)).statusCode).toBe(200)
+    expect((await refresh(other.refreshToken)).statusCode).toBe(200)
+    // Logging out again with the ended session's token: 401 like any request.
+    const again = await logout(rotated.token)
+    expect(again.statusCode).toBe(401)
+    expect(again.json()).toEqual(INVALID)
+  })
+
+  it('with a refresh token of another of the caller’s sessions, ends that one too; someone else’s is ignored', async () => {
+    const user = await makeUser(t.app)
+    const stranger = await makeUser(t.app)
+    const here = await login(user)
+    const there = await login(user)
+    const theirs = await login(stranger)
+    const res = await logout(here.token, { refreshToken: there.refreshToken })
+    expect(res.statusCode).toBe(200)
+    await expectRefused(here)
+    await expectRefused(there)
+    const other = await login(user)
+    const ignored = await logout(other.token, { refreshToken: theirs.refreshToken })
+    expect(ignored.statusCode).toBe(200)
+    expect(ignored.json()).toEqual({ message: 'Sesión cerrada' })
+    expect((await me(theirs.token)).statusCode).toBe(200)
+    expect(await session(sidOf(theirs.token))).toMatchObject({ ended_at: null })
+  })
+
+  it('needs a token (401), and validates the body before ending anything (422)', async () => {
+    const none = await t.app.inject({ method: 'POST', url: '/auth/logout' })
+    expect(none.statusCode).toBe(401)
+    expect(none.json()).toEqual({ error: 'Unauthorized - No user found' })
+    const user = await makeUser(t.app)
+    const pair = await login(user)
+    for (const [payload, message] of [
+      [{ refreshToken: 5 }, 'refreshToken must be a string'],
+      [{ refreshToken: '' }, 'refreshToken should not be empty'],
+    ] as const) {
+      const res = await logout(pair.token, payload)
+      expect(res.statusCode).toBe(422)
+      expect(res.json()).toEqual({ error: message })
+    }
+    expect((await me(pair.token)).statusCode).toBe(200)
+  })
+
+  it('a token from before sessions (no sid) names no session: logging out with it ends every token of the user', async () => {
+    const user = await makeUser(t.app)
+    const pair = await login(user)
+    expect(createDecoder()(user.token)).not.toHaveProperty('sid')
+    const res = await logout(user.token)
+    expect(res.statusCode).toBe(200)
+    expect((await me(user.token)).statusCode).toBe(401)
+    await expectRefused(pair)
+  })
+})
+
+describe('POST /auth/logout-all', () => {
+  it('every token of the caller stops working, every session ends; a new log-in works', async () => {
+    const user = await makeUser(t.app)
+    const stranger = await makeUser(t.app)
+    const a = await login(user)
+    const b = await login(user)
+    const theirs = await login(stranger)
+    const res = await t.app.inject({ method: 'POST', url: '/auth/logout-all', headers: { authorization: `Bearer ${a.token}` } })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({ message: 'Todas las sesiones cerradas' })
+    await expectRefused(a)
+    await expectRefused(b)
+    expect((await me(user.token)).statusCode).toBe(401)
+    const ended = await t.app.db.selectFrom('sessions').select(['ended_reason']).where('user_id', '=', user.id).execute()
+    expect(ended.map((row) => row.ended_reason)).toEqual(['logout-all', 'logout-all'])
+    expect((await me(theirs.token)).statusCode).toBe(200)
+    const fresh = await login(user)
+    expect((await me(fresh.token)).statusCode).toBe(200)
+    expect((await refresh(fresh.refreshToken)).statusCode).toBe(200)
+  })
+
+  it('takes no body, and needs a token', async () => {
+    const user = await makeUser(t.app)
+    const pair = await login(user)
+    const body = await t.app.inject({ method: 'POST', url: '/auth/logout-all', headers: { authorization: `Bearer ${pair.token}` }, payload: { all: true } })
+    expect(body.statusCode).toBe(422)
+    expect(body.json()).toEqual({ error: 'property all should not exist' })
+    expect((await me(pair.token)).statusCode).toBe(200)
+    const none = await t.app.inject({ method: 'POST', url: '/auth/logout-all' })
+    expect(none.statusCode).toBe(401)
+    expect(none.json()).toEqual({ error: 'Unauthorized - No user found' })
+  })
+})
