@@ -1,0 +1,38 @@
+import type { AuthProvider } from 'react-admin'
+import { api, readSession, unwrap, writeSession } from './client'
+
+export const NOT_AN_ADMIN = 'This account is not allowed in: the dashboard is for the shop’s administrators only.'
+export const SESSION_EXPIRED = 'Your session has expired. Sign in again to carry on where you were.'
+
+/**
+ * Sign-in through POST /auth/login. Only admins get in: a customer's token is not kept, and they are told why.
+ * A 401 from any call ends the session and brings the admin back to sign-in; react-admin keeps the page they were on.
+ */
+export const authProvider: AuthProvider = {
+  async login({ username, password }: { username: string; password: string }) {
+    const result = await api.POST('/auth/login', { body: { email: username, password } })
+    const { token, user } = unwrap(result)
+    if (user.role !== 'admin') throw new Error(NOT_AN_ADMIN)
+    writeSession({ token, user })
+  },
+  async logout() {
+    writeSession(null)
+  },
+  async checkAuth() {
+    if (!readSession()) throw new Error()
+  },
+  async checkError(error: { status?: number }) {
+    if (error?.status === 401) {
+      writeSession(null)
+      throw { message: SESSION_EXPIRED, logoutUser: true }
+    }
+  },
+  async getIdentity() {
+    const session = readSession()
+    if (!session) throw new Error()
+    return { id: session.user.id, fullName: session.user.name || session.user.email }
+  },
+  async getPermissions() {
+    return readSession()?.user.role ?? null
+  },
+}
