@@ -27,7 +27,7 @@ export function App() {
       loginPage={SignIn}
       dashboard={Overview}
       theme={theme}
-      requireAuth
+
       disableTelemetry
     >
       <Resource name="products" list={ProductList} create={ProductCreate} edit={ProductEdit} icon={InventoryIcon} recordRepresentation="name" />

@@ -19,7 +19,8 @@ export const authProvider: AuthProvider = {
     writeSession(null)
   },
   async checkAuth() {
-    if (!readSession()) throw new Error()
+    // No "please log in" notice on the way to the sign-in page: the page says what to do.
+    if (!readSession()) throw { message: false }
   },
   async checkError(error: { status?: number }) {
     if (error?.status === 401) {

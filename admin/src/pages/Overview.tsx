@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query'
-import { Link, Loading, Title, useDataProvider } from 'react-admin'
+import { Link, Loading, Title, useAuthenticated, useDataProvider } from 'react-admin'
 import { Alert, Box, Card, CardContent, List, ListItem, ListItemText, Stack, Typography } from '@mui/material'
 import type { Stats, dataProvider as shopDataProvider } from '../api/dataProvider'
 
@@ -92,6 +92,7 @@ function Figure({ label, value, to }: { label: string; value: string | number; t
 
 /** The overview: one call to /admin/api/stats for the chart, the orders to ship and the products low on stock. */
 export default function Overview() {
+  useAuthenticated()
   const dataProvider = useDataProvider<typeof shopDataProvider>()
   const { data: stats, error, isPending } = useQuery({ queryKey: ['admin-stats', 30], queryFn: () => dataProvider.getStats(30) })
   return (

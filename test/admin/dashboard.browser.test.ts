@@ -1,0 +1,253 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { makeCategory, makeProduct, makeProducts, PNG } from '../helpers/catalog.js'
+import { stockOf } from '../helpers/shop.js'
+import { ADMIN, DESKTOP, hasChromium, launchBrowser, openPage, PHONE, screenshot, seriousViolations, type Shop, signIn, startShop } from '../helpers/browser.js'
+
+// One service and one browser for the file; the admin's page stays signed in from test to test.
+describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
+  let shop: Shop
+  let browser: Browser
+  let admin: { context: BrowserContext; page: Page }
+
+  const api = async (method: 'GET' | 'POST' | 'PATCH', url: string, user?: { token: string }, payload?: object) => {
+    const response = await shop.app.inject({ method, url, headers: user ? bearer(user) : {}, ...(payload ? { payload } : {}) })
+    return { status: response.statusCode, body: response.json() }
+  }
+  const go = async (page: Page, hash: string) => {
+    await page.goto(`/admin/#${hash}`)
+  }
+  const alertWith = (page: Page, text: string) => page.getByRole('alert').filter({ hasText: text })
+
+  /** A customer who bought `quantity` of a product: the order, placed through the API. */
+  async function placeOrder(quantity = 2): Promise<{ customer: TestUser; productId: number; orderId: number }> {
+    const customer = await makeUser(shop.app, 'customer', 'Carla Customer')
+    const product = await makeProduct(shop.app, { name: `Lamp ${Math.random().toString(36).slice(2, 7)}`, priceCents: 2550, stock: 10 })
+    expect((await api('POST', '/cart/add', customer, { productId: product.id, quantity })).status).toBe(201)
+    const order = await api('POST', '/orders', customer)
+    expect(order.status).toBe(201)
+    return { customer, productId: product.id, orderId: order.body.id }
+  }
+
+  beforeAll(async () => {
+    ;[shop, browser] = await Promise.all([startShop(), launchBrowser()])
+    admin = await openPage(browser, shop)
+    await signIn(admin.page)
+    await admin.page.getByRole('menuitem', { name: 'Products' }).waitFor()
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await shop?.close()
+  })
+
+  it('refuses a customer, says why, and keeps no session', async () => {
+    const customer = await makeUser(shop.app, 'customer')
+    const { context, page } = await openPage(browser, shop)
+    await page.goto('/admin/')
+    await signIn(page, customer.email, customer.password)
+    await alertWith(page, 'the dashboard is for the shop’s administrators only').waitFor()
+    expect(await page.evaluate(() => localStorage.getItem('shop-admin.session'))).toBeNull()
+    expect(page.url()).toContain('#/login')
+    await context.close()
+  })
+
+  it('shows the API’s message for a wrong password', async () => {
+    const { context, page } = await openPage(browser, shop)
+    await signIn(page, ADMIN.email, 'not-the-password')
+    await alertWith(page, 'Credenciales inválidas').waitFor()
+    await context.close()
+  })
+
+  it('creates a product with an image (previewed before upload), and the shop lists it', async () => {
+    const { page } = admin
+    const category = await makeCategory(shop.app, 'Lighting')
+    await go(page, '/products/create')
+    await page.getByLabel('Name').fill('Desk lamp')
+    await page.getByLabel('Description').fill('A warm light')
+    await page.getByLabel('Price').fill('19.99')
+    await page.getByLabel('Stock').fill('7')
+    await page.getByLabel('Category').fill('Light')
+    await page.getByRole('option', { name: 'Lighting' }).click()
+    await page.locator('input[type=file]').setInputFiles({ name: 'lamp.png', mimeType: 'image/png', buffer: PNG })
+    // The preview is the local file, before anything is sent.
+    await page.locator('img[src^="blob:"]').waitFor()
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.waitForURL(/#\/products(\?|$)/)
+    const list = await api('GET', '/products?q=Desk%20lamp')
+    expect(list.body).toHaveLength(1)
+    expect(list.body[0]).toMatchObject({ name: 'Desk lamp', description: 'A warm light', price: 19.99, stock: 7, categoryId: category.id })
+    expect(list.body[0].imageUrl).toMatch(/\/uploads\/products\/\d+-lamp\.png$/)
+    await page.getByRole('row', { name: /Desk lamp/ }).waitFor()
+  })
+
+  it('shows the API’s validation message beside the field', async () => {
+    const { page } = admin
+    await go(page, '/products/create')
+    await page.getByLabel('Name').fill('Too long a description')
+    await page.getByLabel('Description').fill('x'.repeat(6000))
+    await page.getByLabel('Price').fill('1')
+    await page.locator('input[type=file]').setInputFiles({ name: 'a.png', mimeType: 'image/png', buffer: PNG })
+    await page.getByRole('button', { name: 'Save' }).click()
+    const message = await page.locator('#description-helper-text').textContent({ timeout: 10_000 })
+    expect(message).toMatch(/^description must be shorter than or equal to \d+ characters$/)
+    expect((await api('GET', '/products?q=Too%20long')).body).toHaveLength(0)
+  })
+
+  it('edits a product’s price', async () => {
+    const { page } = admin
+    const product = await makeProduct(shop.app, { name: 'Kettle', priceCents: 3000 })
+    await go(page, `/products/${product.id}`)
+    await expect.poll(() => page.getByLabel('Price').inputValue()).toBe('30')
+    await page.getByLabel('Price').fill('27.5')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await expect.poll(async () => (await api('GET', `/products/${product.id}`)).body.price).toBe(27.5)
+  })
+
+  it('deletes a product after confirmation', async () => {
+    const { page } = admin
+    const product = await makeProduct(shop.app, { name: 'Old toaster' })
+    await go(page, '/products')
+    const row = page.getByRole('row', { name: /Old toaster/ })
+    await row.getByRole('button', { name: 'Delete' }).click()
+    const dialog = page.getByRole('dialog')
+    await dialog.getByText('Delete this product?').waitFor()
+    expect((await api('GET', `/products/${product.id}`)).status).toBe(200)
+    await dialog.getByRole('button', { name: 'Confirm' }).click()
+    await expect.poll(async () => (await api('GET', `/products/${product.id}`)).status).toBe(404)
+    await row.waitFor({ state: 'detached' })
+  })
+
+  it('creates, renames and deletes a category, and shows the API’s message for one in use', async () => {
+    const { page } = admin
+    await go(page, '/categories/create')
+    await page.getByLabel('Name').fill('Garden')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('row', { name: /Garden/ }).waitFor()
+    const created = (await api('GET', '/categories')).body.find((category: { name: string }) => category.name === 'Garden')
+    expect(created).toBeDefined()
+
+    await page.getByRole('row', { name: /Garden/ }).getByRole('link', { name: 'Rename' }).click()
+    await page.getByLabel('Name').fill('Garden & patio')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('row', { name: /Garden & patio/ }).waitFor()
+    expect((await api('GET', `/categories/${created.id}`)).body.name).toBe('Garden & patio')
+
+    const used = await makeCategory(shop.app, 'Tools')
+    await makeProduct(shop.app, { name: 'Hammer', categoryId: used.id })
+    await page.reload()
+    await page.getByRole('row', { name: /Tools/ }).getByRole('button', { name: 'Delete' }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click()
+    await alertWith(page, 'La categoría tiene productos asociados').waitFor()
+    expect((await api('GET', `/categories/${used.id}`)).status).toBe(200)
+
+    await page.getByRole('row', { name: /Garden & patio/ }).getByRole('button', { name: 'Delete' }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click()
+    await expect.poll(async () => (await api('GET', `/categories/${created.id}`)).status).toBe(404)
+  })
+
+  it('shows an order placed through the API and moves it pending → paid → shipped', async () => {
+    const { page } = admin
+    const { customer, orderId } = await placeOrder()
+    await go(page, '/orders')
+    await page.getByRole('row', { name: new RegExp(customer.email) }).click()
+    await page.getByRole('heading', { name: `Order #${orderId}` }).waitFor()
+    await page.getByRole('table', { name: 'Order lines' }).getByText('51.00').first().waitFor()
+    // Only the moves the API allows from pending.
+    expect(await page.getByRole('button', { name: /^(Mark|Cancel)/ }).allTextContents()).toEqual(['Mark as paid', 'Cancel order'])
+    await page.getByRole('button', { name: 'Mark as paid' }).click()
+    await expect.poll(async () => (await api('GET', `/orders/${orderId}`, customer)).body.status).toBe('paid')
+    await page.getByRole('button', { name: 'Mark as shipped' }).click()
+    await expect.poll(async () => (await api('GET', `/orders/${orderId}`, customer)).body.status).toBe('shipped')
+    await page.getByRole('button', { name: 'Mark as delivered' }).waitFor()
+    expect(await page.getByRole('button', { name: /^(Mark|Cancel)/ }).allTextContents()).toEqual(['Mark as delivered'])
+  })
+
+  it('cancels a paid order after saying it refunds, and the stock comes back', async () => {
+    const { page } = admin
+    const { customer, productId, orderId } = await placeOrder(3)
+    expect(await stockOf(shop.app, productId)).toBe(7)
+    const adminUser = await makeUser(shop.app, 'admin')
+    expect((await api('PATCH', `/orders/${orderId}/status`, adminUser, { status: 'paid' })).status).toBe(200)
+    await go(page, `/orders/${orderId}/show`)
+    await page.getByRole('button', { name: 'Cancel order' }).click()
+    const dialog = page.getByRole('dialog')
+    await dialog.getByText('cancelling it refunds the payment of 76.50').waitFor()
+    await dialog.getByRole('button', { name: 'Cancel order' }).click()
+    await expect.poll(async () => (await api('GET', `/orders/${orderId}`, customer)).body.status).toBe('cancelled')
+    expect(await stockOf(shop.app, productId)).toBe(10)
+  })
+
+  it('lists orders by status', async () => {
+    const { page } = admin
+    const { orderId } = await placeOrder(1)
+    await go(page, `/orders?filter=${encodeURIComponent(JSON.stringify({ status: 'pending' }))}`)
+    await page.getByRole('row', { name: new RegExp(`#${orderId}\\b`) }).waitFor()
+    expect(await page.getByRole('row', { name: /shipped|cancelled/ }).count()).toBe(0)
+  })
+
+  it('promotes a customer to admin, and creates an admin', async () => {
+    const { page } = admin
+    const customer = await makeUser(shop.app, 'customer', 'Promoted Person')
+    await go(page, `/users/${customer.id}`)
+    await page.getByLabel('Role').click()
+    await page.getByRole('option', { name: 'Admin' }).click()
+    await page.getByRole('button', { name: 'Save' }).click()
+    const adminUser = await makeUser(shop.app, 'admin')
+    await expect.poll(async () => (await api('GET', `/auth/users/${customer.id}`, adminUser)).body.role).toBe('admin')
+
+    await go(page, '/users/create')
+    await page.getByLabel('Name').fill('Second Admin')
+    await page.getByLabel('Email').fill('second@shop.test')
+    await page.getByLabel('Password').fill('short')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByText('La contraseña debe tener al menos 6 caracteres').waitFor()
+    await page.getByLabel('Password').fill('long-enough-1')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('row', { name: /second@shop\.test/ }).waitFor()
+    const users = (await api('GET', '/auth/users?limit=100', adminUser)).body
+    expect(users.find((user: { email: string }) => user.email === 'second@shop.test')).toMatchObject({ name: 'Second Admin', role: 'admin' })
+  })
+
+  it('an expired session brings the admin back to sign-in, then to the page they were on', async () => {
+    const { context, page } = await openPage(browser, shop)
+    await page.addInitScript(() => {
+      if (!sessionStorage.getItem('seeded')) {
+        sessionStorage.setItem('seeded', '1')
+        localStorage.setItem('shop-admin.session', JSON.stringify({ token: 'expired.token.value', user: { id: '1', name: 'Owner', email: 'o@x', role: 'admin' } }))
+      }
+    })
+    await go(page, '/categories')
+    await page.waitForURL(/#\/login/)
+    await alertWith(page, 'Your session has expired').waitFor()
+    await signIn(page)
+    await page.waitForURL(/#\/categories/)
+    await page.getByRole('row', { name: /Lighting/ }).waitFor()
+    await context.close()
+  })
+
+  it('says so when the API cannot be reached', async () => {
+    const { context, page } = await openPage(browser, shop)
+    await signIn(page)
+    await page.getByRole('menuitem', { name: 'Categories' }).waitFor()
+    await page.route((url) => url.pathname.startsWith('/categories'), (route) => route.abort('connectionrefused'))
+    await go(page, '/categories')
+    await alertWith(page, 'The shop API cannot be reached').first().waitFor()
+    await context.close()
+  })
+
+  it('lists 100 products (timed)', async () => {
+    const { page } = admin
+    await makeProducts(
+      shop.app,
+      Array.from({ length: 100 }, (_, i) => ({ name: `Bulk item ${String(i).padStart(3, '0')}` })),
+    )
+    await go(page, '/categories')
+    await page.getByRole('menuitem', { name: 'Products' }).waitFor()
+    const started = performance.now()
+    await go(page, '/products?perPage=100&page=1&sort=createdAt&order=DESC')
+    await page.locator('tbody tr').nth(99).waitFor()
+    console.log(`dashboard: 100 product rows visible ${Math.round(performance.now() - started)} ms after asking for the list`)
+    expect(await page.locator('tbody tr').count()).toBe(100)
+  })
+})
