@@ -59,7 +59,11 @@ function productForm(data: Record<string, unknown>): FormData {
 function productJson(data: Record<string, unknown>): Record<string, unknown> {
   const body: Record<string, unknown> = {}
   for (const field of ['name', 'description', 'price', 'stock', 'categoryId'] as const) {
-    if (data[field] !== undefined) body[field] = data[field] === '' ? null : data[field]
+    const value = data[field]
+    if (value === undefined) continue
+    // react-admin empties a cleared input to null: no description is "", no category is null.
+    if (field === 'description') body[field] = value ?? ''
+    else body[field] = value === '' ? null : value
   }
   return body
 }
