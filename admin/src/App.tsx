@@ -16,7 +16,16 @@ import { UserCreate, UserEdit, UserList } from './pages/users'
 const Overview = lazy(() => import('./pages/Overview'))
 
 // react-admin's default theme, with a primary colour dark enough for WCAG AA contrast on white and on the app bar.
-const theme = { ...defaultTheme, palette: { ...defaultTheme.palette, primary: { main: '#1e4f91' }, secondary: { main: '#1e4f91' } } }
+const theme = {
+  ...defaultTheme,
+  palette: { ...defaultTheme.palette, primary: { main: '#1e4f91' }, secondary: { main: '#1e4f91' }, error: { main: '#b3261e' } },
+  components: {
+    ...defaultTheme.components,
+    // Spinners and progress bars say what they are to screen readers.
+    MuiCircularProgress: { defaultProps: { 'aria-label': 'Loading' } },
+    MuiLinearProgress: { defaultProps: { 'aria-label': 'Loading' } },
+  },
+}
 
 export function App() {
   return (

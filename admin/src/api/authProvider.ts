@@ -23,10 +23,8 @@ export const authProvider: AuthProvider = {
     if (!readSession()) throw { message: false }
   },
   async checkError(error: { status?: number }) {
-    if (error?.status === 401) {
-      writeSession(null)
-      throw { message: SESSION_EXPIRED, logoutUser: true }
-    }
+    // react-admin then signs out (logout clears the session), says why, and comes back here after sign-in.
+    if (error?.status === 401) throw { message: SESSION_EXPIRED, logoutUser: true }
   },
   async getIdentity() {
     const session = readSession()

@@ -18,7 +18,7 @@ const filters = [<SearchInput key="q" source="q" alwaysOn placeholder="Search ca
 /** Categories: every one at once (sorted by name), rename on a click, delete with confirmation. */
 export function CategoryList() {
   return (
-    <List filters={filters} sort={{ field: 'name', order: 'ASC' }} perPage={25} empty={false}>
+    <List filters={filters} sort={{ field: 'name', order: 'ASC' }} perPage={25} empty={false} exporter={false}>
       <Datagrid rowClick="edit" bulkActionButtons={false} aria-label="Categories">
         <TextField source="name" />
         <TextField source="description" sortable={false} />

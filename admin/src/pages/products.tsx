@@ -84,6 +84,7 @@ function ProductFields({ creating }: { creating: boolean }) {
         label={creating ? 'Image (required)' : 'New image'}
         accept={{ 'image/*': ['.jpg', '.jpeg', '.png', '.webp', '.gif'] }}
         maxSize={5 * 1024 * 1024}
+        inputProps={{ 'aria-label': creating ? 'Image file' : 'New image file' }}
         validate={creating ? required('An image is required') : undefined}
         helperText="JPEG, PNG, WebP or GIF, up to 5 MB. The preview shows before anything is uploaded."
       >
