@@ -30,6 +30,8 @@ export interface Config {
   /** Where an uploaded image is spooled while it streams in, before it reaches the image host. */
   readonly uploadTmpDir: string
   readonly payments: PaymentsConfig
+  /** A product with this much stock or less is "low on stock" on the admin dashboard (GET /admin/api/stats). */
+  readonly lowStockThreshold: number
 }
 
 /** Payments (src/modules/payments): `manual` by default, `stripe` when STRIPE_SECRET_KEY is set. */
@@ -200,6 +202,8 @@ export function loadConfig(env: Env = process.env): Config {
 
   const payments = parsePayments(value, problems)
 
+  const lowStockThreshold = integer('LOW_STOCK_THRESHOLD', 5, 0, 2_147_483_647)
+
   if (problems.length > 0) throw new ConfigError(problems)
 
   if (jwtSecret === '') jwtSecret = readOrCreateDevSecret(dataDir)
@@ -226,6 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
     postgres: Object.freeze(postgres),
     uploadTmpDir,
     payments,
+    lowStockThreshold,
   })
 }
 

@@ -81,4 +81,6 @@ export const messages = {
   invalidWebhookSignature: 'Firma de webhook inválida',
   refundFailed: 'No se pudo reembolsar el pago',
   paymentProviderUnavailable: 'El proveedor de pagos no responde',
+  // Admin dashboard (plugins/admin-ui.ts).
+  adminNotBuilt: 'El panel de administración no está compilado: ejecuta npm run build:admin',
 } as const
