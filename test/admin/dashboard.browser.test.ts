@@ -63,7 +63,7 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
     const { page } = admin
     const category = await makeCategory(shop.app, 'Lighting')
     await go(page, '/products/create')
-    await page.getByLabel('Name').fill('Desk lamp')
+    await page.getByRole('textbox', { name: /^Name/ }).fill('Desk lamp')
     await page.getByLabel('Description').fill('A warm light')
     await page.getByLabel('Price').fill('19.99')
     await page.getByLabel('Stock').fill('7')
@@ -84,7 +84,7 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
   it('shows the API’s validation message beside the field', async () => {
     const { page } = admin
     await go(page, '/products/create')
-    await page.getByLabel('Name').fill('Too long a description')
+    await page.getByRole('textbox', { name: /^Name/ }).fill('Too long a description')
     await page.getByLabel('Description').fill('x'.repeat(6000))
     await page.getByLabel('Price').fill('1')
     await page.locator('input[type=file]').setInputFiles({ name: 'a.png', mimeType: 'image/png', buffer: PNG })
@@ -121,7 +121,7 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
   it('creates, renames and deletes a category, and shows the API’s message for one in use', async () => {
     const { page } = admin
     await go(page, '/categories/create')
-    await page.getByLabel('Name').fill('Garden')
+    await page.getByRole('textbox', { name: /^Name/ }).fill('Garden')
     await page.getByRole('button', { name: 'Save' }).click()
     await page.getByRole('row', { name: /Garden/ }).waitFor()
     const created = (await api('GET', '/categories')).body.find((category: { name: string }) => category.name === 'Garden')
@@ -131,7 +131,7 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
       .getByRole('row', { name: /Garden/ })
       .getByRole('link', { name: 'Rename' })
       .click()
-    await page.getByLabel('Name').fill('Garden & patio')
+    await page.getByRole('textbox', { name: /^Name/ }).fill('Garden & patio')
     await page.getByRole('button', { name: 'Save' }).click()
     await page.getByRole('row', { name: /Garden & patio/ }).waitFor()
     expect((await api('GET', `/categories/${created.id}`)).body.name).toBe('Garden & patio')
@@ -203,7 +203,7 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
     await expect.poll(async () => (await api('GET', `/auth/users/${customer.id}`, adminUser)).body.role).toBe('admin')
 
     await go(page, '/users/create')
-    await page.getByLabel('Name').fill('Second Admin')
+    await page.getByRole('textbox', { name: /^Name/ }).fill('Second Admin')
     await page.getByLabel('Email').fill('second@shop.test')
     await page.getByRole('textbox', { name: /^Password/ }).fill('short')
     await page.getByRole('button', { name: 'Save' }).click()

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { extname, join, normalize } from 'node:path'
+import { join } from 'node:path'
 import AxeBuilder from '@axe-core/playwright'
 import type { FastifyInstance } from 'fastify'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
@@ -10,7 +10,7 @@ import type { Config } from '../../src/config.js'
 import { catalogCacheOn, openTestDatabase, testConfig } from './app.js'
 
 /**
- * The dashboard's browser tests: a real service on a real port serving the built dashboard at /admin, and a headless
+ * The dashboard's browser tests: a real service on a real port serving the built dashboard at /admin (plugins/admin-ui.ts), and a headless
  * Chromium driven by playwright-core. Without Chromium (a laptop) the tests skip, and say why.
  */
 export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -41,27 +41,6 @@ async function freePort(): Promise<number> {
   })
 }
 
-const types: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript',
-  '.css': 'text/css',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-}
-
-/** Until the service serves /admin itself, the test serves admin/dist the same way: assets, and index.html for the rest. */
-function serveDashboard(app: FastifyInstance): void {
-  const send = (path: string) => ({ type: types[extname(path)] ?? 'application/octet-stream', body: readFileSync(path) })
-  app.get('/admin', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/admin/'))
-  app.get('/admin/*', { schema: { hide: true } }, async (request, reply) => {
-    const rest = (request.params as { '*': string })['*']
-    const file = normalize(join(adminDist, rest))
-    const path = file.startsWith(adminDist) && rest !== '' && existsSync(file) ? file : join(adminDist, 'index.html')
-    const { type, body } = send(path)
-    return reply.type(type).send(body)
-  })
-}
-
 export interface Shop {
   app: FastifyInstance
   config: Config
@@ -84,7 +63,6 @@ export async function startShop(env: Record<string, string> = {}): Promise<Shop>
   })
   const { handle, drop } = await openTestDatabase()
   const app = await buildApp(config, { database: handle, logger: false, catalogCache: catalogCacheOn })
-  if (!app.hasRoute({ method: 'GET', url: '/admin/*' })) serveDashboard(app)
   await app.listen({ port, host: '127.0.0.1' })
   return {
     app,

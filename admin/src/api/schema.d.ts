@@ -5859,6 +5859,105 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/admin/api/stats': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** The dashboard overview: orders and revenue per UTC day, orders to ship, orders per status, products low on stock (admin) */
+    get: {
+      parameters: {
+        query?: {
+          days?: number
+        }
+        header?: never
+        path?: never
+        cookie?: never
+      }
+      requestBody?: never
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              days: number
+              currency: string
+              series: {
+                /** Format: date */
+                date: string
+                orders: number
+                revenue: number
+              }[]
+              totals: {
+                orders: number
+                revenue: number
+              }
+              ordersToShip: number
+              ordersByStatus: {
+                pending: number
+                paid: number
+                shipped: number
+                delivered: number
+                cancelled: number
+              }
+              lowStock: {
+                id: number
+                name: string
+                stock: number
+                imageUrl: string
+              }[]
+              lowStockThreshold: number
+            }
+          }
+        }
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              error: string
+            }
+          }
+        }
+        /** @description Default Response */
+        403: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              error: string
+            }
+          }
+        }
+        /** @description Default Response */
+        422: {
+          headers: {
+            [name: string]: unknown
+          }
+          content: {
+            'application/json': {
+              error: string
+            }
+          }
+        }
+      }
+    }
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
 }
 export type webhooks = Record<string, never>
 export interface components {

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query'
 import { Link, Loading, Title, useAuthenticated, useDataProvider } from 'react-admin'
-import { Alert, Box, Card, CardContent, List, ListItem, ListItemText, Stack, Typography } from '@mui/material'
+import { Alert, Box, Card, CardContent, List, ListItem, ListItemButton, ListItemText, Stack, Typography } from '@mui/material'
 import type { Stats, dataProvider as shopDataProvider } from '../api/dataProvider'
 
 const money = (value: number, currency: string) => {
@@ -132,8 +132,10 @@ export default function Overview() {
               ) : (
                 <List dense aria-label="Products low on stock">
                   {stats.lowStock.map((product) => (
-                    <ListItem key={product.id} component={Link} to={`/products/${product.id}`}>
-                      <ListItemText primary={product.name} secondary={`${product.stock} in stock`} />
+                    <ListItem key={product.id} disablePadding>
+                      <ListItemButton component={Link} to={`/products/${product.id}`}>
+                        <ListItemText primary={product.name} secondary={`${product.stock} in stock`} />
+                      </ListItemButton>
                     </ListItem>
                   ))}
                 </List>
