@@ -41,7 +41,7 @@ export function App() {
     >
       <Resource name="products" list={ProductList} create={ProductCreate} edit={ProductEdit} icon={InventoryIcon} recordRepresentation="name" />
       <Resource name="categories" list={CategoryList} create={CategoryCreate} edit={CategoryEdit} icon={CategoryIcon} recordRepresentation="name" />
-      <Resource name="orders" list={OrderList} show={OrderShow} icon={ReceiptIcon} recordRepresentation={(order) => `Order #${order.id}`} />
+      <Resource name="orders" list={OrderList} show={OrderShow} icon={ReceiptIcon} recordRepresentation={(order: { id: number }) => `Order #${order.id}`} />
       <Resource name="users" list={UserList} create={UserCreate} edit={UserEdit} icon={PeopleIcon} recordRepresentation="email" />
     </Admin>
   )

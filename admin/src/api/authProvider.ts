@@ -20,11 +20,12 @@ export const authProvider: AuthProvider = {
   },
   async checkAuth() {
     // No "please log in" notice on the way to the sign-in page: the page says what to do.
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- react-admin's protocol: `message: false` means no notice
     if (!readSession()) throw { message: false }
   },
   async checkError(error: { status?: number }) {
     // react-admin then signs out (logout clears the session), says why, and comes back here after sign-in.
-    if (error?.status === 401) throw { message: SESSION_EXPIRED, logoutUser: true }
+    if (error?.status === 401) throw Object.assign(new Error(SESSION_EXPIRED), { logoutUser: true })
   },
   async getIdentity() {
     const session = readSession()

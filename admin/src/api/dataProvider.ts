@@ -26,6 +26,11 @@ const productFields = ['name', 'description', 'price', 'stock', 'categoryId', 'i
 const categoryFields = ['name', 'description'] as const
 const userFields = ['name', 'email', 'password', 'role'] as const
 
+/** A form or filter value as text: strings and numbers as they are, anything else (nothing, an object) as "". */
+function text(value: unknown): string {
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : ''
+}
+
 /** react-admin's sort to the API's `sort`: newest (default), price_asc, price_desc, name. */
 function productSort(sort: GetListParams['sort']): 'newest' | 'price_asc' | 'price_desc' | 'name' {
   if (sort?.field === 'price') return sort.order === 'ASC' ? 'price_asc' : 'price_desc'
@@ -49,7 +54,7 @@ function productForm(data: Record<string, unknown>): FormData {
   for (const field of ['name', 'description', 'price', 'stock', 'categoryId'] as const) {
     const value = data[field]
     if (value === undefined || value === null || value === '') continue
-    form.append(field, String(value))
+    form.append(field, text(value))
   }
   const image = data.image as PickedImage | undefined
   if (image?.rawFile) form.append('image', image.rawFile, image.rawFile.name)
@@ -77,7 +82,7 @@ async function getList(resource: string, params: GetListParams) {
         limit,
         offset,
         sort: productSort(params.sort),
-        ...(filter.q ? { q: String(filter.q) } : {}),
+        ...(filter.q ? { q: text(filter.q) } : {}),
         ...(filter.categoryId ? { categoryId: Number(filter.categoryId) } : {}),
       }
       const result = await api.GET('/products', { params: { query } })
@@ -87,7 +92,7 @@ async function getList(resource: string, params: GetListParams) {
     case 'categories': {
       // The API answers every category at once (a shop has few): search, sort and paging happen here.
       const all = unwrap(await api.GET('/categories'))
-      const q = String(filter.q ?? '').toLowerCase()
+      const q = text(filter.q).toLowerCase()
       const matching = q ? all.filter((category) => category.name.toLowerCase().includes(q)) : all
       const field = (params.sort?.field ?? 'name') as keyof Category
       const direction = params.sort?.order === 'DESC' ? -1 : 1
@@ -95,7 +100,7 @@ async function getList(resource: string, params: GetListParams) {
       return { data: matching.slice(offset, offset + limit), total: matching.length }
     }
     case 'orders': {
-      const status = filter.status ? (String(filter.status) as OrderStatus) : undefined
+      const status = filter.status ? (text(filter.status) as OrderStatus) : undefined
       const result = await api.GET('/orders', { params: { query: { limit, offset, ...(status ? { status } : {}) } } })
       const data = unwrap(result)
       return { data, total: totalOf(result.response, data.length) }
@@ -133,17 +138,14 @@ async function create(resource: string, data: Record<string, unknown>): Promise<
         productFields,
       )
     case 'categories':
-      return unwrap(
-        await api.POST('/categories', { body: { name: String(data.name ?? ''), description: (data.description as string) || undefined } }),
-        categoryFields,
-      )
+      return unwrap(await api.POST('/categories', { body: { name: text(data.name), description: (data.description as string) || undefined } }), categoryFields)
     case 'users':
       return unwrap(
         await api.POST('/auth/users', {
           body: {
-            name: String(data.name ?? ''),
-            email: String(data.email ?? ''),
-            password: String(data.password ?? ''),
+            name: text(data.name),
+            email: text(data.email),
+            password: text(data.password),
             role: (data.role as User['role']) ?? 'admin',
           },
         }),
@@ -211,9 +213,13 @@ export const dataProvider: DataProvider & { getStats: typeof getStats } = {
       return { data: all.filter((category) => ids.has(category.id)) as never }
     }
     const settled = await Promise.allSettled(params.ids.map((id) => getOne(resource, Number(id))))
-    return { data: settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : [])) as never }
+    const found: RaRecord[] = settled.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))
+    return { data: found as never }
   },
-  getManyReference: (resource, params) => getList(resource, { ...params, filter: { ...params.filter, [params.target]: params.id } }) as never,
+  getManyReference: (resource, params) => {
+    const filter: Record<string, unknown> = { ...(params.filter as Record<string, unknown>), [params.target]: params.id }
+    return getList(resource, { ...params, filter }) as never
+  },
   create: async (resource, params) => ({ data: (await create(resource, params.data as Record<string, unknown>)) as never }),
   update: async (resource, params) => ({
     data: (await update(resource, Number(params.id), params.data as Record<string, unknown>, (params.previousData ?? {}) as Record<string, unknown>)) as never,

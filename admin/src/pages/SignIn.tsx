@@ -37,7 +37,7 @@ export function SignIn() {
               {error}
             </Alert>
           )}
-          <form onSubmit={submit} noValidate aria-label="Sign in">
+          <form onSubmit={(event) => void submit(event)} noValidate aria-label="Sign in">
             <TextField
               label="Email"
               type="email"

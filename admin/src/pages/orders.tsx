@@ -103,7 +103,7 @@ function StatusMoves() {
           variant={status === 'cancelled' ? 'outlined' : 'contained'}
           color={status === 'cancelled' ? 'error' : 'primary'}
           disabled={isPending}
-          onClick={() => (status === 'cancelled' ? setConfirming(status) : move(status))}
+          onClick={() => (status === 'cancelled' ? setConfirming(status) : void move(status))}
         >
           {moveLabels[status]}
         </Button>
