@@ -67,7 +67,7 @@ export function Chart({ stats }: { stats: Stats }) {
       <figcaption>
         <Typography variant="body2">
           <span style={{ color: '#1e4f91', fontWeight: 700 }}>■</span> orders per day (left scale) ·{' '}
-          <span style={{ color: '#8a4b00', fontWeight: 700 }}>—</span> revenue per day (right scale). {summary}.
+          <span style={{ color: '#8a4b00', fontWeight: 700 }}>—</span> revenue per day (right scale), UTC days. {summary}.
         </Typography>
       </figcaption>
     </figure>
