@@ -1,7 +1,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
-import { makeCategory, makeProduct, makeProducts, PNG } from '../helpers/catalog.js'
+import { createProductViaApi, makeCategory, makeProduct, makeProducts, PNG } from '../helpers/catalog.js'
+import { renderPng } from '../../src/modules/images/png.js'
 import { stockOf } from '../helpers/shop.js'
 import { ADMIN, DESKTOP, hasChromium, launchBrowser, openPage, PHONE, screenshot, seriousViolations, type Shop, signIn, startShop } from '../helpers/browser.js'
 
@@ -288,7 +289,23 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
   })
 
   it('every page passes axe (WCAG 2.1 AA) at 390 px and 1440 px; screenshots for the docs', async () => {
-    const product = await makeProduct(shop.app, { name: 'Screenshot mug', stock: 2 })
+    // A few products with real images on top of the list, for the screenshots.
+    const owner = await makeUser(shop.app, 'admin')
+    const kitchen = await makeCategory(shop.app, 'Kitchen')
+    const colours: Array<[string, [number, number, number], [number, number, number]]> = [
+      ['Teapot', [30, 79, 145], [140, 180, 230]],
+      ['Espresso cups', [138, 75, 0], [240, 200, 140]],
+      ['Screenshot mug', [40, 120, 60], [170, 220, 180]],
+    ]
+    let product = { id: 0 }
+    for (const [name, top, bottom] of colours) {
+      product = await createProductViaApi(
+        shop.app,
+        owner,
+        { name, price: '12.90', stock: name === 'Screenshot mug' ? '2' : '25', categoryId: String(kitchen.id) },
+        [{ filename: `${name.toLowerCase().replace(/ /g, '-')}.png`, type: 'image/png', data: renderPng(64, 64, top, bottom) }],
+      )
+    }
     const { orderId } = await placeOrder(1)
     const pages: Array<[string, string]> = [
       ['overview', '/'],

@@ -52,7 +52,19 @@ export function ProductList() {
           label="Image"
           sortable={false}
           render={(record: Product) =>
-            record.imageUrl ? <img src={record.imageUrl} alt="" width={40} height={40} style={{ objectFit: 'cover', borderRadius: 4 }} /> : null
+            record.imageUrl ? (
+              // An image the host no longer has is hidden rather than shown broken.
+              <img
+                src={record.imageUrl}
+                alt=""
+                width={40}
+                height={40}
+                style={{ objectFit: 'cover', borderRadius: 4 }}
+                onError={(event) => {
+                  event.currentTarget.style.visibility = 'hidden'
+                }}
+              />
+            ) : null
           }
         />
         <FunctionField source="name" label="Name" render={(record: Product) => record.name} />
