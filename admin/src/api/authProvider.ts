@@ -1,5 +1,5 @@
 import type { AuthProvider } from 'react-admin'
-import { api, readSession, unwrap, writeSession } from './client'
+import { api, readSession, type Session, unwrap, writeSession } from './client'
 
 export const NOT_AN_ADMIN = 'This account is not allowed in: the dashboard is for the shop’s administrators only.'
 export const SESSION_EXPIRED = 'Your session has expired. Sign in again to carry on where you were.'
@@ -11,12 +11,23 @@ export const SESSION_EXPIRED = 'Your session has expired. Sign in again to carry
 export const authProvider: AuthProvider = {
   async login({ username, password }: { username: string; password: string }) {
     const result = await api.POST('/auth/login', { body: { email: username, password } })
-    const { token, user } = unwrap(result)
-    if (user.role !== 'admin') throw new Error(NOT_AN_ADMIN)
-    writeSession({ token, user })
+    const answer: { token: string; user: Session['user']; refreshToken?: unknown } = unwrap(result)
+    if (answer.user.role !== 'admin') throw new Error(NOT_AN_ADMIN)
+    const refreshToken = typeof answer.refreshToken === 'string' ? answer.refreshToken : undefined
+    writeSession({ token: answer.token, user: answer.user, refreshToken })
   },
   async logout() {
+    const session = readSession()
     writeSession(null)
+    // Ends the session on the service too, where it has sessions (POST /auth/logout); best effort, bounded.
+    if (session?.refreshToken) {
+      await fetch(`${window.location.origin}/auth/logout`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${session.token}` },
+        body: JSON.stringify({ refreshToken: session.refreshToken }),
+        signal: AbortSignal.timeout(5_000),
+      }).catch(() => undefined)
+    }
   },
   async checkAuth() {
     // No "please log in" notice on the way to the sign-in page: the page says what to do.

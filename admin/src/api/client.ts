@@ -5,6 +5,8 @@ import type { paths } from './schema'
 /** What the dashboard keeps of a signed-in admin, in localStorage. */
 export interface Session {
   token: string
+  /** Given by services with sessions (POST /auth/refresh): a 401 first tries to renew the token with it. */
+  refreshToken?: string
   user: { id: string; name: string; email: string; role: string }
 }
 
@@ -34,13 +36,57 @@ const bearer: Middleware = {
   },
 }
 
-/** A fetch that turns "no answer at all" into one clear message. */
+/** How long the dashboard waits for any answer of the API before saying it cannot be reached. */
+const API_TIMEOUT_MS = 30_000
+
+let refreshing: Promise<boolean> | null = null
+
+/**
+ * Renews the access token with the refresh token, once for every call that got a 401 at the same time.
+ * False when there is nothing to renew with, or the service says no (the session ended): then the 401 stands.
+ */
+function refreshSession(): Promise<boolean> {
+  const session = readSession()
+  if (!session?.refreshToken) return Promise.resolve(false)
+  refreshing ??= (async () => {
+    try {
+      const response = await fetch(`${window.location.origin}/auth/refresh`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ refreshToken: session.refreshToken }),
+        signal: AbortSignal.timeout(API_TIMEOUT_MS),
+      })
+      if (!response.ok) return false
+      const pair = (await response.json()) as { token?: unknown; refreshToken?: unknown }
+      if (typeof pair.token !== 'string') return false
+      writeSession({ ...session, token: pair.token, refreshToken: typeof pair.refreshToken === 'string' ? pair.refreshToken : undefined })
+      return true
+    } catch {
+      return false
+    } finally {
+      refreshing = null
+    }
+  })()
+  return refreshing
+}
+
+/**
+ * The client's fetch: a bounded wait, "no answer at all" as one clear message, and a 401 retried once with a renewed
+ * token when the session can be renewed (sign-in itself excepted).
+ */
 async function reachingFetch(input: Request): Promise<Response> {
-  try {
-    return await fetch(input)
-  } catch {
-    throw new HttpError(UNREACHABLE, 0, { error: UNREACHABLE })
+  const again = input.clone()
+  const send = async (request: Request) => {
+    try {
+      return await fetch(request, { signal: AbortSignal.timeout(API_TIMEOUT_MS) })
+    } catch {
+      throw new HttpError(UNREACHABLE, 0, { error: UNREACHABLE })
+    }
   }
+  const response = await send(input)
+  if (response.status !== 401 || new URL(input.url).pathname.startsWith('/auth/') || !(await refreshSession())) return response
+  again.headers.set('Authorization', `Bearer ${readSession()?.token ?? ''}`)
+  return send(again)
 }
 
 /** The service's API, typed from its own OpenAPI document (schema.d.ts). Same origin: the service serves the dashboard. */
