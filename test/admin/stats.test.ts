@@ -1,10 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
 import { ConfigError, loadConfig } from '../../src/config.js'
+import { connectDatabase } from '../../src/db/connect.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
 import type { OrdersTable } from '../../src/db/database.js'
 import { messages } from '../../src/shared/errors.js'
-import { type TestApp, createTestApp } from '../helpers/app.js'
+import { type TestApp, createTestApp, dialect, testConfig } from '../helpers/app.js'
 import { makeProduct } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { freezableRelay, sleep, timed } from '../helpers/outage.js'
+import { createPgSchema, testDatabaseUrl } from '../helpers/pg-schema.js'
 
 const DAY_MS = 86_400_000
 type Status = OrdersTable['status']
@@ -196,6 +201,44 @@ describe('LOW_STOCK_THRESHOLD', () => {
       expect(res.json()).toMatchObject({ lowStockThreshold: 0, lowStock: [{ id: empty.id, stock: 0 }] })
     } finally {
       await t.close()
+    }
+  })
+})
+
+describe.skipIf(dialect !== 'postgres')('GET /admin/api/stats when PostgreSQL goes silent', () => {
+  it('answers 503 within the statement timeout, and answers again once the database does', async () => {
+    const url = new URL(testDatabaseUrl())
+    const schema = await createPgSchema(url.toString(), 'adminstats')
+    // Migrated first with the usual timeouts: a busy machine may take longer than the short one below.
+    const direct = connectDatabase(url.toString(), { schema: schema.name, poolSize: 1 })
+    await migrateToLatest(direct.db, schema.name)
+    await direct.db.destroy()
+    const relay = await freezableRelay(Number(url.port || 5432), url.hostname)
+    url.host = `127.0.0.1:${relay.port}`
+    const timeouts = { connectTimeoutMs: 1000, statementTimeoutMs: 300 }
+    const handle = connectDatabase(url.toString(), { schema: schema.name, poolSize: 2, timeouts })
+    const app = await buildApp(testConfig({ PG_CONNECT_TIMEOUT_MS: '1000', PG_STATEMENT_TIMEOUT_MS: '300' }), { database: handle, logger: false })
+    try {
+      await app.ready()
+      const admin = await makeUser(app, 'admin')
+      expect((await app.inject({ url: '/admin/api/stats', headers: bearer(admin) })).statusCode).toBe(200)
+
+      relay.freeze(true)
+      const { value: res, ms } = await timed(() => app.inject({ url: '/admin/api/stats', headers: bearer(admin) }), 10_000)
+      expect([res.statusCode, res.json()]).toEqual([503, { error: messages.notReady }])
+      console.info(`stats with a silent PostgreSQL: 503 after ${Math.round(ms)} ms (PG_STATEMENT_TIMEOUT_MS=300)`)
+
+      relay.freeze(false)
+      let status = 0
+      for (let attempt = 0; attempt < 100 && status !== 200; attempt += 1) {
+        status = (await app.inject({ url: '/admin/api/stats', headers: bearer(admin) })).statusCode
+        if (status !== 200) await sleep(100)
+      }
+      expect(status).toBe(200)
+    } finally {
+      await app.close()
+      await relay.close()
+      await schema.drop()
     }
   })
 })
