@@ -337,6 +337,11 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
           .catch(() => {})
         problems.push(...(await seriousViolations(page)).map((violation) => `${name} @${viewport.width}: ${violation}`))
         if (viewport === DESKTOP) await screenshot(page, name)
+        // On a phone the lists are lists of items, not tables wider than the screen.
+        if (viewport === PHONE && name === 'products') {
+          await page.getByRole('link', { name: /Screenshot mug/ }).waitFor()
+          expect(await page.locator('main table').count()).toBe(0)
+        }
       }
       await context.close()
     }

@@ -7,6 +7,7 @@ import {
   List,
   NumberField,
   SelectInput,
+  SimpleList,
   Show,
   TopToolbar,
   useNotify,
@@ -16,6 +17,7 @@ import {
 } from 'react-admin'
 import { Box, Button, Card, CardContent, Chip, Stack, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material'
 import type { Order, OrderStatus } from '../api/dataProvider'
+import { useSmallScreen } from './small'
 
 const statuses: OrderStatus[] = ['pending', 'paid', 'shipped', 'delivered', 'cancelled']
 const statusChoices = statuses.map((status) => ({ id: status, name: status[0]!.toUpperCase() + status.slice(1) }))
@@ -57,15 +59,25 @@ const customer = (order: Order) => (order.customer ? `${order.customer.name} <${
 
 /** Orders, newest first, by status, with their customer. */
 export function OrderList() {
+  const small = useSmallScreen()
   return (
     <List filters={filters} perPage={25} sort={{ field: 'createdAt', order: 'DESC' }} exporter={false} empty={false}>
-      <Datagrid rowClick="show" bulkActionButtons={false} aria-label="Orders">
-        <FunctionField source="id" label="Order" sortable={false} render={(order: Order) => `#${order.id}`} />
-        <FunctionField label="Customer" render={customer} />
-        <NumberField source="total" options={money} sortable={false} />
-        <FunctionField source="status" sortable={false} render={(order: Order) => <StatusChip status={order.status} />} />
-        <DateField source="createdAt" label="Placed" showTime sortable={false} />
-      </Datagrid>
+      {small ? (
+        <SimpleList<Order>
+          primaryText={(order) => `#${order.id} · ${order.status} · ${formatMoney(order.total)}`}
+          secondaryText={customer}
+          tertiaryText={(order) => new Date(order.createdAt).toLocaleDateString()}
+          linkType="show"
+        />
+      ) : (
+        <Datagrid rowClick="show" bulkActionButtons={false} aria-label="Orders">
+          <FunctionField source="id" label="Order" sortable={false} render={(order: Order) => `#${order.id}`} />
+          <FunctionField label="Customer" render={customer} />
+          <NumberField source="total" options={money} sortable={false} />
+          <FunctionField source="status" sortable={false} render={(order: Order) => <StatusChip status={order.status} />} />
+          <DateField source="createdAt" label="Placed" showTime sortable={false} />
+        </Datagrid>
+      )}
     </List>
   )
 }

@@ -18,6 +18,7 @@ import {
   ReferenceInput,
   SearchInput,
   SelectInput,
+  SimpleList,
   SimpleForm,
   TextInput,
   TopToolbar,
@@ -26,6 +27,7 @@ import {
   required,
 } from 'react-admin'
 import type { Product } from '../api/dataProvider'
+import { useSmallScreen } from './small'
 
 const filters = [
   <SearchInput key="q" source="q" alwaysOn placeholder="Search name or description" aria-label="Search products" />,
@@ -45,36 +47,45 @@ const money = { style: 'decimal', minimumFractionDigits: 2, maximumFractionDigit
 
 /** Products: search (name or description), category, sort by newest, name or price, 25 a page. */
 export function ProductList() {
+  const small = useSmallScreen()
   return (
     <List filters={filters} sort={{ field: 'createdAt', order: 'DESC' }} actions={<ListActions />} perPage={25} empty={false}>
-      <Datagrid rowClick="edit" bulkActionButtons={false} aria-label="Products">
-        <FunctionField
-          label="Image"
-          sortable={false}
-          render={(record: Product) =>
-            record.imageUrl ? (
-              // An image the host no longer has is hidden rather than shown broken.
-              <img
-                src={record.imageUrl}
-                alt=""
-                width={40}
-                height={40}
-                style={{ objectFit: 'cover', borderRadius: 4 }}
-                onError={(event) => {
-                  event.currentTarget.style.visibility = 'hidden'
-                }}
-              />
-            ) : null
-          }
+      {small ? (
+        <SimpleList<Product>
+          primaryText={(product) => product.name}
+          secondaryText={(product) => `${product.price.toFixed(2)} · ${product.stock} in stock`}
+          linkType="edit"
         />
-        <FunctionField source="name" label="Name" render={(record: Product) => record.name} />
-        <ReferenceField source="categoryId" reference="categories" label="Category" sortable={false} emptyText="—" link={false} />
-        <NumberField source="price" options={money} />
-        <NumberField source="stock" sortable={false} />
-        <DateField source="createdAt" label="Created" />
-        <EditButton />
-        <DeleteWithConfirmButton confirmTitle="Delete this product?" confirmContent="The product and its image are removed; orders keep their lines." />
-      </Datagrid>
+      ) : (
+        <Datagrid rowClick="edit" bulkActionButtons={false} aria-label="Products">
+          <FunctionField
+            label="Image"
+            sortable={false}
+            render={(record: Product) =>
+              record.imageUrl ? (
+                // An image the host no longer has is hidden rather than shown broken.
+                <img
+                  src={record.imageUrl}
+                  alt=""
+                  width={40}
+                  height={40}
+                  style={{ objectFit: 'cover', borderRadius: 4 }}
+                  onError={(event) => {
+                    event.currentTarget.style.visibility = 'hidden'
+                  }}
+                />
+              ) : null
+            }
+          />
+          <FunctionField source="name" label="Name" render={(record: Product) => record.name} />
+          <ReferenceField source="categoryId" reference="categories" label="Category" sortable={false} emptyText="—" link={false} />
+          <NumberField source="price" options={money} />
+          <NumberField source="stock" sortable={false} />
+          <DateField source="createdAt" label="Created" />
+          <EditButton />
+          <DeleteWithConfirmButton confirmTitle="Delete this product?" confirmContent="The product and its image are removed; orders keep their lines." />
+        </Datagrid>
+      )}
     </List>
   )
 }

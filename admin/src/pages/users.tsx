@@ -9,6 +9,7 @@ import {
   List,
   PasswordInput,
   SelectInput,
+  SimpleList,
   SimpleForm,
   TextField,
   TextInput,
@@ -18,6 +19,7 @@ import {
   useRecordContext,
 } from 'react-admin'
 import type { User } from '../api/dataProvider'
+import { useSmallScreen } from './small'
 
 const roles = [
   { id: 'customer', name: 'Customer' },
@@ -39,16 +41,21 @@ function DeleteUser() {
 }
 
 export function UserList() {
+  const small = useSmallScreen()
   return (
     <List perPage={25} exporter={false} sort={{ field: 'id', order: 'ASC' }} empty={false}>
-      <Datagrid rowClick="edit" bulkActionButtons={false} aria-label="Users">
-        <TextField source="name" sortable={false} />
-        <EmailField source="email" sortable={false} />
-        <TextField source="role" sortable={false} />
-        <DateField source="createdAt" label="Joined" sortable={false} />
-        <EditButton label="Edit role" />
-        <DeleteUser />
-      </Datagrid>
+      {small ? (
+        <SimpleList<User> primaryText={(user) => user.name} secondaryText={(user) => `${user.email} · ${user.role}`} linkType="edit" />
+      ) : (
+        <Datagrid rowClick="edit" bulkActionButtons={false} aria-label="Users">
+          <TextField source="name" sortable={false} />
+          <EmailField source="email" sortable={false} />
+          <TextField source="role" sortable={false} />
+          <DateField source="createdAt" label="Joined" sortable={false} />
+          <EditButton label="Edit role" />
+          <DeleteUser />
+        </Datagrid>
+      )}
     </List>
   )
 }
