@@ -237,6 +237,56 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
     await context.close()
   })
 
+  it('a 401 first renews the token with the refresh token, and carries on without signing in again', async () => {
+    const { customer } = await placeOrder(1)
+    const fresh = await makeUser(shop.app, 'admin')
+    const { context, page } = await openPage(browser, shop)
+    await page.addInitScript(() => {
+      if (!sessionStorage.getItem('seeded')) {
+        sessionStorage.setItem('seeded', '1')
+        const user = { id: '1', name: 'Owner', email: 'o@x', role: 'admin' }
+        localStorage.setItem('shop-admin.session', JSON.stringify({ token: 'expired.token.value', refreshToken: 'refresh-1', user }))
+      }
+    })
+    // The service's POST /auth/refresh, as a service with sessions answers it.
+    const sent: unknown[] = []
+    await page.route(
+      (url) => url.pathname === '/auth/refresh',
+      async (route) => {
+        sent.push(route.request().postDataJSON())
+        await route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ token: fresh.token, refreshToken: 'refresh-2' }) })
+      },
+    )
+    await go(page, '/orders')
+    await page.getByRole('row', { name: new RegExp(customer.email) }).waitFor()
+    expect(page.url()).toContain('#/orders')
+    expect(sent).toEqual([{ refreshToken: 'refresh-1' }])
+    const session = JSON.parse((await page.evaluate(() => localStorage.getItem('shop-admin.session'))) ?? '{}')
+    expect(session).toMatchObject({ token: fresh.token, refreshToken: 'refresh-2' })
+    await context.close()
+  })
+
+  it('the overview says so when its figures cannot be loaded', async () => {
+    const { context, page } = await openPage(browser, shop)
+    await signIn(page)
+    await page.getByRole('menuitem', { name: 'Products' }).waitFor()
+    await page.route(
+      (url) => url.pathname.startsWith('/admin/api/'),
+      (route) => route.abort('connectionrefused'),
+    )
+    await page.reload()
+    await alertWith(page, 'The overview could not be loaded: The shop API cannot be reached').waitFor()
+    await context.close()
+  })
+
+  it('does not let an admin change their own role', async () => {
+    const { page } = admin
+    const me = (await api('GET', '/auth/users?limit=100', await makeUser(shop.app, 'admin'))).body.find((user: { email: string }) => user.email === ADMIN.email)
+    await go(page, `/users/${me.id}`)
+    await page.getByText('You cannot change your own role.').waitFor()
+    expect(await page.getByRole('combobox', { name: /Role/ }).getAttribute('aria-disabled')).toBe('true')
+  })
+
   it('says so when the API cannot be reached', async () => {
     const { context, page } = await openPage(browser, shop)
     await signIn(page)
