@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AxeBuilder } from '@axe-core/playwright'
 import type { FastifyInstance } from 'fastify'
@@ -19,7 +20,11 @@ if (!hasChromium) console.warn(`Dashboard browser tests skipped: no Chromium at 
 
 const root = join(import.meta.dirname, '..', '..')
 export const adminDist = join(root, 'admin', 'dist')
-export const screenshotDir = join(root, 'docs', 'admin')
+/**
+ * Screenshots go to docs/admin/ with ADMIN_SCREENSHOTS=1 (to refresh the docs' pictures), elsewhere to a temporary
+ * folder, so that running the tests leaves the working tree as it was.
+ */
+export const screenshotDir = process.env.ADMIN_SCREENSHOTS === '1' ? join(root, 'docs', 'admin') : join(tmpdir(), 'shop-admin-screenshots')
 
 export const ADMIN = { email: 'owner@shop.test', password: 'owner-password-1', name: 'Shop Owner' }
 
@@ -121,7 +126,7 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     )
 }
 
-/** A 1440 px screenshot of the page for docs/admin/. */
+/** A screenshot of the page as it stands (1440 px in the tests), into screenshotDir. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(screenshotDir, { recursive: true })
   await page.screenshot({ path: join(screenshotDir, `${name}.png`), fullPage: false })
