@@ -11,6 +11,8 @@ import { ProductCreate, ProductEdit, ProductList } from './pages/products'
 import { CategoryCreate, CategoryEdit, CategoryList } from './pages/categories'
 import { OrderList, OrderShow } from './pages/orders'
 import { UserCreate, UserEdit, UserList } from './pages/users'
+import { WebhookCreate, WebhookEdit, WebhookList } from './pages/webhooks'
+import WebhookIcon from '@mui/icons-material/Webhook'
 
 // The chart is the heaviest page: it loads on its own.
 const Overview = lazy(() => import('./pages/Overview'))
@@ -42,6 +44,7 @@ export function App() {
       <Resource name="products" list={ProductList} create={ProductCreate} edit={ProductEdit} icon={InventoryIcon} recordRepresentation="name" />
       <Resource name="categories" list={CategoryList} create={CategoryCreate} edit={CategoryEdit} icon={CategoryIcon} recordRepresentation="name" />
       <Resource name="orders" list={OrderList} show={OrderShow} icon={ReceiptIcon} recordRepresentation={(order: { id: number }) => `Order #${order.id}`} />
+      <Resource name="webhooks" list={WebhookList} create={WebhookCreate} edit={WebhookEdit} icon={WebhookIcon} recordRepresentation="url" />
       <Resource name="users" list={UserList} create={UserCreate} edit={UserEdit} icon={PeopleIcon} recordRepresentation="email" />
     </Admin>
   )

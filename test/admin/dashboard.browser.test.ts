@@ -287,6 +287,61 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
     expect(await page.getByRole('combobox', { name: /Role/ }).getAttribute('aria-disabled')).toBe('true')
   })
 
+  it('adds a webhook, shows its secret once, lists its deliveries and retries one (the /webhooks routes faked)', async () => {
+    const { context, page } = await openPage(browser, shop)
+    await signIn(page)
+    await page.getByRole('menuitem', { name: 'Webhooks' }).waitFor()
+    const now = new Date().toISOString()
+    const webhook = { id: 7, url: 'https://hooks.example.com/shop', events: ['order.paid'], description: '', active: true, createdAt: now, updatedAt: now }
+    const failed = {
+      id: '6f1d2b1e-0000-4000-8000-000000000001',
+      event: 'order.paid',
+      status: 'failed',
+      attempts: 8,
+      lastStatusCode: 500,
+      lastError: null,
+      nextAttemptAt: null,
+      createdAt: now,
+      deliveredAt: null,
+    }
+    let delivery: Record<string, unknown> = failed
+    const calls: string[] = []
+    await page.route(
+      (url) => url.pathname.startsWith('/webhooks'),
+      async (route) => {
+        const request = route.request()
+        const path = new URL(request.url()).pathname
+        calls.push(`${request.method()} ${path}`)
+        const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+          route.fulfill({ status, contentType: 'application/json', headers, body: JSON.stringify(body) })
+        if (request.method() === 'POST' && path === '/webhooks') {
+          expect(request.postDataJSON()).toEqual({ url: webhook.url, events: ['order.paid'] })
+          return json(201, { ...webhook, secret: 'whsec_c2VjcmV0LW9ubHktc2hvd24tb25jZQ==' })
+        }
+        if (request.method() === 'GET' && path === '/webhooks') return json(200, [webhook])
+        if (request.method() === 'GET' && path === '/webhooks/7') return json(200, webhook)
+        if (request.method() === 'GET' && path === '/webhooks/7/deliveries') return json(200, [delivery], { 'X-Total-Count': '1' })
+        if (request.method() === 'POST' && path === `/webhooks/7/deliveries/${failed.id}/retry`) {
+          delivery = { ...failed, status: 'pending', nextAttemptAt: now }
+          return json(202, delivery)
+        }
+        return json(404, { error: 'Ruta no encontrada' })
+      },
+    )
+    await go(page, '/webhooks/create')
+    await page.getByRole('textbox', { name: /^URL/ }).fill(webhook.url)
+    await page.getByRole('checkbox', { name: 'order.created' }).uncheck()
+    await page.getByRole('button', { name: 'Save' }).click()
+    await alertWith(page, 'shown only now: whsec_c2VjcmV0LW9ubHktc2hvd24tb25jZQ==').waitFor()
+    await page.waitForURL(/#\/webhooks\/7$/)
+    const deliveries = page.getByRole('table', { name: 'Deliveries' })
+    await deliveries.getByRole('cell', { name: 'failed' }).waitFor()
+    await deliveries.getByRole('button', { name: 'Retry the order.paid delivery' }).click()
+    await deliveries.getByRole('cell', { name: 'pending' }).waitFor()
+    expect(calls).toContain(`POST /webhooks/7/deliveries/${failed.id}/retry`)
+    await context.close()
+  })
+
   it('says so when the API cannot be reached', async () => {
     const { context, page } = await openPage(browser, shop)
     await signIn(page)
@@ -367,6 +422,7 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
       ['order', `/orders/${orderId}/show`],
       ['users', '/users'],
       ['user-create', '/users/create'],
+      ['webhook-create', '/webhooks/create'],
     ]
     const problems: string[] = []
     for (const viewport of [DESKTOP, PHONE]) {

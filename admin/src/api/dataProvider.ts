@@ -1,5 +1,6 @@
 import type { DataProvider, GetListParams, RaRecord } from 'react-admin'
 import { api, unwrap } from './client'
+import * as webhooks from './webhooks'
 import type { components, paths } from './schema'
 
 type Json<P extends keyof paths, M extends 'get' | 'post', S extends number> = P extends keyof paths
@@ -105,6 +106,10 @@ async function getList(resource: string, params: GetListParams) {
       const data = unwrap(result)
       return { data, total: totalOf(result.response, data.length) }
     }
+    case 'webhooks': {
+      const all = await webhooks.listWebhooks()
+      return { data: all.slice(offset, offset + limit), total: all.length }
+    }
     case 'users': {
       // No total from this route: ask one more than a page to know whether another page exists.
       const result = await api.GET('/auth/users', { params: { query: { limit: limit + 1, offset } } })
@@ -126,6 +131,8 @@ async function getOne(resource: string, id: number): Promise<RaRecord> {
       return unwrap(await api.GET('/orders/{id}', path))
     case 'users':
       return unwrap(await api.GET('/auth/users/{id}', path))
+    case 'webhooks':
+      return webhooks.getWebhook(id)
   }
   throw new Error(`Unknown resource ${resource}`)
 }
@@ -139,6 +146,12 @@ async function create(resource: string, data: Record<string, unknown>): Promise<
       )
     case 'categories':
       return unwrap(await api.POST('/categories', { body: { name: text(data.name), description: (data.description as string) || undefined } }), categoryFields)
+    case 'webhooks':
+      return webhooks.createWebhook({
+        url: text(data.url),
+        events: Array.isArray(data.events) ? (data.events as string[]) : [],
+        ...(text(data.description) ? { description: text(data.description) } : {}),
+      })
     case 'users':
       return unwrap(
         await api.POST('/auth/users', {
@@ -175,6 +188,13 @@ async function update(resource: string, id: number, data: Record<string, unknown
       )
     case 'orders':
       return unwrap(await api.PATCH('/orders/{id}/status', { ...path, body: { status: data.status as OrderStatus } }))
+    case 'webhooks': {
+      const body: Record<string, unknown> = {}
+      for (const field of ['url', 'events', 'description', 'active'] as const) {
+        if (JSON.stringify(data[field]) !== JSON.stringify(previous[field])) body[field] = field === 'description' ? (data[field] ?? '') : data[field]
+      }
+      return Object.keys(body).length > 0 ? webhooks.updateWebhook(id, body) : webhooks.getWebhook(id)
+    }
     case 'users': {
       // Only what changed: an admin cannot send their own role, even unchanged.
       const body: Record<string, unknown> = {}
@@ -196,6 +216,9 @@ async function remove(resource: string, id: number): Promise<void> {
       return
     case 'users':
       unwrap(await api.DELETE('/auth/users/{id}', path))
+      return
+    case 'webhooks':
+      await webhooks.deleteWebhook(id)
       return
   }
   throw new Error(`Unknown resource ${resource}`)
