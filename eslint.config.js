@@ -6,7 +6,7 @@ import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'data/', 'bench/results/'] },
+  { ignores: ['dist/', 'coverage/', 'data/', 'bench/results/', 'admin/dist/', 'admin/src/api/schema.d.ts'] },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {
@@ -56,5 +56,13 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: globals.node },
+  },
+  {
+    // The dashboard (admin/) is a browser app with its own tsconfig.
+    files: ['admin/**/*.{ts,tsx}'],
+    languageOptions: {
+      globals: globals.browser,
+      parserOptions: { project: './admin/tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
   },
 )

@@ -1,7 +1,8 @@
 // `npm start`: runs the compiled service from dist/ (under a second to the first answer, where loading the
 // TypeScript sources through tsx takes about three). In a development checkout, dist/ is built first when it
 // is missing or a file under src/ is newer than it (scripts/build.mjs, under a second). A production install
-// (no dev dependencies) runs dist/ as it is.
+// (no dev dependencies) runs dist/ as it is. The admin dashboard is built first when its build is missing.
+import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -24,6 +25,10 @@ if (existsSync(join(root, 'node_modules', 'esbuild')) && existsSync(src) && stal
 } else if (!existsSync(join(root, 'dist', 'server.js'))) {
   console.error('dist/server.js is missing: run `npm run build` while the dev dependencies are installed (npm ci), then start again')
   process.exit(1)
+}
+// The dashboard (served at /admin) is built at install; a checkout without its build gets it now.
+if (existsSync(join(root, 'admin', 'package.json')) && !existsSync(join(root, 'admin', 'dist', 'index.html'))) {
+  spawnSync(process.execPath, [join(root, 'scripts', 'build-admin.mjs'), '--if-missing'], { stdio: 'inherit' })
 }
 process.setSourceMapsEnabled(true)
 await import(new URL('../dist/server.js', import.meta.url).href)

@@ -1,0 +1,150 @@
+import createClient, { type Middleware } from 'openapi-fetch'
+import { HttpError } from 'react-admin'
+import type { paths } from './schema'
+
+/** What the dashboard keeps of a signed-in admin, in localStorage. */
+export interface Session {
+  token: string
+  /** Given by services with sessions (POST /auth/refresh): a 401 first tries to renew the token with it. */
+  refreshToken?: string
+  user: { id: string; name: string; email: string; role: string }
+}
+
+const SESSION_KEY = 'shop-admin.session'
+
+export function readSession(): Session | null {
+  try {
+    const raw = localStorage.getItem(SESSION_KEY)
+    return raw ? (JSON.parse(raw) as Session) : null
+  } catch {
+    return null
+  }
+}
+
+export function writeSession(session: Session | null): void {
+  if (session) localStorage.setItem(SESSION_KEY, JSON.stringify(session))
+  else localStorage.removeItem(SESSION_KEY)
+}
+
+export const UNREACHABLE = 'The shop API cannot be reached. Check that the service is running, then try again.'
+
+const bearer: Middleware = {
+  onRequest({ request }) {
+    const session = readSession()
+    if (session && !request.headers.has('Authorization')) request.headers.set('Authorization', `Bearer ${session.token}`)
+    return request
+  },
+}
+
+/** How long the dashboard waits for any answer of the API before saying it cannot be reached. */
+const API_TIMEOUT_MS = 30_000
+
+let refreshing: Promise<boolean> | null = null
+
+/**
+ * Renews the access token with the refresh token, once for every call that got a 401 at the same time.
+ * False when there is nothing to renew with, or the service says no (the session ended): then the 401 stands.
+ */
+function refreshSession(): Promise<boolean> {
+  const session = readSession()
+  if (!session?.refreshToken) return Promise.resolve(false)
+  refreshing ??= (async () => {
+    try {
+      const response = await fetch(`${window.location.origin}/auth/refresh`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ refreshToken: session.refreshToken }),
+        signal: AbortSignal.timeout(API_TIMEOUT_MS),
+      })
+      if (!response.ok) return false
+      const pair = (await response.json()) as { token?: unknown; refreshToken?: unknown }
+      if (typeof pair.token !== 'string') return false
+      writeSession({ ...session, token: pair.token, refreshToken: typeof pair.refreshToken === 'string' ? pair.refreshToken : undefined })
+      return true
+    } catch {
+      return false
+    } finally {
+      refreshing = null
+    }
+  })()
+  return refreshing
+}
+
+/**
+ * The client's fetch: a bounded wait, "no answer at all" as one clear message, and a 401 retried once with a renewed
+ * token when the session can be renewed (sign-in itself excepted).
+ */
+async function reachingFetch(input: Request): Promise<Response> {
+  const again = input.clone()
+  const send = async (request: Request) => {
+    try {
+      return await fetch(request, { signal: AbortSignal.timeout(API_TIMEOUT_MS) })
+    } catch {
+      throw new HttpError(UNREACHABLE, 0, { error: UNREACHABLE })
+    }
+  }
+  const response = await send(input)
+  if (response.status !== 401 || new URL(input.url).pathname.startsWith('/auth/') || !(await refreshSession())) return response
+  again.headers.set('Authorization', `Bearer ${readSession()?.token ?? ''}`)
+  return send(again)
+}
+
+/** The service's API, typed from its own OpenAPI document (schema.d.ts). Same origin: the service serves the dashboard. */
+export const api = createClient<paths>({ baseUrl: window.location.origin, fetch: reachingFetch })
+api.use(bearer)
+
+/** The API's `{error}` as a message, whatever came back (a proxy's HTML page has none). */
+export function errorMessage(error: unknown, response: Response): string {
+  if (error && typeof error === 'object' && 'error' in error && typeof error.error === 'string') return error.error
+  if (response.status >= 500) return `The shop API answered ${response.status}. Try again in a moment.`
+  return `The shop API answered ${response.status}.`
+}
+
+/**
+ * The body of a successful call, or an HttpError react-admin understands. A 422 whose message starts with a field name
+ * of the form (`price must not be less than 0`) is also given as that field's error, so the form shows it beside the field.
+ */
+export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }, fields: readonly string[] = []): T {
+  if (result.response.ok && result.error === undefined) return result.data as T
+  const message = errorMessage(result.error, result.response)
+  const body: { error: string; errors?: Record<string, string> } = { error: message }
+  if (result.response.status === 422 || result.response.status === 409) {
+    const field = fieldOf(message, fields)
+    if (field) body.errors = { [field]: message, root: { serverError: message } as never }
+  }
+  throw new HttpError(message, result.response.status, body)
+}
+
+/** `name should not be empty` → `name`; the Spanish category messages name their field by meaning. */
+function fieldOf(message: string, fields: readonly string[]): string | undefined {
+  const first = message.split(' ')[0] ?? ''
+  if (fields.includes(first)) return first
+  if (fields.includes('categoryId') && message === 'La categoría no existe') return 'categoryId'
+  if (fields.includes('name') && message === 'La categoría ya existe') return 'name'
+  if (fields.includes('email') && message === 'El email ya está en uso') return 'email'
+  if (fields.includes('password') && /contraseña/i.test(message)) return 'password'
+  if (fields.includes('role') && /rol/i.test(message)) return 'role'
+  return undefined
+}
+
+/**
+ * A call to a route this build's schema.d.ts does not know yet (the webhooks, which another part of the service
+ * adds): same token, bounded wait, renewal and errors as the typed client. `npm run admin:types` types them.
+ */
+export async function callApi<T>(
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  path: string,
+  body?: unknown,
+  fields: readonly string[] = [],
+): Promise<{ data: T; total: number | null }> {
+  const headers = new Headers()
+  const session = readSession()
+  if (session) headers.set('Authorization', `Bearer ${session.token}`)
+  if (body !== undefined) headers.set('Content-Type', 'application/json')
+  const request = new Request(`${window.location.origin}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
+  const response = await reachingFetch(request)
+  const parsed: unknown = response.headers.get('content-type')?.includes('application/json') ? await response.json() : undefined
+  const data = unwrap<T>({ data: parsed as T, error: response.ok ? undefined : parsed, response }, fields)
+  const total = response.headers.get('X-Total-Count')
+  return { data, total: total === null ? null : Number(total) }
+}

@@ -1,0 +1,251 @@
+import { useState } from 'react'
+import {
+  Confirm,
+  Datagrid,
+  DateField,
+  FunctionField,
+  List,
+  NumberField,
+  SelectInput,
+  SimpleList,
+  Show,
+  TopToolbar,
+  useNotify,
+  useRecordContext,
+  useRefresh,
+  useUpdate,
+} from 'react-admin'
+import { Box, Button, Card, CardContent, Chip, Stack, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material'
+import type { Order, OrderStatus } from '../api/dataProvider'
+import { useSmallScreen } from './small'
+
+const statuses: OrderStatus[] = ['pending', 'paid', 'shipped', 'delivered', 'cancelled']
+const statusChoices = statuses.map((status) => ({ id: status, name: status[0]!.toUpperCase() + status.slice(1) }))
+
+/** The moves the API allows (anything else answers 409). */
+export const nextStatuses: Record<OrderStatus, OrderStatus[]> = {
+  pending: ['paid', 'cancelled'],
+  paid: ['shipped', 'cancelled'],
+  shipped: ['delivered'],
+  delivered: [],
+  cancelled: [],
+}
+
+const moveLabels: Record<OrderStatus, string> = {
+  pending: 'Mark pending',
+  paid: 'Mark as paid',
+  shipped: 'Mark as shipped',
+  delivered: 'Mark as delivered',
+  cancelled: 'Cancel order',
+}
+
+const money = { minimumFractionDigits: 2, maximumFractionDigits: 2 } as const
+const formatMoney = (value: number | undefined) => (value ?? 0).toLocaleString(undefined, money)
+
+function StatusChip({ status }: { status: OrderStatus }) {
+  const colors: Record<OrderStatus, 'default' | 'warning' | 'info' | 'success' | 'error'> = {
+    pending: 'warning',
+    paid: 'info',
+    shipped: 'success',
+    delivered: 'success',
+    cancelled: 'default',
+  }
+  return <Chip size="small" label={status} color={colors[status]} variant="outlined" sx={{ fontWeight: 600, color: 'text.primary' }} />
+}
+
+const filters = [<SelectInput key="status" source="status" choices={statusChoices} alwaysOn emptyText="All statuses" label="Status" />]
+
+const customer = (order: Order) => (order.customer ? `${order.customer.name} <${order.customer.email}>` : `User #${order.userId}`)
+
+/** Orders, newest first, by status, with their customer. */
+export function OrderList() {
+  const small = useSmallScreen()
+  return (
+    <List filters={filters} perPage={25} sort={{ field: 'createdAt', order: 'DESC' }} exporter={false} empty={false}>
+      {small ? (
+        <SimpleList<Order>
+          primaryText={(order) => `#${order.id} · ${order.status} · ${formatMoney(order.total)}`}
+          secondaryText={customer}
+          tertiaryText={(order) => new Date(order.createdAt).toLocaleDateString()}
+          linkType="show"
+        />
+      ) : (
+        <Datagrid rowClick="show" bulkActionButtons={false} aria-label="Orders">
+          <FunctionField source="id" label="Order" sortable={false} render={(order: Order) => `#${order.id}`} />
+          <FunctionField label="Customer" render={customer} />
+          <NumberField source="total" options={money} sortable={false} />
+          <FunctionField source="status" sortable={false} render={(order: Order) => <StatusChip status={order.status} />} />
+          <DateField source="createdAt" label="Placed" showTime sortable={false} />
+        </Datagrid>
+      )}
+    </List>
+  )
+}
+
+/** The buttons for the moves the API allows from the order's status; cancelling a paid order says it refunds. */
+function StatusMoves() {
+  const order = useRecordContext<Order>()
+  const [update, { isPending }] = useUpdate()
+  const notify = useNotify()
+  const refresh = useRefresh()
+  const [confirming, setConfirming] = useState<OrderStatus | null>(null)
+  if (!order) return null
+  const move = (status: OrderStatus) =>
+    update(
+      'orders',
+      { id: order.id, data: { status }, previousData: order },
+      {
+        mutationMode: 'pessimistic',
+        onSuccess: () => {
+          notify(`Order #${order.id} is now ${status}`, { type: 'success' })
+          refresh()
+        },
+        onError: (error) => notify(error instanceof Error ? error.message : 'The status could not be changed', { type: 'error' }),
+      },
+    )
+  const cancelText =
+    order.status === 'paid'
+      ? `Order #${order.id} is paid: cancelling it refunds the payment of ${formatMoney(order.total)} to the customer and puts the items back in stock.`
+      : `Cancelling order #${order.id} puts its items back in stock.`
+  return (
+    <TopToolbar>
+      {nextStatuses[order.status].map((status) => (
+        <Button
+          key={status}
+          variant={status === 'cancelled' ? 'outlined' : 'contained'}
+          color={status === 'cancelled' ? 'error' : 'primary'}
+          disabled={isPending}
+          onClick={() => (status === 'cancelled' ? setConfirming(status) : void move(status))}
+        >
+          {moveLabels[status]}
+        </Button>
+      ))}
+      <Confirm
+        isOpen={confirming !== null}
+        title={order.status === 'paid' ? 'Cancel and refund this order?' : 'Cancel this order?'}
+        content={cancelText}
+        confirm="Cancel order"
+        cancel="Keep order"
+        onConfirm={() => {
+          setConfirming(null)
+          void move('cancelled')
+        }}
+        onClose={() => setConfirming(null)}
+      />
+    </TopToolbar>
+  )
+}
+
+function OrderDetail() {
+  const order = useRecordContext<Order>()
+  if (!order) return null
+  const address = order.shippingAddress
+  return (
+    <Stack spacing={2} sx={{ p: 2 }}>
+      <Stack direction={{ xs: 'column', sm: 'row' }} spacing={2} sx={{ alignItems: { sm: 'center' } }}>
+        <Typography component="h2" variant="h6">
+          Order #{order.id}
+        </Typography>
+        <StatusChip status={order.status} />
+        <Typography variant="body2">Placed {new Date(order.createdAt).toLocaleString()}</Typography>
+      </Stack>
+      <Typography>Customer: {customer(order)}</Typography>
+      <Box sx={{ overflowX: 'auto' }}>
+        <Table size="small" aria-label="Order lines">
+          <TableHead>
+            <TableRow>
+              <TableCell>Product</TableCell>
+              <TableCell align="right">Quantity</TableCell>
+              <TableCell align="right">Unit price</TableCell>
+              <TableCell align="right">Subtotal</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {order.items.map((item) => (
+              <TableRow key={item.id}>
+                <TableCell>{item.product?.name ?? item.name ?? `Product #${item.productId} (deleted)`}</TableCell>
+                <TableCell align="right">{item.quantity}</TableCell>
+                <TableCell align="right">{formatMoney(item.price)}</TableCell>
+                <TableCell align="right">{formatMoney(Math.round(item.price * 100 * item.quantity) / 100)}</TableCell>
+              </TableRow>
+            ))}
+            {order.shippingTotal !== undefined && (
+              <TableRow>
+                <TableCell colSpan={3}>Shipping{order.shippingMethod ? ` (${order.shippingMethod.name})` : ''}</TableCell>
+                <TableCell align="right">{formatMoney(order.shippingTotal)}</TableCell>
+              </TableRow>
+            )}
+            <TableRow>
+              <TableCell colSpan={3}>
+                <strong>Total</strong>
+              </TableCell>
+              <TableCell align="right">
+                <strong>{formatMoney(order.total)}</strong>
+              </TableCell>
+            </TableRow>
+          </TableBody>
+        </Table>
+      </Box>
+      <Stack direction={{ xs: 'column', md: 'row' }} spacing={2}>
+        <Card variant="outlined" sx={{ flex: 1 }}>
+          <CardContent>
+            <Typography component="h3" variant="subtitle1" gutterBottom>
+              Shipping address
+            </Typography>
+            {address ? (
+              <Typography component="address" sx={{ fontStyle: 'normal', whiteSpace: 'pre-line' }}>
+                {[address.fullName, address.line1, address.line2, `${address.postalCode} ${address.city}`, address.region, address.country, address.phone]
+                  .filter(Boolean)
+                  .join('\n')}
+              </Typography>
+            ) : (
+              <Typography>No shipping address on this order.</Typography>
+            )}
+          </CardContent>
+        </Card>
+        <Card variant="outlined" sx={{ flex: 1 }}>
+          <CardContent>
+            <Typography component="h3" variant="subtitle1" gutterBottom>
+              Shipping method
+            </Typography>
+            <Typography>
+              {order.shippingMethod ? `${order.shippingMethod.name} — ${formatMoney(order.shippingTotal)}` : 'No shipping method on this order.'}
+            </Typography>
+            {order.note && <Typography sx={{ mt: 1 }}>Note: {order.note}</Typography>}
+          </CardContent>
+        </Card>
+        <Card variant="outlined" sx={{ flex: 1 }}>
+          <CardContent>
+            <Typography component="h3" variant="subtitle1" gutterBottom>
+              Payment
+            </Typography>
+            <PaymentSummary order={order} />
+          </CardContent>
+        </Card>
+      </Stack>
+    </Stack>
+  )
+}
+
+function PaymentSummary({ order }: { order: Order }) {
+  const payment = order.payment
+  if (!payment) return <Typography>Manual: the order counts as paid once it is marked as paid{order.status === 'pending' ? ' (not yet)' : ''}.</Typography>
+  return (
+    <Typography>
+      {payment.provider === 'stripe' ? 'Stripe' : 'Manual'}: {payment.status}, {formatMoney(payment.amount)} {payment.currency.toUpperCase()}
+    </Typography>
+  )
+}
+
+export function OrderShow() {
+  return (
+    <Show actions={<StatusMoves />} title={<OrderTitle />}>
+      <OrderDetail />
+    </Show>
+  )
+}
+
+function OrderTitle() {
+  const order = useRecordContext<Order>()
+  return <span>{order ? `Order #${order.id}` : 'Order'}</span>
+}

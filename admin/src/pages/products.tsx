@@ -1,0 +1,148 @@
+import {
+  AutocompleteInput,
+  Create,
+  CreateButton,
+  Datagrid,
+  DateField,
+  DeleteWithConfirmButton,
+  Edit,
+  EditButton,
+  ExportButton,
+  FunctionField,
+  ImageField,
+  ImageInput,
+  List,
+  NumberField,
+  NumberInput,
+  ReferenceField,
+  ReferenceInput,
+  SearchInput,
+  SelectInput,
+  SimpleList,
+  SimpleForm,
+  TextInput,
+  TopToolbar,
+  minValue,
+  number,
+  required,
+} from 'react-admin'
+import type { Product } from '../api/dataProvider'
+import { useSmallScreen } from './small'
+
+const filters = [
+  <SearchInput key="q" source="q" alwaysOn placeholder="Search name or description" aria-label="Search products" />,
+  <ReferenceInput key="categoryId" source="categoryId" reference="categories" alwaysOn>
+    <SelectInput label="Category" optionText="name" emptyText="All categories" />
+  </ReferenceInput>,
+]
+
+const ListActions = () => (
+  <TopToolbar>
+    <CreateButton label="New product" />
+    <ExportButton />
+  </TopToolbar>
+)
+
+const money = { style: 'decimal', minimumFractionDigits: 2, maximumFractionDigits: 2 } as const
+
+/** Products: search (name or description), category, sort by newest, name or price, 25 a page. */
+export function ProductList() {
+  const small = useSmallScreen()
+  return (
+    <List filters={filters} sort={{ field: 'createdAt', order: 'DESC' }} actions={<ListActions />} perPage={25} empty={false}>
+      {small ? (
+        <SimpleList<Product>
+          primaryText={(product) => product.name}
+          secondaryText={(product) => `${product.price.toFixed(2)} · ${product.stock} in stock`}
+          linkType="edit"
+        />
+      ) : (
+        <Datagrid rowClick="edit" bulkActionButtons={false} aria-label="Products">
+          <FunctionField
+            label="Image"
+            sortable={false}
+            render={(record: Product) =>
+              record.imageUrl ? (
+                // An image the host no longer has is hidden rather than shown broken.
+                <img
+                  src={record.imageUrl}
+                  alt=""
+                  width={40}
+                  height={40}
+                  style={{ objectFit: 'cover', borderRadius: 4 }}
+                  onError={(event) => {
+                    event.currentTarget.style.visibility = 'hidden'
+                  }}
+                />
+              ) : null
+            }
+          />
+          <FunctionField source="name" label="Name" render={(record: Product) => record.name} />
+          <ReferenceField source="categoryId" reference="categories" label="Category" sortable={false} emptyText="—" link={false} />
+          <NumberField source="price" options={money} />
+          <NumberField source="stock" sortable={false} />
+          <DateField source="createdAt" label="Created" />
+          <EditButton />
+          <DeleteWithConfirmButton confirmTitle="Delete this product?" confirmContent="The product and its image are removed; orders keep their lines." />
+        </Datagrid>
+      )}
+    </List>
+  )
+}
+
+const price = [required(), number(), minValue(0, 'price must not be less than 0')]
+
+function ProductFields({ creating }: { creating: boolean }) {
+  return (
+    <>
+      <TextInput source="name" validate={required()} fullWidth />
+      <TextInput source="description" multiline minRows={2} fullWidth />
+      <NumberInput source="price" validate={price} step={0.01} />
+      <NumberInput source="stock" step={1} min={0} defaultValue={creating ? 0 : undefined} />
+      <ReferenceInput source="categoryId" reference="categories">
+        <AutocompleteInput label="Category" optionText="name" emptyText="No category" />
+      </ReferenceInput>
+      <ImageInput
+        source="image"
+        label={creating ? 'Image (required)' : 'New image'}
+        accept={{ 'image/*': ['.jpg', '.jpeg', '.png', '.webp', '.gif'] }}
+        maxSize={5 * 1024 * 1024}
+        inputProps={{ 'aria-label': creating ? 'Image file' : 'New image file' }}
+        validate={creating ? required('An image is required') : undefined}
+        helperText="JPEG, PNG, WebP or GIF, up to 5 MB. The preview shows before anything is uploaded."
+      >
+        <ImageField source="src" title="title" />
+      </ImageInput>
+    </>
+  )
+}
+
+function CurrentImage({ record }: { record?: Product }) {
+  if (!record?.imageUrl) return null
+  return <img src={record.imageUrl} alt={`Current image of ${record.name}`} style={{ maxWidth: 160, maxHeight: 160, borderRadius: 4 }} />
+}
+
+export function ProductCreate() {
+  return (
+    <Create redirect="list" title="New product">
+      <SimpleForm>
+        <ProductFields creating />
+      </SimpleForm>
+    </Create>
+  )
+}
+
+export function ProductEdit() {
+  return (
+    <Edit mutationMode="pessimistic" title={<ProductTitle />}>
+      <SimpleForm>
+        <FunctionField label="Current image" render={(record: Product) => <CurrentImage record={record} />} />
+        <ProductFields creating={false} />
+      </SimpleForm>
+    </Edit>
+  )
+}
+
+function ProductTitle() {
+  return <span>Edit product</span>
+}
