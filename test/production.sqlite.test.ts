@@ -116,7 +116,24 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('`npm start
     expect(first.output).toMatch(/built dist\/ from \d+ files in \d+ ms/)
     expect(existsSync(join(checkout, 'dist', 'server.js'))).toBe(true)
 
-    const second = await startAndStop(checkout, 'start', dev)
+    // Outside the tests a route's validators are compiled at its first request (src/shared/validation.ts):
+    // the first and the next answers are the same.
+    const second = await startAndStop(checkout, 'start', dev, async (base) => {
+      for (let i = 0; i < 2; i++) {
+        const bad = await fetch(`${base}/auth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"name":"Ana","email":"no","password":"secret123"}',
+        })
+        expect([bad.status, await bad.json()]).toEqual([422, { error: 'email must be a valid email' }])
+      }
+      const good = await fetch(`${base}/auth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"name":"Ana","email":"ana@shop.test","password":"secret123"}',
+      })
+      expect(good.status).toBe(201)
+    })
     expect(second.output).not.toContain('built dist/')
 
     // An edited source file: the next start builds again.
@@ -129,7 +146,7 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('`npm start
 })
 
 /** Starts `npm run <script>` in `cwd`, waits for /health, then SIGTERMs npm alone (as a supervisor does) and checks nothing outlives it. */
-async function startAndStop(cwd: string, script: string, env: NodeJS.ProcessEnv): Promise<{ output: string }> {
+async function startAndStop(cwd: string, script: string, env: NodeJS.ProcessEnv, whileUp?: (base: string) => Promise<void>): Promise<{ output: string }> {
   const port = 20000 + Math.floor(Math.random() * 20000)
   // A process group of its own, so that whatever npm starts can be found (and, if the test fails, ended).
   const npmProcess = spawn('npm', ['run', script], {
@@ -158,6 +175,7 @@ async function startAndStop(cwd: string, script: string, env: NodeJS.ProcessEnv)
       if (!health) await new Promise((resolve) => setTimeout(resolve, 50))
     }
     expect(health?.status, output).toBe(200)
+    if (whileUp) await whileUp(`http://127.0.0.1:${port}`)
     // A supervisor (docker stop, systemd with KillMode=process, a PaaS) signals npm only.
     process.kill(group, 'SIGTERM')
     await exited
