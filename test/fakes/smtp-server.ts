@@ -48,16 +48,20 @@ export async function startSmtpFake(): Promise<SmtpFake> {
       authOptional: true,
       logger: false,
       onMailFrom(address, _session, callback) {
-        Promise.resolve(fake.onMailFrom?.(address)).then(
-          () => callback(),
-          (error: Error) => callback(error),
-        )
+        Promise.resolve()
+          .then(() => fake.onMailFrom?.(address))
+          .then(
+            () => callback(),
+            (error: Error) => callback(error),
+          )
       },
       onRcptTo(address, _session, callback) {
-        Promise.resolve(fake.onRcptTo?.(address)).then(
-          () => callback(),
-          (error: Error) => callback(error),
-        )
+        Promise.resolve()
+          .then(() => fake.onRcptTo?.(address))
+          .then(
+            () => callback(),
+            (error: Error) => callback(error),
+          )
       },
       onData(stream, session, callback) {
         simpleParser(stream).then(
