@@ -276,9 +276,12 @@ function parseMail(
   } catch {
     // PUBLIC_URL's own problem is reported above.
   }
-  const from = value('MAIL_FROM') ?? `no-reply@${host}`
+  const given = value('MAIL_FROM')
+  // The default takes PUBLIC_URL's host as it is (localhost in development); a given one must be an address.
+  const from = given ?? `no-reply@${host}`
   const address = /<([^<>]+)>\s*$/.exec(from)?.[1] ?? from
-  if (!EMAIL.test(address.trim())) problems.push(`MAIL_FROM must be an e-mail address, optionally with a name: Tienda <no-reply@example.com> (got "${from}")`)
+  if (given !== undefined && !/^[^\s@<>,]+@[^\s@<>,]+$/.test(address.trim()))
+    problems.push(`MAIL_FROM must be an e-mail address, optionally with a name: Tienda <no-reply@example.com> (got "${from}")`)
   const adminNotify = (value('ADMIN_NOTIFY_EMAIL') ?? '')
     .split(',')
     .map((entry) => entry.trim())
