@@ -48,6 +48,8 @@ export async function startSmtpFake(): Promise<SmtpFake> {
       authOptional: true,
       // No reverse DNS of the client: without a resolver that answers, each connection would wait seconds for it.
       disableReverseLookup: true,
+      // Stopping does not wait for the clients' idle pooled connections to leave.
+      closeTimeout: 100,
       logger: false,
       onMailFrom(address, _session, callback) {
         Promise.resolve()

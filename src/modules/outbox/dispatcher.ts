@@ -358,7 +358,8 @@ async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOpt
   const dispatcher = new OutboxDispatcher(app.db, app.dialect, app.log, options, pluginOptions.config.lowStockThreshold)
   registry.set(app.db, dispatcher)
   app.decorate('outbox', dispatcher as Outbox)
-  dispatcher.registerChannel('email', createMailChannel(pluginOptions.config, app.log))
+  const mail = createMailChannel(pluginOptions.config, app.log)
+  dispatcher.registerChannel('email', mail.deliver)
   dispatcher.onEvent(emailNotifications(pluginOptions.config))
   // A write request's transaction has committed by the time it answers: what it queued goes now.
   app.addHook('onResponse', async (request) => {
@@ -367,6 +368,7 @@ async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOpt
   app.addHook('onReady', async () => dispatcher.start())
   app.addHook('onClose', async () => {
     await dispatcher.close()
+    mail.close()
     registry.delete(app.db)
   })
 }

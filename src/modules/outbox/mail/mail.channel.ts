@@ -35,18 +35,23 @@ function domainOf(address: string): string {
 }
 
 /**
- * The `email` channel: renders the queued e-mail's templates and sends it over SMTP_URL, one connection per message
- * (an attempt that times out closes its own connection, nothing of it is left queued to go out later). Without
- * SMTP_URL, writes it as DATA_DIR/mail/<created>-<id>.eml instead and logs its recipient and subject (never its
- * body: a password reset's link is a credential). The Message-ID is the outbox row's id, the same on every attempt.
+ * The `email` channel: renders the queued e-mail's templates and sends it over SMTP_URL through a small pool of
+ * connections (a handful of messages per connection, closed after a while idle). An attempt that times out closes
+ * the whole pool, so nothing of it stays queued to go out later; the other messages on it fail and are retried (at
+ * least once). Without SMTP_URL, writes each message as DATA_DIR/mail/<created>-<id>.eml instead and logs its
+ * recipient and subject (never its body: a password reset's link is a credential). The Message-ID is the outbox
+ * row's id, the same on every attempt.
  */
-export function createMailChannel(config: Config, log: FastifyBaseLogger): Deliver {
+export function createMailChannel(config: Config, log: FastifyBaseLogger): { deliver: Deliver; close: () => void } {
   const { mail } = config
   const messageDomain = domainOf(mail.from)
   const context = { currency: config.payments.currency, publicUrl: config.publicUrl }
   const mailDir = join(config.dataDir, 'mail')
+  let pool: ReturnType<typeof createPool> | undefined
+  const createPool = (smtpUrl: string) =>
+    createTransport({ ...smtpOptions(smtpUrl, mail.timeoutMs), pool: true, maxConnections: 4, maxMessages: 50, idleTimeout: 5000 })
 
-  return async (message, signal): Promise<DeliveryOutcome> => {
+  const deliver: Deliver = async (message, signal): Promise<DeliveryOutcome> => {
     const email = message.payload as EmailMessage
     const rendered = renderEmail(email.template, emailView(email, context))
     const fields = {
@@ -68,8 +73,12 @@ export function createMailChannel(config: Config, log: FastifyBaseLogger): Deliv
       log.info({ to: email.to, subject: rendered.subject, file: join('mail', name) }, 'e-mail written as a file (no SMTP_URL)')
       return { ok: true }
     }
-    const transport = createTransport(smtpOptions(mail.smtpUrl, mail.timeoutMs))
-    const abort = () => transport.close()
+    pool ??= createPool(mail.smtpUrl)
+    const transport = pool
+    const abort = () => {
+      if (pool === transport) pool = undefined
+      transport.close()
+    }
     signal.addEventListener('abort', abort, { once: true })
     try {
       const info = await transport.sendMail(fields)
@@ -86,7 +95,13 @@ export function createMailChannel(config: Config, log: FastifyBaseLogger): Deliv
       }
     } finally {
       signal.removeEventListener('abort', abort)
-      transport.close()
     }
+  }
+  return {
+    deliver,
+    close: () => {
+      pool?.close()
+      pool = undefined
+    },
   }
 }
