@@ -63,18 +63,16 @@ async function deliveriesPerSecond(shop: FastifyInstance, rows: number, channel:
   for (let i = 0; i < rows; i += 250) {
     const batch = Math.min(250, rows - i)
     if (channel === 'email') {
-      await shop.db
-        .transaction()
-        .execute((trx) =>
-          enqueueEmail(
-            trx,
-            ...Array.from({ length: batch }, (_, n) => ({
-              template: 'password-reset' as const,
-              to: `u${i + n}@shop.test`,
-              data: { name: 'U', link: 'https://shop.test/r' },
-            })),
-          ),
-        )
+      await shop.db.transaction().execute((trx) =>
+        enqueueEmail(
+          trx,
+          ...Array.from({ length: batch }, (_, n) => ({
+            template: 'password-reset' as const,
+            to: `u${i + n}@shop.test`,
+            data: { name: 'U', link: 'https://shop.test/r' },
+          })),
+        ),
+      )
     } else {
       await shop.db
         .insertInto('outbox')
@@ -123,7 +121,7 @@ for (const kind of kinds) {
     mailing.outbox.registerChannel('webhook', async () => ({ ok: true, statusCode: 204 }))
     const smtpRate = await deliveriesPerSecond(mailing, ROWS, 'email')
     const countingRate = await deliveriesPerSecond(mailing, ROWS * 5, 'webhook')
-    console.log(`${kind}: ${ROWS} e-mails to a local SMTP server: ${smtpRate.toFixed(0)}/s (one connection per message, 8 in flight)`)
+    console.log(`${kind}: ${ROWS} e-mails to a local SMTP server: ${smtpRate.toFixed(0)}/s (a pool of 4 connections, 8 in flight)`)
     console.log(`${kind}: ${ROWS * 5} rows to a counting channel: ${countingRate.toFixed(0)}/s (the dispatcher's own cost)`)
 
     const users = await Promise.all(Array.from({ length: 8 }, () => makeUser(mailing)))
@@ -135,13 +133,17 @@ for (const kind of kinds) {
       without.push(await ordersPerSecond(quiet, users, product.id))
       withMail.push(await ordersPerSecond(mailing, users, product.id))
     }
-    await mailing.outbox.drain()
     const ratio = median(withMail) / median(without)
     console.log(
       `${kind}: orders/s with e-mails sent meanwhile ${median(withMail).toFixed(0)} (${withMail.map((r) => r.toFixed(0)).join(', ')}), ` +
         `dispatcher off ${median(without).toFixed(0)} (${without.map((r) => r.toFixed(0)).join(', ')}): ${ratio.toFixed(2)}× (target ≥ 0.90: ${ratio >= 0.9 ? 'met' : 'NOT met'})`,
     )
-    console.log(`${kind}: ${smtp.received.length} messages reached the SMTP server`)
+    const pending = await mailing.db
+      .selectFrom('outbox')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow()
+    console.log(`${kind}: ${smtp.received.length} messages reached the SMTP server, ${Number(pending.n)} still pending when the windows ended`)
     await quiet.close()
     await mailing.close()
   } finally {
