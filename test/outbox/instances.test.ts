@@ -46,18 +46,16 @@ describe('two instances on one database', () => {
       await db
         .insertInto('outbox')
         .values(
-          ids
-            .slice(i, i + 200)
-            .map((id) => ({
-              id,
-              channel: 'webhook' as const,
-              webhook_id: 1,
-              event: 'product.updated',
-              payload: '{}',
-              status: 'pending' as const,
-              next_attempt_at: now,
-              created_at: now,
-            })),
+          ids.slice(i, i + 200).map((id) => ({
+            id,
+            channel: 'webhook' as const,
+            webhook_id: 1,
+            event: 'product.updated',
+            payload: '{}',
+            status: 'pending' as const,
+            next_attempt_at: now,
+            created_at: now,
+          })),
         )
         .execute()
     }
