@@ -30,12 +30,16 @@ export interface Config {
   /** Where an uploaded image is spooled while it streams in, before it reaches the image host. */
   readonly uploadTmpDir: string
   readonly payments: PaymentsConfig
-  /** A product with this much stock or less is "low on stock" on the admin dashboard (GET /admin/api/stats). */
+  /**
+   * A product with this much stock or less is "low on stock": on the admin dashboard (GET /admin/api/stats), and
+   * stock.low fires when a change takes its stock from above this to at or below it (src/modules/outbox).
+   */
   readonly lowStockThreshold: number
   /** Prometheus metrics (plugins/metrics.ts): off unless METRICS_ENABLED=true; with a port, on a server of their own. */
   readonly metrics: { readonly enabled: boolean; readonly port: number | null }
   /** Sessions and password reset (src/modules/sessions). */
   readonly sessions: SessionsConfig
+  readonly mail: MailConfig
 }
 
 export interface SessionsConfig {
@@ -45,6 +49,17 @@ export interface SessionsConfig {
   readonly resetTokenTtlMs: number
   /** The storefront's address, without a trailing slash: reset links point there. */
   readonly shopUrl: string
+}
+
+/** E-mail (src/modules/outbox/mail): SMTP when `smtpUrl` is set, else .eml files under DATA_DIR/mail. */
+export interface MailConfig {
+  /** smtp://[user:pass@]host:port (plain or STARTTLS) or smtps://…; null writes .eml files instead. */
+  readonly smtpUrl: string | null
+  readonly from: string
+  /** Who gets the admins' e-mails (new order, low stock); empty: nobody. */
+  readonly adminNotify: readonly string[]
+  /** Bounded waits toward the SMTP server: connecting, its greeting, and silence on the socket. */
+  readonly timeoutMs: number
 }
 
 /** Payments (src/modules/payments): `manual` by default, `stripe` when STRIPE_SECRET_KEY is set. */
@@ -226,7 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
   const uploadTmpDir = resolve(value('UPLOAD_TMP_DIR') ?? join(dataDir, 'tmp'))
 
   const payments = parsePayments(value, problems)
-
+  const mail = parseMail(value, integer, publicUrl, problems)
   const lowStockThreshold = integer('LOW_STOCK_THRESHOLD', 5, 0, 2_147_483_647)
   const metricsEnabled = value('METRICS_ENABLED') ?? 'false'
   if (metricsEnabled !== 'true' && metricsEnabled !== 'false') problems.push(`METRICS_ENABLED must be true or false (got "${metricsEnabled}")`)
@@ -268,6 +283,56 @@ export function loadConfig(env: Env = process.env): Config {
     lowStockThreshold,
     metrics: Object.freeze({ enabled: metricsEnabled === 'true', port: metricsPort }),
     sessions: Object.freeze({ refreshTokenTtlMs, resetTokenTtlMs, shopUrl }),
+    mail,
+  })
+}
+
+// ---- e-mail (src/modules/outbox/mail) ----
+
+const EMAIL = /^[^\s@<>,]+@[^\s@<>,]+\.[^\s@<>,]+$/
+
+function parseMail(
+  value: (name: string) => string | undefined,
+  integer: (name: string, fallback: number, min: number, max: number) => number,
+  publicUrl: string,
+  problems: string[],
+): MailConfig {
+  const smtpUrl = value('SMTP_URL') ?? null
+  if (smtpUrl !== null) {
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(smtpUrl)
+    } catch {
+      parsed = undefined
+    }
+    // The URL itself may hold a password: never echoed.
+    if (!parsed || !['smtp:', 'smtps:'].includes(parsed.protocol) || parsed.hostname === '') {
+      problems.push('SMTP_URL must be smtp://[user:pass@]host:port or smtps://[user:pass@]host:port')
+    }
+  }
+  let host = 'localhost'
+  try {
+    host = new URL(publicUrl).hostname || host
+  } catch {
+    // PUBLIC_URL's own problem is reported above.
+  }
+  const given = value('MAIL_FROM')
+  // The default takes PUBLIC_URL's host as it is (localhost in development); a given one must be an address.
+  const from = given ?? `no-reply@${host}`
+  const address = /<([^<>]+)>\s*$/.exec(from)?.[1] ?? from
+  if (given !== undefined && !/^[^\s@<>,]+@[^\s@<>,]+$/.test(address.trim()))
+    problems.push(`MAIL_FROM must be an e-mail address, optionally with a name: Tienda <no-reply@example.com> (got "${from}")`)
+  const adminNotify = (value('ADMIN_NOTIFY_EMAIL') ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+  const bad = adminNotify.filter((entry) => !EMAIL.test(entry))
+  if (bad.length > 0) problems.push(`ADMIN_NOTIFY_EMAIL must be e-mail addresses separated by commas (got "${bad.join(', ')}")`)
+  return Object.freeze({
+    smtpUrl,
+    from,
+    adminNotify: Object.freeze(adminNotify.map((entry) => entry.toLowerCase())),
+    timeoutMs: integer('SMTP_TIMEOUT_MS', 10_000, 100, 300_000),
   })
 }
 
