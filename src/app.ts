@@ -14,6 +14,7 @@ import { healthRoutes } from './modules/health/health.routes.js'
 import { ordersRoutes } from './modules/orders/orders.routes.js'
 import { shippingRoutes } from './modules/shipping/shipping.routes.js'
 import paymentsPlugin from './modules/payments/payments.plugin.js'
+import webhooksPlugin from './modules/webhooks/webhooks.plugin.js'
 import type { ImageHost } from './modules/images/image-host.js'
 import { ensureAdmin } from './modules/users/users.service.js'
 import { usersRoutes } from './modules/users/users.routes.js'
@@ -145,6 +146,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(addressesRoutes)
   await app.register(shippingRoutes)
   await app.register(catalogRoutes, { config, ...(options.imageHost ? { imageHost: options.imageHost } : {}) })
+  // Webhook endpoints, and their channel and events in the outbox.
+  await app.register(webhooksPlugin, { config })
 
   return app
 }

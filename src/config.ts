@@ -30,6 +30,11 @@ export interface Config {
   /** Where an uploaded image is spooled while it streams in, before it reaches the image host. */
   readonly uploadTmpDir: string
   readonly payments: PaymentsConfig
+  /**
+   * WEBHOOKS_ALLOW_PRIVATE=true lets webhook URLs reach loopback, private, link-local and other non-public
+   * addresses (tests, an internal network); off, such URLs are refused at creation and at each delivery.
+   */
+  readonly webhooksAllowPrivate: boolean
 }
 
 /** Payments (src/modules/payments): `manual` by default, `stripe` when STRIPE_SECRET_KEY is set. */
@@ -200,6 +205,9 @@ export function loadConfig(env: Env = process.env): Config {
 
   const payments = parsePayments(value, problems)
 
+  const webhooksAllowPrivateRaw = value('WEBHOOKS_ALLOW_PRIVATE') ?? 'false'
+  if (!['true', 'false'].includes(webhooksAllowPrivateRaw)) problems.push(`WEBHOOKS_ALLOW_PRIVATE must be true or false (got "${webhooksAllowPrivateRaw}")`)
+
   if (problems.length > 0) throw new ConfigError(problems)
 
   if (jwtSecret === '') jwtSecret = readOrCreateDevSecret(dataDir)
@@ -226,6 +234,7 @@ export function loadConfig(env: Env = process.env): Config {
     postgres: Object.freeze(postgres),
     uploadTmpDir,
     payments,
+    webhooksAllowPrivate: webhooksAllowPrivateRaw === 'true',
   })
 }
 

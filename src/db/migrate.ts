@@ -4,6 +4,7 @@ import * as productNameOrder from './migrations/2026-11-23T0000-product-name-ord
 import * as addressesShipping from './migrations/2026-11-24T0000-addresses-shipping.js'
 import * as payments from './migrations/2026-11-24T0100-payments.js'
 import * as outbox from './migrations/2026-11-25T0100-outbox.js'
+import * as webhooks from './migrations/2026-11-25T0200-webhooks.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-24T0000-addresses-shipping': addressesShipping,
   '2026-11-24T0100-payments': payments,
   '2026-11-25T0100-outbox': outbox,
+  '2026-11-25T0200-webhooks': webhooks,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

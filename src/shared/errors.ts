@@ -81,4 +81,14 @@ export const messages = {
   invalidWebhookSignature: 'Firma de webhook inválida',
   refundFailed: 'No se pudo reembolsar el pago',
   paymentProviderUnavailable: 'El proveedor de pagos no responde',
+  // Webhooks (src/modules/webhooks).
+  webhookNotFound: 'Webhook no encontrado',
+  webhookDeleted: 'Webhook eliminado',
+  webhookDeliveryNotFound: 'Entrega no encontrada',
+  webhookInactive: 'El webhook está desactivado',
+  webhookUrlNotAllowed: 'La URL del webhook no está permitida',
+  webhookUrlInvalid: 'url must be an absolute http or https URL',
+  webhookUrlCredentials: 'url must not contain a user name or password',
+  webhookHostNotFound: 'El host de la URL del webhook no existe',
+  webhookDnsUnavailable: 'No se pudo resolver el host de la URL del webhook',
 } as const
