@@ -12,6 +12,7 @@ import { cartRoutes } from './modules/cart/cart.routes.js'
 import { catalogRoutes } from './modules/catalog/catalog.routes.js'
 import { healthRoutes } from './modules/health/health.routes.js'
 import { ordersRoutes } from './modules/orders/orders.routes.js'
+import outboxPlugin, { type OutboxPluginOptions } from './modules/outbox/dispatcher.js'
 import { shippingRoutes } from './modules/shipping/shipping.routes.js'
 import paymentsPlugin from './modules/payments/payments.plugin.js'
 import webhooksPlugin from './modules/webhooks/webhooks.plugin.js'
@@ -46,6 +47,8 @@ export interface AppOptions {
    * depend on it stay off. On by default.
    */
   changeFeed?: boolean
+  /** The outbox dispatcher's settings (tests shorten its retry schedule, or turn it off to read rows as queued). */
+  outbox?: OutboxPluginOptions['options']
 }
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/
@@ -134,6 +137,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(docsPlugin)
   await app.register(authPlugin, { config })
   await app.register(rateLimitPlugin, { config, ...(options.redis ? { redis: options.redis } : {}) })
+
+  // The outbox: e-mails and webhook deliveries, written with the change, delivered after commit.
+  await app.register(outboxPlugin, { ...(options.outbox ? { options: options.outbox } : {}) })
 
   await app.register(catalogCachePlugin, { cache: responseCache, enabled: options.catalogCache ?? config.nodeEnv !== 'test' })
 

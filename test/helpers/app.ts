@@ -7,6 +7,7 @@ import { buildApp } from '../../src/app.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.js'
 import type { ImageHost } from '../../src/modules/images/image-host.js'
+import type { OutboxPluginOptions } from '../../src/modules/outbox/dispatcher.js'
 import { createPgSchema, testDatabaseUrl } from './pg-schema.js'
 
 export const dialect = process.env.TEST_DIALECT === 'postgres' ? 'postgres' : 'sqlite'
@@ -57,7 +58,10 @@ export function testConfig(env: Record<string, string> = {}, dataDir = mkdtempSy
 }
 
 /** Builds the whole service on a fresh database, as the server does. */
-export async function createTestApp(env: Record<string, string> = {}, extra: { redis?: Redis; imageHost?: ImageHost } = {}): Promise<TestApp> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  extra: { redis?: Redis; imageHost?: ImageHost; outbox?: OutboxPluginOptions['options'] } = {},
+): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'shop-test-'))
   const config = testConfig(env, dataDir)
   const { handle, drop } = await openTestDatabase()

@@ -1,0 +1,352 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Kysely, Transaction } from 'kysely'
+import type { Dialect } from '../../db/connect.js'
+import type { Database } from '../../db/database.js'
+import * as repo from './outbox.repository.js'
+
+/** Where a message goes: an e-mail (src/modules/outbox/mail) or a webhook endpoint (src/modules/webhooks). */
+export type Channel = 'email' | 'webhook'
+
+/** One outbox row as a channel sees it. `attempts` counts the attempts made before this one. */
+export interface OutboxMessage {
+  id: string
+  channel: Channel
+  webhookId: number | null
+  event: string | null
+  /** The row's JSON, parsed: an e-mail's {template, to, data}; a webhook delivery's body. */
+  payload: unknown
+  attempts: number
+  createdAt: string
+}
+
+/** What a channel says of one attempt. `permanent` failures are not retried (a receiver that can never accept it). */
+export type DeliveryOutcome = { ok: true; statusCode?: number } | { ok: false; error: string; statusCode?: number; permanent?: boolean }
+
+/** Delivers one message; must give up when `signal` aborts (the delivery's timeout, or the app closing). */
+export type Deliver = (message: OutboxMessage, signal: AbortSignal) => Promise<DeliveryOutcome>
+
+/** The shop's events (docs/email.md); `data` is the resource as the API returns it, `{id}` for product.deleted. */
+export type ShopEventType =
+  'order.created' | 'order.paid' | 'order.status_changed' | 'order.cancelled' | 'product.created' | 'product.updated' | 'product.deleted' | 'stock.low'
+
+export const SHOP_EVENT_TYPES: readonly ShopEventType[] = [
+  'order.created',
+  'order.paid',
+  'order.status_changed',
+  'order.cancelled',
+  'product.created',
+  'product.updated',
+  'product.deleted',
+  'stock.low',
+]
+
+export interface ShopEvent {
+  type: ShopEventType
+  data: unknown
+}
+
+/** Called inside the transaction of the change, so that what it writes (outbox rows) commits or rolls back with it. */
+export type EventListener = (trx: Transaction<Database>, event: ShopEvent) => Promise<void>
+
+/** When a failed delivery is tried again: `firstDelayMs × factor^(n−1)` after the n-th failure, capped, ± jitter. */
+export interface RetrySchedule {
+  firstDelayMs: number
+  factor: number
+  maxDelayMs: number
+  /** A message still undelivered this long after its creation is `failed`. */
+  giveUpAfterMs: number
+  /** 0.25: each delay is drawn between 75 % and 125 % of its nominal value. */
+  jitter: number
+}
+
+export interface DispatcherOptions {
+  /** Off: nothing is delivered (rows stay pending); events are still written. */
+  enabled: boolean
+  /** The safety net: due rows are looked for this often even when nothing woke the dispatcher. */
+  pollMs: number
+  /** A claimed row is this instance's until then; after it (a crashed instance), anyone takes it again. */
+  leaseMs: number
+  /** One delivery's bound. */
+  timeoutMs: number
+  /** Deliveries in flight at once, per instance. */
+  concurrency: number
+  /** On app.close(), in-flight deliveries are awaited this long, then aborted (their rows' leases run out). */
+  closeTimeoutMs: number
+  retry: RetrySchedule
+}
+
+export const defaultRetrySchedule: RetrySchedule = {
+  // 22.5–37.5 s, then 1.5–2.5 min, 6–10 min, 24–40 min, 1.6–2.7 h, then every 3–5 h until 24 h have passed.
+  firstDelayMs: 30_000,
+  factor: 4,
+  maxDelayMs: 4 * 3_600_000,
+  giveUpAfterMs: 24 * 3_600_000,
+  jitter: 0.25,
+}
+
+export const defaultDispatcherOptions: DispatcherOptions = {
+  enabled: true,
+  pollMs: 1000,
+  leaseMs: 60_000,
+  timeoutMs: 15_000,
+  concurrency: 8,
+  closeTimeoutMs: 5000,
+  retry: defaultRetrySchedule,
+}
+
+/** When the next attempt is due after the `failures`-th failure of a message created at `createdAt`; null: give up. */
+export function nextAttemptAt(schedule: RetrySchedule, failures: number, createdAt: string, now: number, random = Math.random): string | null {
+  const deadline = Date.parse(createdAt) + schedule.giveUpAfterMs
+  if (now >= deadline) return null
+  const nominal = Math.min(schedule.maxDelayMs, schedule.firstDelayMs * schedule.factor ** Math.max(0, failures - 1))
+  const delay = nominal * (1 - schedule.jitter + 2 * schedule.jitter * random())
+  // The last attempt is made at the deadline itself, not skipped.
+  return new Date(Math.min(deadline, now + Math.max(0, Math.round(delay)))).toISOString()
+}
+
+/** The outbox of one app: its channels, its event listeners, and the loop that delivers due rows. */
+export interface Outbox {
+  /** The channel's deliver function; rows of a channel nobody registered stay pending. */
+  registerChannel(channel: Channel, deliver: Deliver): void
+  /** Called for every event, inside the change's transaction (emitEvent). */
+  onEvent(listener: EventListener): void
+  /** Looks for due rows now (call it after the commit of a transaction that queued something). */
+  wake(): void
+  /** Tests and the CLI: delivers until nothing is due and nothing is in flight; resolves with the attempts made. */
+  drain(): Promise<number>
+  readonly options: DispatcherOptions
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    outbox: Outbox
+  }
+}
+
+/** The outbox of each open database, so that services reach it through the `db` they are given (as payments do). */
+const registry = new WeakMap<object, OutboxDispatcher>()
+
+/**
+ * Emits a shop event inside the transaction of the change: every listener (the e-mails, the webhooks) writes its
+ * outbox rows in `trx`. `db` names the app (several apps share one process in the tests); without an outbox
+ * attached to it, nothing happens.
+ */
+export async function emitEvent(db: Kysely<Database>, trx: Transaction<Database>, event: ShopEvent): Promise<void> {
+  const outbox = registry.get(db)
+  if (!outbox) return
+  for (const listener of outbox.listeners) await listener(trx, event)
+  // On SQLite the claim waits for the one connection, so it runs right after this transaction; on PostgreSQL
+  // the request's onResponse hook (after the commit) wakes it again, and the poll is the safety net.
+  outbox.wake()
+}
+
+/** Looks up the outbox of a database (for code that holds only `db`). */
+export function outboxOf(db: Kysely<Database>): Outbox | undefined {
+  return registry.get(db)
+}
+
+class OutboxDispatcher implements Outbox {
+  readonly listeners: EventListener[] = []
+  private readonly channels = new Map<Channel, Deliver>()
+  private readonly inFlight = new Set<Promise<void>>()
+  private readonly closing = new AbortController()
+  private pumping = false
+  private again = false
+  private closed = false
+  private poll: NodeJS.Timeout | undefined
+  private reportedClaimFailure = false
+  attempts = 0
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+    private readonly log: FastifyBaseLogger,
+    readonly options: DispatcherOptions,
+  ) {}
+
+  registerChannel(channel: Channel, deliver: Deliver): void {
+    this.channels.set(channel, deliver)
+    this.wake()
+  }
+
+  onEvent(listener: EventListener): void {
+    this.listeners.push(listener)
+  }
+
+  start(): void {
+    if (!this.options.enabled) return
+    const tick = () => {
+      this.wake()
+      this.poll = setTimeout(tick, this.options.pollMs)
+      this.poll.unref()
+    }
+    this.poll = setTimeout(tick, 0)
+    this.poll.unref()
+  }
+
+  wake(): void {
+    if (this.closed || !this.options.enabled) return
+    if (this.pumping) {
+      this.again = true
+      return
+    }
+    void this.pump()
+  }
+
+  async drain(): Promise<number> {
+    const before = this.attempts
+    for (;;) {
+      while (this.pumping || this.inFlight.size > 0) {
+        if (this.pumping) await new Promise((resolve) => setTimeout(resolve, 5))
+        else await Promise.race(this.inFlight)
+      }
+      const claimed = await this.pump()
+      if (claimed === 0 && this.inFlight.size === 0 && !this.pumping) return this.attempts - before
+    }
+  }
+
+  /** Claims what fits in the free slots and starts delivering it; again while rows keep coming and slots are free. */
+  private async pump(): Promise<number> {
+    if (this.pumping || this.closed) return 0
+    this.pumping = true
+    let total = 0
+    try {
+      do {
+        this.again = false
+        const free = this.options.concurrency - this.inFlight.size
+        const channels = [...this.channels.keys()]
+        if (free <= 0 || channels.length === 0) break
+        let rows: repo.OutboxRow[]
+        try {
+          rows = await repo.claimDue(this.db, this.dialect, { channels, limit: free, now: Date.now(), leaseMs: this.options.leaseMs })
+          if (this.reportedClaimFailure) {
+            this.reportedClaimFailure = false
+            this.log.info('outbox: claiming works again')
+          }
+        } catch (error) {
+          if (!this.reportedClaimFailure) {
+            this.reportedClaimFailure = true
+            this.log.warn({ err: error }, 'outbox: could not claim due messages; trying again at the next poll')
+          }
+          break
+        }
+        total += rows.length
+        for (const row of rows) this.track(this.deliver(row))
+        if (rows.length === free) this.again = true
+      } while (this.again && !this.closed)
+    } finally {
+      this.pumping = false
+    }
+    return total
+  }
+
+  private track(delivery: Promise<void>): void {
+    this.inFlight.add(delivery)
+    void delivery.finally(() => {
+      this.inFlight.delete(delivery)
+      // A slot is free: whatever else is due goes now rather than at the next poll.
+      if (!this.closed) this.wake()
+    })
+  }
+
+  private async deliver(row: repo.OutboxRow): Promise<void> {
+    const deliver = this.channels.get(row.channel)
+    if (!deliver) return
+    const message: OutboxMessage = {
+      id: row.id,
+      channel: row.channel,
+      webhookId: row.webhook_id,
+      event: row.event,
+      payload: JSON.parse(row.payload) as unknown,
+      attempts: row.attempts,
+      createdAt: row.created_at,
+    }
+    const outcome = await this.attempt(deliver, message)
+    this.attempts += 1
+    const now = Date.now()
+    try {
+      if (outcome.ok) {
+        await repo.markDelivered(this.db, row.id, { attempts: row.attempts + 1, statusCode: outcome.statusCode ?? null, at: new Date(now).toISOString() })
+        return
+      }
+      const next = outcome.permanent ? null : nextAttemptAt(this.options.retry, row.attempts + 1, row.created_at, now)
+      await repo.markFailedAttempt(this.db, row.id, {
+        attempts: row.attempts + 1,
+        statusCode: outcome.statusCode ?? null,
+        error: outcome.error.slice(0, 1000),
+        nextAttemptAt: next,
+      })
+      const context = { outboxId: row.id, channel: row.channel, attempts: row.attempts + 1, error: outcome.error, statusCode: outcome.statusCode }
+      if (next === null) this.log.error(context, 'outbox: delivery failed for good')
+      else this.log.warn({ ...context, nextAttemptAt: next }, 'outbox: delivery failed; will retry')
+    } catch (error) {
+      // The row keeps its lease; once it runs out, the message is delivered again (at least once).
+      this.log.warn({ err: error, outboxId: row.id }, 'outbox: could not record a delivery attempt')
+    }
+  }
+
+  /** One bounded attempt: the channel's answer, its error, or the timeout, whichever comes first. */
+  private async attempt(deliver: Deliver, message: OutboxMessage): Promise<DeliveryOutcome> {
+    const signal = AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), this.closing.signal])
+    let onAbort: (() => void) | undefined
+    const aborted = new Promise<DeliveryOutcome>((resolve) => {
+      onAbort = () => resolve({ ok: false, error: this.closing.signal.aborted ? 'the service was closing' : `no answer within ${this.options.timeoutMs} ms` })
+      signal.addEventListener('abort', onAbort, { once: true })
+    })
+    try {
+      return await Promise.race([
+        deliver(message, signal).catch((error: unknown): DeliveryOutcome => ({ ok: false, error: error instanceof Error ? error.message : String(error) })),
+        aborted,
+      ])
+    } finally {
+      if (onAbort) signal.removeEventListener('abort', onAbort)
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    clearTimeout(this.poll)
+    while (this.pumping) await new Promise((resolve) => setTimeout(resolve, 5))
+    if (this.inFlight.size === 0) return
+    let timer: NodeJS.Timeout | undefined
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.options.closeTimeoutMs)
+    })
+    await Promise.race([Promise.allSettled([...this.inFlight]), bound])
+    clearTimeout(timer)
+    if (this.inFlight.size > 0) {
+      this.log.warn({ inFlight: this.inFlight.size }, 'outbox: closing with deliveries in flight; they are made again once their lease runs out')
+      this.closing.abort()
+      await Promise.allSettled([...this.inFlight])
+    }
+  }
+}
+
+export interface OutboxPluginOptions {
+  options?: Partial<Omit<DispatcherOptions, 'retry'>> & { retry?: Partial<RetrySchedule> }
+}
+
+/**
+ * The dispatcher: delivers the outbox's due rows after commit, at least once, off the request path. Woken after
+ * each write request (onResponse) and by emitEvent, and polls as a safety net. Several instances on one
+ * PostgreSQL share the work: each claims rows with FOR UPDATE SKIP LOCKED and holds them for a lease.
+ */
+async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOptions): Promise<void> {
+  const given = pluginOptions.options ?? {}
+  const options: DispatcherOptions = { ...defaultDispatcherOptions, ...given, retry: { ...defaultRetrySchedule, ...given.retry } }
+  const dispatcher = new OutboxDispatcher(app.db, app.dialect, app.log, options)
+  registry.set(app.db, dispatcher)
+  app.decorate('outbox', dispatcher as Outbox)
+  // A write request's transaction has committed by the time it answers: what it queued goes now.
+  app.addHook('onResponse', async (request) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') dispatcher.wake()
+  })
+  app.addHook('onReady', async () => dispatcher.start())
+  app.addHook('onClose', async () => {
+    await dispatcher.close()
+    registry.delete(app.db)
+  })
+}
+
+export default fp(outboxPlugin, { name: 'outbox', dependencies: ['database'] })
