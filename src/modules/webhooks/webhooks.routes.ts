@@ -37,8 +37,6 @@ function pageLinks(publicUrl: string, id: number, query: { limit: number; offset
 export interface WebhooksRoutesOptions {
   config: Config
   policy: service.WebhookPolicy
-  /** Called after a delivery is queued again, so the dispatcher looks at once. */
-  onRequeue?: () => void
 }
 
 export async function webhooksRoutes(fastify: FastifyInstance, options: WebhooksRoutesOptions): Promise<void> {
@@ -135,10 +133,6 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
       params: DeliveryParams,
       response: { 202: Delivery, ...errors, 409: ErrorResponse },
     },
-    handler: async (request, reply) => {
-      const delivery = await service.retryDelivery(app.db, request.params.id, request.params.deliveryId)
-      options.onRequeue?.()
-      return reply.code(202).send(delivery)
-    },
+    handler: async (request, reply) => reply.code(202).send(await service.retryDelivery(app.db, request.params.id, request.params.deliveryId)),
   })
 }
