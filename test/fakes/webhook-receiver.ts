@@ -23,8 +23,8 @@ export interface WebhookReceiver {
   close: () => Promise<void>
 }
 
-/** A webhook receiver on 127.0.0.1 (port 0), recording every request it is sent. */
-export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+/** A webhook receiver on 127.0.0.1 (a free port, or `port` to come back on the one it had), recording every request it is sent. */
+export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = []
   const sockets = new Set<Socket>()
   let behaviour: ReceiverBehaviour = (response) => response.writeHead(204).end()
@@ -45,11 +45,11 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as AddressInfo).port
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  const bound = (server.address() as AddressInfo).port
   return {
-    url: `http://127.0.0.1:${port}`,
-    port,
+    url: `http://127.0.0.1:${bound}`,
+    port: bound,
     received,
     get connections() {
       return connections
