@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { checkWebhookHost, isPublicAddress } from '../../src/modules/webhooks/webhook-address.js'
+import { ConfigError } from '../../src/config.js'
 import { createWebhook } from '../../src/modules/webhooks/webhooks.service.js'
 import { AppError, messages } from '../../src/shared/errors.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { createTestApp, testConfig, type TestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 
 // WEBHOOKS_ALLOW_PRIVATE is off, as in production: only public addresses.
@@ -175,5 +176,23 @@ describe('checking a host', () => {
     expect(error).toBeInstanceOf(AppError)
     expect(error).toMatchObject({ statusCode: 503, message: messages.webhookDnsUnavailable })
     expect(await rows()).toEqual([])
+  })
+})
+
+describe('WEBHOOKS_ALLOW_PRIVATE', () => {
+  it('is off by default, and only true or false', () => {
+    expect(testConfig().webhooksAllowPrivate).toBe(false)
+    expect(testConfig({ WEBHOOKS_ALLOW_PRIVATE: 'true' }).webhooksAllowPrivate).toBe(true)
+    expect(testConfig({ WEBHOOKS_ALLOW_PRIVATE: 'false' }).webhooksAllowPrivate).toBe(false)
+    const error = (() => {
+      try {
+        testConfig({ WEBHOOKS_ALLOW_PRIVATE: 'yes' })
+      } catch (e) {
+        return e
+      }
+      return undefined
+    })()
+    expect(error).toBeInstanceOf(ConfigError)
+    expect((error as ConfigError).problems).toEqual(['WEBHOOKS_ALLOW_PRIVATE must be true or false (got "yes")'])
   })
 })

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto'
 import type { LookupFunction } from 'node:net'
 import http from 'node:http'
 import https from 'node:https'
-import { type AddressLookup, checkWebhookHost } from './webhook-address.js'
+import { type AddressLookup, checkWebhookHost, DNS_TIMEOUT_MS } from './webhook-address.js'
 
 /** What one attempt came to; the outbox dispatcher retries a failure unless it is permanent. */
 export type DeliveryOutcome = { ok: true; statusCode?: number } | { ok: false; error: string; statusCode?: number; permanent?: boolean }
@@ -76,7 +76,7 @@ export async function sendWebhook(
     }
     const host = await checkWebhookHost(url, {
       allowPrivate: options.allowPrivate,
-      timeoutMs,
+      timeoutMs: Math.min(DNS_TIMEOUT_MS, timeoutMs),
       signal: controller.signal,
       ...(options.lookup ? { lookup: options.lookup } : {}),
     })
