@@ -139,7 +139,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(rateLimitPlugin, { config, ...(options.redis ? { redis: options.redis } : {}) })
 
   // The outbox: e-mails and webhook deliveries, written with the change, delivered after commit.
-  await app.register(outboxPlugin, { ...(options.outbox ? { options: options.outbox } : {}) })
+  await app.register(outboxPlugin, { config, ...(options.outbox ? { options: options.outbox } : {}) })
 
   await app.register(catalogCachePlugin, { cache: responseCache, enabled: options.catalogCache ?? config.nodeEnv !== 'test' })
 

@@ -35,6 +35,20 @@ export interface Config {
    * addresses (tests, an internal network); off, such URLs are refused at creation and at each delivery.
    */
   readonly webhooksAllowPrivate: boolean
+  readonly mail: MailConfig
+  /** stock.low fires when a product's stock goes from above this to at or below it (src/modules/outbox). */
+  readonly lowStockThreshold: number
+}
+
+/** E-mail (src/modules/outbox/mail): SMTP when `smtpUrl` is set, else .eml files under DATA_DIR/mail. */
+export interface MailConfig {
+  /** smtp://[user:pass@]host:port (plain or STARTTLS) or smtps://…; null writes .eml files instead. */
+  readonly smtpUrl: string | null
+  readonly from: string
+  /** Who gets the admins' e-mails (new order, low stock); empty: nobody. */
+  readonly adminNotify: readonly string[]
+  /** Bounded waits toward the SMTP server: connecting, its greeting, and silence on the socket. */
+  readonly timeoutMs: number
 }
 
 /** Payments (src/modules/payments): `manual` by default, `stripe` when STRIPE_SECRET_KEY is set. */
@@ -204,6 +218,8 @@ export function loadConfig(env: Env = process.env): Config {
   const uploadTmpDir = resolve(value('UPLOAD_TMP_DIR') ?? join(dataDir, 'tmp'))
 
   const payments = parsePayments(value, problems)
+  const mail = parseMail(value, integer, publicUrl, problems)
+  const lowStockThreshold = integer('LOW_STOCK_THRESHOLD', 5, 0, 1_000_000)
 
   const webhooksAllowPrivateRaw = value('WEBHOOKS_ALLOW_PRIVATE') ?? 'false'
   if (!['true', 'false'].includes(webhooksAllowPrivateRaw)) problems.push(`WEBHOOKS_ALLOW_PRIVATE must be true or false (got "${webhooksAllowPrivateRaw}")`)
@@ -235,6 +251,54 @@ export function loadConfig(env: Env = process.env): Config {
     uploadTmpDir,
     payments,
     webhooksAllowPrivate: webhooksAllowPrivateRaw === 'true',
+    mail,
+    lowStockThreshold,
+  })
+}
+
+// ---- e-mail (src/modules/outbox/mail) ----
+
+const EMAIL = /^[^\s@<>,]+@[^\s@<>,]+\.[^\s@<>,]+$/
+
+function parseMail(
+  value: (name: string) => string | undefined,
+  integer: (name: string, fallback: number, min: number, max: number) => number,
+  publicUrl: string,
+  problems: string[],
+): MailConfig {
+  const smtpUrl = value('SMTP_URL') ?? null
+  if (smtpUrl !== null) {
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(smtpUrl)
+    } catch {
+      parsed = undefined
+    }
+    // The URL itself may hold a password: never echoed.
+    if (!parsed || !['smtp:', 'smtps:'].includes(parsed.protocol) || parsed.hostname === '') {
+      problems.push('SMTP_URL must be smtp://[user:pass@]host:port or smtps://[user:pass@]host:port')
+    }
+  }
+  let host = 'localhost'
+  try {
+    host = new URL(publicUrl).hostname || host
+  } catch {
+    // PUBLIC_URL's own problem is reported above.
+  }
+  const from = value('MAIL_FROM') ?? `no-reply@${host}`
+  const address = /<([^<>]+)>\s*$/.exec(from)?.[1] ?? from
+  if (!EMAIL.test(address.trim())) problems.push(`MAIL_FROM must be an e-mail address, optionally with a name: Tienda <no-reply@example.com> (got "${from}")`)
+  const adminNotify = (value('ADMIN_NOTIFY_EMAIL') ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+  const bad = adminNotify.filter((entry) => !EMAIL.test(entry))
+  if (bad.length > 0) problems.push(`ADMIN_NOTIFY_EMAIL must be e-mail addresses separated by commas (got "${bad.join(', ')}")`)
+  return Object.freeze({
+    smtpUrl,
+    from,
+    adminNotify: Object.freeze(adminNotify.map((entry) => entry.toLowerCase())),
+    timeoutMs: integer('SMTP_TIMEOUT_MS', 10_000, 100, 300_000),
   })
 }
 

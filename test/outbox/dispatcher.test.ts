@@ -148,12 +148,24 @@ describe('the outbox dispatcher', () => {
     expect(counts.every((r) => r.status === 'delivered')).toBe(true)
   })
 
-  it('leaves rows of a channel nobody registered pending', async () => {
-    const id = randomUUID()
-    const now = new Date().toISOString()
-    await t.app.db.insertInto('outbox').values({ id, channel: 'email', payload: '{}', status: 'pending', next_attempt_at: now, created_at: now }).execute()
-    await t.app.outbox.drain()
-    expect((await row(id)).status).toBe('pending')
+  it('leaves rows of a channel nobody registered pending, untried', async () => {
+    const other = await createTestApp({}, { outbox: { pollMs: 3_600_000 } })
+    try {
+      const id = randomUUID()
+      const now = new Date().toISOString()
+      await other.app.db
+        .insertInto('outbox')
+        .values({ id, channel: 'webhook', payload: '{}', status: 'pending', next_attempt_at: now, created_at: now })
+        .execute()
+      expect(await other.app.outbox.drain()).toBe(0)
+      expect(await other.app.db.selectFrom('outbox').select(['status', 'attempts', 'locked_until']).where('id', '=', id).executeTakeFirst()).toEqual({
+        status: 'pending',
+        attempts: 0,
+        locked_until: null,
+      })
+    } finally {
+      await other.close()
+    }
   })
 })
 

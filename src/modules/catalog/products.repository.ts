@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely, type SelectQueryBuilder, sql } from 'kysely'
+import { CompiledQuery, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely'
 import type { Database, ProductRow } from '../../db/database.js'
 import type { Dialect } from '../../db/connect.js'
 import type { ProductSort } from './products.schemas.js'
@@ -179,6 +179,13 @@ export async function countProducts(db: Db, dialect: Dialect, filter: ProductFil
 
 export async function findProductById(db: Db, id: number): Promise<ProductRow | undefined> {
   return db.selectFrom('products').select(COLUMNS).where('id', '=', id).executeTakeFirst()
+}
+
+/** The product's stock, its row locked (PostgreSQL) until the transaction ends; undefined when it does not exist. */
+export async function findProductStockForUpdate(trx: Transaction<Database>, dialect: Dialect, id: number): Promise<number | undefined> {
+  let query = trx.selectFrom('products').select('stock').where('id', '=', id)
+  if (dialect === 'postgres') query = query.forUpdate()
+  return (await query.executeTakeFirst())?.stock
 }
 
 export async function insertProduct(db: Db, product: Omit<ProductRow, 'id'>): Promise<ProductRow> {

@@ -11,6 +11,7 @@ import { ValidationError } from '../../shared/validation.js'
 import type { ImageHost } from '../images/image-host.js'
 import { discardSpooledImage, type ProductForm, productImageKey, type SpooledImage } from '../images/image-upload.js'
 import { ImageKeyTakenError } from '../images/image-key-taken.js'
+import { emitEvent, emitStockChange } from '../outbox/dispatcher.js'
 import { categoryExists } from './categories.repository.js'
 import * as repo from './products.repository.js'
 import { type ListProductsInput, PRODUCT_FIELDS, type Product, type ProductFieldsInput, parseProductFields } from './products.schemas.js'
@@ -157,18 +158,23 @@ export async function createProduct(ctx: CatalogContext, form: ProductForm): Pro
     const stored = await storeImage(ctx, image)
     try {
       const now = nowIso()
-      const row = await repo.insertProduct(ctx.db, {
-        name: fields.name ?? '',
-        description: fields.description ?? '',
-        price_cents: fields.priceCents ?? 0,
-        stock: fields.stock ?? 0,
-        image_key: stored.key,
-        image_url: stored.url,
-        category_id: fields.categoryId ?? null,
-        created_at: now,
-        updated_at: now,
+      // With its event (product.created; a new product never fires stock.low), in one transaction.
+      return await ctx.db.transaction().execute(async (trx) => {
+        const row = await repo.insertProduct(trx, {
+          name: fields.name ?? '',
+          description: fields.description ?? '',
+          price_cents: fields.priceCents ?? 0,
+          stock: fields.stock ?? 0,
+          image_key: stored.key,
+          image_url: stored.url,
+          category_id: fields.categoryId ?? null,
+          created_at: now,
+          updated_at: now,
+        })
+        const product = productRowToProduct(row)
+        await emitEvent(ctx.db, trx, { type: 'product.created', data: product })
+        return product
       })
-      return productRowToProduct(row)
     } catch (error) {
       await removeImageQuietly(ctx, stored.key, 'product insert failed')
       // The category was deleted between the check and the insert.
@@ -210,14 +216,24 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
   const stored = image ? await storeImage(ctx, image) : null
   let row: ProductRow | undefined
   try {
-    row = await repo.updateProductById(ctx.db, id, {
-      ...(fields.name !== undefined ? { name: fields.name } : {}),
-      ...(fields.description !== undefined ? { description: fields.description } : {}),
-      ...(fields.priceCents !== undefined ? { price_cents: fields.priceCents } : {}),
-      ...(fields.stock !== undefined ? { stock: fields.stock } : {}),
-      ...(fields.categoryId !== undefined ? { category_id: fields.categoryId } : {}),
-      ...(stored ? { image_key: stored.key, image_url: stored.url } : {}),
-      updated_at: nowIso(),
+    // With its events (product.updated; stock.low when this took the stock to the threshold), in one transaction.
+    row = await ctx.db.transaction().execute(async (trx) => {
+      // The stock as this transaction's update finds it (locked on PostgreSQL), so that stock.low fires once.
+      const before = fields.stock !== undefined ? await repo.findProductStockForUpdate(trx, ctx.dialect, id) : undefined
+      const updated = await repo.updateProductById(trx, id, {
+        ...(fields.name !== undefined ? { name: fields.name } : {}),
+        ...(fields.description !== undefined ? { description: fields.description } : {}),
+        ...(fields.priceCents !== undefined ? { price_cents: fields.priceCents } : {}),
+        ...(fields.stock !== undefined ? { stock: fields.stock } : {}),
+        ...(fields.categoryId !== undefined ? { category_id: fields.categoryId } : {}),
+        ...(stored ? { image_key: stored.key, image_url: stored.url } : {}),
+        updated_at: nowIso(),
+      })
+      if (!updated) return undefined
+      const product = productRowToProduct(updated)
+      await emitEvent(ctx.db, trx, { type: 'product.updated', data: product })
+      if (before !== undefined) await emitStockChange(ctx.db, trx, product, before)
+      return updated
     })
   } catch (error) {
     if (stored) await removeImageQuietly(ctx, stored.key, 'product update failed')
@@ -235,7 +251,11 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
 
 /** Deletes the product and its cart lines; order lines keep their copy. The image goes last, non-fatally. */
 export async function deleteProduct(ctx: CatalogContext, id: number): Promise<void> {
-  const row = await repo.deleteProductById(ctx.db, id)
+  const row = await ctx.db.transaction().execute(async (trx) => {
+    const deleted = await repo.deleteProductById(trx, id)
+    if (deleted) await emitEvent(ctx.db, trx, { type: 'product.deleted', data: { id } })
+    return deleted
+  })
   if (!row) throw new AppError(404, messages.productNotFound)
   await removeImageQuietly(ctx, row.image_key, 'product deleted')
 }

@@ -22,7 +22,7 @@ export async function reserveStock(trx: Trx, productId: number, quantity: number
     .set((eb) => ({ stock: eb('stock', '-', quantity) }))
     .where('id', '=', productId)
     .where('stock', '>=', quantity)
-    .returning(['id', 'name', 'price_cents', 'image_url'])
+    .returning(['id', 'name', 'price_cents', 'image_url', 'stock'])
     .executeTakeFirst()
 }
 

@@ -12,6 +12,9 @@ import { addressInputToSnapshot, addressRowToSnapshot } from '../addresses/addre
 import { findShippingMethod, hasActiveShippingMethod } from '../shipping/shipping.repository.js'
 import type { ShippingMethodSnapshot } from '../shipping/shipping.schemas.js'
 import { shippingCentsFor, shipsTo } from '../shipping/shipping.service.js'
+import { findProductById } from '../catalog/products.repository.js'
+import { productRowToProduct } from '../catalog/products.service.js'
+import { emitEvent, emitStockChange, outboxOf } from '../outbox/dispatcher.js'
 import { onOrderStatusChange } from '../payments/payments.service.js'
 import * as repo from './orders.repository.js'
 import type { ListOrdersQuery, Order, OrderItem, OrderStatus, PlaceOrderInput } from './orders.schemas.js'
@@ -187,7 +190,7 @@ export async function placeOrder(
   }
   try {
     const order = await retryOnDeadlock(() =>
-      db.transaction().execute((trx) => createOrderFromCart(trx, userId, key, checkout, options.afterStep ?? (() => undefined))),
+      db.transaction().execute((trx) => createOrderFromCart(db, trx, userId, key, checkout, options.afterStep ?? (() => undefined))),
     )
     return { order, created: true }
   } catch (error) {
@@ -225,6 +228,7 @@ async function resolveCheckoutReferences(trx: Transaction<Database>, userId: num
  * failure at any step leaves the cart, the stock and the orders as they were.
  */
 async function createOrderFromCart(
+  db: Db,
   trx: Transaction<Database>,
   userId: number,
   key: string | undefined,
@@ -306,7 +310,30 @@ async function createOrderFromCart(
   const products = new Map(reserved.map(({ product }) => [product.id, product]))
   const record: OrderRecord = { id, user_id: userId, total_cents: totalCents, status: 'pending', created_at: now, updated_at: now, ...columns }
   const orderLines = items.sort((a, b) => a.id - b.id).map((item) => ({ ...item, product: products.get(item.product_id) }))
-  return toOrder(record, orderLines)
+  const order = toOrder(record, orderLines)
+  // Events: order.created, and stock.low for each product this order took to the threshold or below.
+  await emitEvent(db, trx, { type: 'order.created', data: order })
+  for (const { product, quantity } of reserved) await emitLowStock(db, trx, product.id, product.stock + quantity)
+  return order
+}
+
+/** stock.low for one product whose stock was `stockBefore` before this transaction changed it (the rule is emitStockChange's). */
+async function emitLowStock(db: Db, trx: Transaction<Database>, productId: number, stockBefore: number): Promise<void> {
+  if (!outboxOf(db)) return
+  const row = await findProductById(trx, productId)
+  if (row) await emitStockChange(db, trx, productRowToProduct(row), stockBefore)
+}
+
+/**
+ * The events of an order's move to `to`, in the move's transaction: order.status_changed always, and order.paid or
+ * order.cancelled for those moves. Every path that moves an order calls it (here, Stripe's payment, the expiry).
+ */
+export async function emitStatusEvents(db: Db, trx: Transaction<Database>, id: number, to: OrderStatus): Promise<void> {
+  if (!outboxOf(db)) return
+  const order = await loadOrder(trx, id, undefined)
+  await emitEvent(db, trx, { type: 'order.status_changed', data: order })
+  if (to === 'paid') await emitEvent(db, trx, { type: 'order.paid', data: order })
+  if (to === 'cancelled') await emitEvent(db, trx, { type: 'order.cancelled', data: order })
 }
 
 /** One order: any order for an admin (with its customer), only their own for a customer (someone else's is "not found"). */
@@ -338,6 +365,7 @@ async function applyTransition(db: Db, trx: Transaction<Database>, id: number, f
   if (to === 'cancelled') {
     for (const line of await repo.listOrderLines(trx, id)) await repo.releaseStock(trx, line.product_id, line.quantity)
   }
+  await emitStatusEvents(db, trx, id, to)
   // Payments: a paid order is refunded before this commits (a failed refund rolls all of it back with a 502);
   // an unpaid one's intent is cancelled after the commit, by the function returned.
   return onOrderStatusChange(db, trx, { orderId: id, from, to })

@@ -1,8 +1,11 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely, Transaction } from 'kysely'
+import type { Config } from '../../config.js'
 import type { Dialect } from '../../db/connect.js'
 import type { Database } from '../../db/database.js'
+import { createMailChannel } from './mail/mail.channel.js'
+import { emailNotifications } from './notifications.js'
 import * as repo from './outbox.repository.js'
 
 /** Where a message goes: an e-mail (src/modules/outbox/mail) or a webhook endpoint (src/modules/webhooks). */
@@ -141,6 +144,17 @@ export async function emitEvent(db: Kysely<Database>, trx: Transaction<Database>
   outbox.wake()
 }
 
+/**
+ * stock.low, by its rule: emitted when a change took a product's stock from above LOW_STOCK_THRESHOLD to at or
+ * below it (so once per fall; again only after it went back above). `product` is the product as the API returns it.
+ */
+export async function emitStockChange(db: Kysely<Database>, trx: Transaction<Database>, product: { stock: number }, stockBefore: number): Promise<void> {
+  const outbox = registry.get(db)
+  if (!outbox) return
+  const threshold = outbox.lowStockThreshold
+  if (stockBefore > threshold && product.stock <= threshold) await emitEvent(db, trx, { type: 'stock.low', data: product })
+}
+
 /** Looks up the outbox of a database (for code that holds only `db`). */
 export function outboxOf(db: Kysely<Database>): Outbox | undefined {
   return registry.get(db)
@@ -163,6 +177,7 @@ class OutboxDispatcher implements Outbox {
     private readonly dialect: Dialect,
     private readonly log: FastifyBaseLogger,
     readonly options: DispatcherOptions,
+    readonly lowStockThreshold: number,
   ) {}
 
   registerChannel(channel: Channel, deliver: Deliver): void {
@@ -324,6 +339,7 @@ class OutboxDispatcher implements Outbox {
 }
 
 export interface OutboxPluginOptions {
+  config: Config
   options?: Partial<Omit<DispatcherOptions, 'retry'>> & { retry?: Partial<RetrySchedule> }
 }
 
@@ -335,9 +351,11 @@ export interface OutboxPluginOptions {
 async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOptions): Promise<void> {
   const given = pluginOptions.options ?? {}
   const options: DispatcherOptions = { ...defaultDispatcherOptions, ...given, retry: { ...defaultRetrySchedule, ...given.retry } }
-  const dispatcher = new OutboxDispatcher(app.db, app.dialect, app.log, options)
+  const dispatcher = new OutboxDispatcher(app.db, app.dialect, app.log, options, pluginOptions.config.lowStockThreshold)
   registry.set(app.db, dispatcher)
   app.decorate('outbox', dispatcher as Outbox)
+  dispatcher.registerChannel('email', createMailChannel(pluginOptions.config, app.log))
+  dispatcher.onEvent(emailNotifications(pluginOptions.config))
   // A write request's transaction has committed by the time it answers: what it queued goes now.
   app.addHook('onResponse', async (request) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') dispatcher.wake()

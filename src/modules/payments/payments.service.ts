@@ -5,6 +5,8 @@ import { AppError, messages } from '../../shared/errors.js'
 import { centsToAmount } from '../../shared/money.js'
 import { nowIso } from '../../shared/time.js'
 import * as orders from '../orders/orders.repository.js'
+// A cycle (orders.service calls onOrderStatusChange): both sides only call each other's functions, never at load.
+import { emitStatusEvents } from '../orders/orders.service.js'
 import type { OrderStatus } from '../orders/orders.schemas.js'
 import { RefundError, type PaymentProvider, type RemoteIntent, type RemoteProvider } from './providers/provider.js'
 import * as repo from './payments.repository.js'
@@ -310,6 +312,7 @@ async function applySuccess(
   }
   // Conditional on `pending`: of this and a cancel (or the expiry), exactly one wins the order row.
   if (await orders.updateOrderStatus(trx, orderId, 'pending', 'paid', now)) {
+    await emitStatusEvents(db, trx, orderId, 'paid')
     await step(payments, 'order-paid')
     await repo.movePayment(trx, orderId, active, 'paid', now)
     await step(payments, 'payment-moved')
@@ -390,6 +393,7 @@ export async function expireUnpaidOrders(db: Db, payments: Payments, options: { 
     const cancelled = await db.transaction().execute(async (trx) => {
       if (!(await repo.cancelExpiredOrder(trx, candidate.id, before, nowIso()))) return false
       for (const line of await orders.listOrderLines(trx, candidate.id)) await orders.releaseStock(trx, line.product_id, line.quantity)
+      await emitStatusEvents(db, trx, candidate.id, 'cancelled')
       return true
     })
     if (!cancelled) continue

@@ -1,0 +1,66 @@
+import type { EmailMessage } from '../outbox.js'
+
+/** What the templates show, built from a queued e-mail's data: amounts formatted, names resolved. */
+export interface ViewContext {
+  currency: string
+  publicUrl: string
+}
+
+interface OrderLike {
+  id?: number
+  total?: number
+  subtotal?: number
+  shippingTotal?: number
+  status?: string
+  note?: string | null
+  items?: Array<{ productId?: number; quantity?: number; price?: number; name?: string | null; product?: { name?: string } }>
+  shippingAddress?: { name?: string; line1?: string; line2?: string | null; city?: string; postalCode?: string; country?: string } | null
+  shippingMethod?: { name?: string } | null
+}
+
+const STATUS_LABELS: Record<string, string> = {
+  pending: 'pendiente de pago',
+  paid: 'pagado',
+  shipped: 'enviado',
+  delivered: 'entregado',
+  cancelled: 'cancelado',
+}
+
+function money(amount: unknown, currency: string): string {
+  if (typeof amount !== 'number') return ''
+  return new Intl.NumberFormat('es-ES', { style: 'currency', currency }).format(amount)
+}
+
+function orderView(order: OrderLike, currency: string) {
+  const address = order.shippingAddress
+  return {
+    id: order.id,
+    total: money(order.total, currency),
+    subtotal: order.subtotal === undefined ? '' : money(order.subtotal, currency),
+    shippingTotal: order.shippingTotal === undefined ? '' : money(order.shippingTotal, currency),
+    status: STATUS_LABELS[order.status ?? ''] ?? order.status ?? '',
+    note: order.note ?? '',
+    items: (order.items ?? []).map((item) => ({
+      name: item.name ?? item.product?.name ?? `Producto ${item.productId ?? ''}`,
+      quantity: item.quantity,
+      price: money(item.price, currency),
+      lineTotal: typeof item.price === 'number' && typeof item.quantity === 'number' ? money(Math.round(item.price * item.quantity * 100) / 100, currency) : '',
+    })),
+    address: address
+      ? {
+          name: address.name ?? '',
+          street: [address.line1, address.line2].filter(Boolean).join(', '),
+          city: [address.postalCode, address.city].filter(Boolean).join(' '),
+          country: address.country ?? '',
+        }
+      : null,
+    method: order.shippingMethod?.name ?? '',
+  }
+}
+
+export function emailView(message: EmailMessage, context: ViewContext): Record<string, unknown> {
+  const data = message.data
+  const view: Record<string, unknown> = { ...data, shopUrl: context.publicUrl }
+  if (data.order && typeof data.order === 'object') view.order = orderView(data.order, context.currency)
+  return view
+}

@@ -1,0 +1,203 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { enqueueEmail } from '../../src/modules/outbox/outbox.js'
+import { createTestApp, type TestApp } from '../helpers/app.js'
+import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { fillCart, makeProduct } from '../helpers/shop.js'
+import { type SmtpFake, smtpError, startSmtpFake } from '../fakes/smtp-server.js'
+
+// E-mail over a real SMTP server (smtp-server in this process), parsed with mailparser. On both databases.
+
+let smtp: SmtpFake
+let t: TestApp
+let admin: TestUser
+
+beforeAll(async () => {
+  smtp = await startSmtpFake()
+  t = await createTestApp(
+    { SMTP_URL: smtp.url, ADMIN_NOTIFY_EMAIL: 'ops@shop.test', SMTP_TIMEOUT_MS: '300' },
+    // A short back-off, so that a retry comes within the test; the real schedule is tested in dispatcher.test.ts.
+    { outbox: { retry: { firstDelayMs: 100, factor: 2, jitter: 0 } } },
+  )
+  admin = await makeUser(t.app, 'admin')
+})
+afterAll(async () => {
+  await t.close()
+  await smtp.close()
+})
+beforeEach(async () => {
+  await t.app.outbox.drain()
+  smtp.received.length = 0
+  smtp.onMailFrom = undefined
+  smtp.onRcptTo = undefined
+  smtp.dataDelayMs = 0
+})
+
+async function placeOrder(user: TestUser, name = 'Taza de cerámica') {
+  const product = await makeProduct(t.app, { name, stock: 50, priceCents: 1250 })
+  await fillCart(t.app, user.id, [{ productId: product.id, quantity: 2 }])
+  const res = await t.app.inject({ method: 'POST', url: '/orders', headers: bearer(user) })
+  expect(res.statusCode).toBe(201)
+  return res.json() as { id: number }
+}
+
+const mailTo = (address: string) => smtp.received.filter((mail) => mail.to.includes(address))
+
+async function outboxRows() {
+  return t.app.db.selectFrom('outbox').selectAll().where('channel', '=', 'email').orderBy('created_at').execute()
+}
+
+describe('e-mail over SMTP', () => {
+  it('an order reaches the SMTP server soon after its commit: the customer’s and the admin’s, text and HTML in Spanish', async () => {
+    const user = await makeUser(t.app, 'customer', 'Ana')
+    const started = Date.now()
+    const order = await placeOrder(user)
+    // No drain: the dispatcher is woken after the commit (the contract's bound is 5 s).
+    await expect.poll(() => mailTo(user.email).length, { timeout: 5000, interval: 20 }).toBe(1)
+    const latencyMs = Date.now() - started
+    console.info(`order placed → customer's e-mail at the SMTP server: ${latencyMs} ms`)
+    await expect.poll(() => mailTo('ops@shop.test').length, { timeout: 5000, interval: 20 }).toBe(1)
+
+    const [customer] = mailTo(user.email)
+    expect(customer?.from).toBe('no-reply@shop.test')
+    expect(customer?.parsed.subject).toBe(`Hemos recibido tu pedido #${order.id}`)
+    expect(customer?.parsed.from?.text).toBe('no-reply@shop.test')
+    expect(customer?.parsed.text).toContain('Hola, Ana:')
+    expect(customer?.parsed.text).toContain('2 × Taza de cerámica: 25,00\u00a0€')
+    expect(customer?.parsed.text).toContain('Total: 25,00\u00a0€')
+    expect(customer?.parsed.html).toContain('<td>Taza de cerámica</td>')
+    expect(customer?.parsed.html).toContain('<strong>25,00\u00a0€</strong>')
+
+    const [ops] = mailTo('ops@shop.test')
+    expect(ops?.parsed.subject).toBe(`Nuevo pedido #${order.id} (25,00\u00a0€)`)
+    expect(ops?.parsed.text).toContain(`Nuevo pedido de Ana <${user.email}>`)
+    expect(ops?.parsed.html).toContain(`Nuevo pedido de Ana &lt;${user.email}&gt;`)
+
+    const rows = await outboxRows()
+    const row = rows.find((r) => JSON.parse(r.payload).to === user.email)
+    expect(row).toMatchObject({ status: 'delivered', attempts: 1, last_status_code: 250, last_error: null })
+    // The Message-ID is the outbox row's id: the same on every attempt, a receiver's deduplication key.
+    expect(customer?.parsed.messageId).toBe(`<${row?.id}@shop.test>`)
+  })
+
+  it('paid, shipped and cancelled orders each send the customer their e-mail, with #id in the subject', async () => {
+    const user = await makeUser(t.app)
+    const first = await placeOrder(user)
+    const second = await placeOrder(user)
+    for (const status of ['paid', 'shipped', 'delivered']) {
+      const res = await t.app.inject({ method: 'PATCH', url: `/orders/${first.id}/status`, headers: bearer(admin), payload: { status } })
+      expect(res.statusCode).toBe(200)
+    }
+    expect((await t.app.inject({ method: 'POST', url: `/orders/${second.id}/cancel`, headers: bearer(user) })).statusCode).toBe(200)
+    await t.app.outbox.drain()
+    expect(
+      mailTo(user.email)
+        .map((mail) => mail.parsed.subject)
+        .sort(),
+    ).toEqual(
+      [
+        `Hemos recibido tu pedido #${first.id}`,
+        `Hemos recibido tu pedido #${second.id}`,
+        `Pago confirmado: pedido #${first.id}`,
+        `Tu pedido #${first.id} está en camino`,
+        `Tu pedido #${second.id} ha sido cancelado`,
+      ].sort(),
+    )
+  })
+
+  it('escapes what the shop did not write (a product name) in the HTML', async () => {
+    const user = await makeUser(t.app, 'customer', 'Eve <script>')
+    await placeOrder(user, 'Taza <b>"negrita"</b> {{order.total}}')
+    await t.app.outbox.drain()
+    const [mail] = mailTo(user.email)
+    expect(mail?.parsed.html).toContain('Taza &lt;b&gt;&quot;negrita&quot;&lt;/b&gt; {{order.total}}')
+    expect(mail?.parsed.html).toContain('Hola, Eve &lt;script&gt;:')
+    expect(mail?.parsed.html).not.toContain('<b>')
+    // The plain text shows it as written, never expanded.
+    expect(mail?.parsed.text).toContain('2 × Taza <b>"negrita"</b> {{order.total}}: 25,00\u00a0€')
+  })
+
+  it('sends the password reset of h-sessions’ enqueueEmail with its link, in text and HTML', async () => {
+    await t.app.db
+      .transaction()
+      .execute((trx) =>
+        enqueueEmail(trx, { template: 'password-reset', to: 'ana@shop.test', data: { name: 'Ana', link: 'https://shop.test/reset?token=abc&x=1' } }),
+      )
+    await t.app.outbox.drain()
+    const [mail] = mailTo('ana@shop.test')
+    expect(mail?.parsed.subject).toBe('Restablece tu contraseña')
+    expect(mail?.parsed.text).toContain('https://shop.test/reset?token=abc&x=1')
+    expect(mail?.parsed.html).toContain('href="https://shop.test/reset?token=abc&amp;x=1"')
+  })
+
+  it('SMTP down for a while, then back: retried with back-off and delivered once', async () => {
+    await smtp.stop()
+    try {
+      await t.app.db
+        .transaction()
+        .execute((trx) => enqueueEmail(trx, { template: 'password-reset', to: 'down@shop.test', data: { name: 'D', link: 'https://x.test/r' } }))
+      await t.app.outbox.drain()
+      const [failed] = await t.app.db.selectFrom('outbox').selectAll().where('payload', 'like', '%down@shop.test%').execute()
+      expect(failed).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null })
+      expect(failed?.last_error).toMatch(/ECONNREFUSED|connect/i)
+      expect(Date.parse(failed?.next_attempt_at ?? '')).toBeGreaterThan(Date.now() - 1000)
+    } finally {
+      await smtp.start()
+    }
+    await expect
+      .poll(async () => (await t.app.db.selectFrom('outbox').select('status').where('payload', 'like', '%down@shop.test%').executeTakeFirst())?.status, {
+        timeout: 10_000,
+        interval: 50,
+      })
+      .toBe('delivered')
+    await t.app.outbox.drain()
+    expect(mailTo('down@shop.test')).toHaveLength(1)
+    const row = await t.app.db.selectFrom('outbox').selectAll().where('payload', 'like', '%down@shop.test%').executeTakeFirstOrThrow()
+    expect(row.attempts).toBeGreaterThanOrEqual(2)
+    expect(row.last_error).toBeNull()
+  })
+
+  it('a server that refuses for now (4xx) is retried; one that refuses the recipient (5xx) fails the message at once', async () => {
+    smtp.onMailFrom = () => {
+      throw smtpError(451, 'Try again later')
+    }
+    await t.app.db
+      .transaction()
+      .execute((trx) => enqueueEmail(trx, { template: 'password-reset', to: 'later@shop.test', data: { name: 'L', link: 'https://x.test/r' } }))
+    await t.app.outbox.drain()
+    expect(
+      await t.app.db.selectFrom('outbox').select(['status', 'attempts', 'last_status_code']).where('payload', 'like', '%later@shop.test%').executeTakeFirst(),
+    ).toEqual({
+      status: 'pending',
+      attempts: 1,
+      last_status_code: 451,
+    })
+    smtp.onMailFrom = undefined
+    smtp.onRcptTo = (address) => {
+      if (address.address === 'nobody@shop.test') throw smtpError(550, 'No such user')
+    }
+    await t.app.db
+      .transaction()
+      .execute((trx) => enqueueEmail(trx, { template: 'password-reset', to: 'nobody@shop.test', data: { name: 'N', link: 'https://x.test/r' } }))
+    await t.app.outbox.drain()
+    const refused = await t.app.db.selectFrom('outbox').selectAll().where('payload', 'like', '%nobody@shop.test%').executeTakeFirstOrThrow()
+    expect(refused).toMatchObject({ status: 'failed', attempts: 1, last_status_code: 550 })
+    expect(refused.last_error).toContain('No such user')
+    expect(mailTo('nobody@shop.test')).toEqual([])
+  })
+
+  it('a slow SMTP server holds an attempt no longer than SMTP_TIMEOUT_MS', async () => {
+    smtp.dataDelayMs = 3000
+    await t.app.db
+      .transaction()
+      .execute((trx) => enqueueEmail(trx, { template: 'password-reset', to: 'slow@shop.test', data: { name: 'S', link: 'https://x.test/r' } }))
+    const started = Date.now()
+    await t.app.outbox.drain()
+    const tookMs = Date.now() - started
+    const row = await t.app.db.selectFrom('outbox').selectAll().where('payload', 'like', '%slow@shop.test%').executeTakeFirstOrThrow()
+    console.info(`SMTP server silent after DATA: ${row.attempts} attempt(s) in ${tookMs} ms (SMTP_TIMEOUT_MS=300, back-off from 100 ms)`)
+    expect(row.status).toBe('pending')
+    expect(row.attempts).toBeGreaterThanOrEqual(1)
+    expect(row.last_error).toMatch(/timeout/i)
+    smtp.dataDelayMs = 0
+  })
+})
