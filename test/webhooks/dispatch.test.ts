@@ -4,6 +4,7 @@ import { emitEvent } from '../../src/modules/outbox/dispatcher.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { fillCart, makeProduct } from '../helpers/shop.js'
 
 // The whole path with the outbox's dispatcher on: event → outbox row in the change's transaction → signed POST.
 // Its retry schedule is shortened (a first retry after 200 ms) so that a receiver that comes back is seen quickly.
@@ -54,6 +55,30 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, tim
 }
 
 describe('webhooks through the outbox', () => {
+  it('delivers order.created for an order placed, and the status events for its moves, each to its subscriber', async () => {
+    const hook = await createHook(receiver.url, ['order.created', 'order.paid', 'order.status_changed'])
+    const customer = await makeUser(t.app)
+    const product = await makeProduct(t.app, { name: 'Lámpara', priceCents: 1999, stock: 10 })
+    await fillCart(t.app, customer.id, [{ productId: product.id, quantity: 2 }])
+    const started = Date.now()
+    const placed = await t.app.inject({ method: 'POST', url: '/orders', headers: bearer(customer) })
+    expect(placed.statusCode).toBe(201)
+    const order = placed.json()
+    const [created] = await receiver.waitFor(1, 5000)
+    console.info(`order.created reached the receiver ${Date.now() - started} ms after POST /orders was sent`)
+    const body = new Webhook(hook.secret).verify(created!.body, created!.headers as Record<string, string>)
+    expect(body).toEqual({ id: created!.headers['webhook-id'], type: 'order.created', timestamp: expect.any(String), data: order })
+
+    const paid = await t.app.inject({ method: 'PATCH', url: `/orders/${order.id}/status`, headers: bearer(admin), payload: { status: 'paid' } })
+    expect(paid.statusCode).toBe(200)
+    await receiver.waitFor(3, 5000)
+    const types = receiver.received.map((request) => (JSON.parse(request.body) as { type: string }).type)
+    expect(types.sort()).toEqual(['order.created', 'order.paid', 'order.status_changed'])
+    const statusChanged = receiver.received.find((request) => request.body.includes('"order.status_changed"'))!
+    expect((JSON.parse(statusChanged.body) as { data: unknown }).data).toEqual(paid.json())
+    expect(new Set(receiver.received.map((request) => request.headers['webhook-id'])).size).toBe(3)
+  })
+
   it('delivers an event to each subscribed webhook once, signed, and records it', async () => {
     const other = await startWebhookReceiver()
     try {
