@@ -145,36 +145,54 @@ describe('a delivery', () => {
     expect(await attempt(row, allowed, controller.signal)).toEqual({ ok: false, error: 'aborted' })
   })
 
-  it('reads at most 64 KiB of a huge answer, then drops the connection', async () => {
-    const hook = await createHook(receiver.url)
-    const row = await queue(hook.id)
-    let written = 0
-    let closed = false
-    const total = 200 * 1024 * 1024
+  /** A receiver answering `status` with a body of `total` bytes, written as fast as the connection takes it. */
+  function streamHugeAnswer(status: number, total: number) {
+    const state = { written: 0, closed: false }
     receiver.behave((response) => {
-      response.writeHead(200, { 'content-type': 'application/octet-stream' })
+      response.writeHead(status, { 'content-type': 'text/plain' })
       const chunk = Buffer.alloc(64 * 1024, 120)
       response.on('close', () => {
-        closed = true
+        state.closed = true
       })
       const pump = () => {
-        while (written < total && !closed) {
-          written += chunk.length
+        while (state.written < total && !state.closed) {
+          state.written += chunk.length
           if (!response.write(chunk)) return void response.once('drain', pump)
         }
-        if (!closed) response.end()
+        if (!state.closed) response.end()
       }
       pump()
     })
+    return state
+  }
+
+  it.each([200, 500])('drops the connection of a huge answer (%i): at most 64 KiB of it is read', async (status) => {
+    const hook = await createHook(receiver.url)
+    const row = await queue(hook.id)
+    const total = 200 * 1024 * 1024
+    const state = streamHugeAnswer(status, total)
     const heapBefore = process.memoryUsage().heapUsed
+    const started = performance.now()
     const outcome = await attempt(row)
-    expect(outcome).toEqual({ ok: true, statusCode: 200 })
+    const elapsed = performance.now() - started
+    if (status === 200) expect(outcome).toEqual({ ok: true, statusCode: 200 })
+    else expect(outcome).toEqual({ ok: false, statusCode: 500, error: `HTTP 500: ${'x'.repeat(200)}` })
     await new Promise((resolve) => setTimeout(resolve, 100))
     console.info(
-      `huge answer: the receiver had written ${(written / 1024 / 1024).toFixed(1)} MiB of ${total / 1024 / 1024} MiB when the connection closed; heap +${((process.memoryUsage().heapUsed - heapBefore) / 1024 / 1024).toFixed(1)} MiB`,
+      `huge ${status} answer: settled in ${elapsed.toFixed(0)} ms; the receiver had written ${(state.written / 1024 / 1024).toFixed(1)} MiB of 200 MiB when the connection closed; heap +${((process.memoryUsage().heapUsed - heapBefore) / 1024 / 1024).toFixed(1)} MiB`,
     )
-    expect(closed).toBe(true)
-    expect(written).toBeLessThan(total)
+    expect(state.closed).toBe(true)
+    expect(state.written).toBeLessThan(total)
+  })
+
+  it('bounds a failed answer whose body never ends by the attempt’s time', async () => {
+    const hook = await createHook(receiver.url)
+    const row = await queue(hook.id)
+    receiver.behave((response) => {
+      response.writeHead(502)
+      response.write('upstream down')
+    })
+    expect(await attempt(row, { ...allowed, timeoutMs: 300 })).toEqual({ ok: false, statusCode: 502, error: 'HTTP 502: upstream down' })
   })
 
   it('410 Gone fails the delivery for good and deactivates the webhook', async () => {

@@ -49,7 +49,8 @@ function printable(text: string): string {
  * One attempt to POST `body` to `url`, signed with `secret`: the host is resolved and checked (SSRF) first, and
  * the connection goes to that checked address (the name is never resolved again, so it cannot be rebound in
  * between); TLS still verifies the certificate against the name. Redirects are not followed. Bounded in time
- * (timeoutMs for all of it) and in memory (maxResponseBytes of the answer read at most). Any 2xx is delivered.
+ * (timeoutMs for all of it) and in memory (of a failed answer, maxResponseBytes read at most; of a 2xx, nothing).
+ * Any 2xx is delivered.
  */
 export async function sendWebhook(
   target: { url: string; secret: string },
@@ -110,17 +111,18 @@ export async function sendWebhook(
       })
       request.on('response', (response) => {
         const status = response.statusCode ?? 0
+        // The status is the answer: a 2xx body is not read at all (a receiver still streaming one costs nothing).
+        if (status >= 200 && status < 300) return settle({ ok: true, statusCode: status })
         const chunks: Buffer[] = []
         let read = 0
         const finish = () => {
-          if (status >= 200 && status < 300) return settle({ ok: true, statusCode: status })
           const text = printable(Buffer.concat(chunks).toString('utf8')).slice(0, ERROR_BODY_CHARACTERS)
           settle({ ok: false, statusCode: status, error: text === '' ? `HTTP ${status}` : `HTTP ${status}: ${text}` })
         }
         response.on('data', (chunk: Buffer) => {
           read += chunk.length
           if (chunks.reduce((sum, c) => sum + c.length, 0) < ERROR_BODY_CHARACTERS * 4) chunks.push(chunk)
-          // Enough: the status decides, the rest of a huge answer is not read.
+          // Enough for the error: the rest of a huge answer is not read.
           if (read >= maxBytes) finish()
         })
         response.on('end', finish)
