@@ -26,7 +26,13 @@ export default async function webhooksPlugin(app: FastifyInstance, options: Webh
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
   }
-  outbox.registerChannel('webhook', (message, signal) => deliverWebhook(app.db, message, signal, deliveryOptions))
+  outbox.registerChannel('webhook', async (message, signal) => {
+    const outcome = await deliverWebhook(app.db, message, signal, deliveryOptions)
+    // The id only: a URL may carry a token of the receiver's in its path or query.
+    if (!outcome.ok && outcome.statusCode === 410)
+      app.log.warn({ webhookId: message.webhookId }, 'webhooks: the receiver answered 410 Gone; the webhook was deactivated')
+    return outcome
+  })
   outbox.onEvent(async (trx, event) => {
     await enqueueWebhookDeliveries(trx, event)
   })
