@@ -61,4 +61,24 @@ describe('a webhook’s secret', () => {
     expect(lines.some((line) => line.includes('delivery failed; will retry'))).toBe(true)
     for (const line of lines) expect(line).not.toContain(key)
   })
+
+  it('a 410 Gone through the outbox fails the delivery for good, deactivates the webhook, and logs its id only', async () => {
+    const admin = await makeUser(app, 'admin')
+    const url = `${receiver.url}/gone?token=receiver-token-never-logged`
+    const created = await app.inject({ method: 'POST', url: '/webhooks', headers: bearer(admin), payload: { url, events: ['product.deleted'] } })
+    const { id } = created.json() as { id: number }
+    receiver.behave((response) => response.writeHead(410).end())
+    await app.db.transaction().execute((trx) => emitEvent(app.db, trx, { type: 'product.deleted', data: { id: 8 } }))
+    const deadline = Date.now() + 5000
+    let row = await app.db.selectFrom('outbox').selectAll().where('webhook_id', '=', id).executeTakeFirstOrThrow()
+    while (row.status === 'pending' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25))
+      row = await app.db.selectFrom('outbox').selectAll().where('webhook_id', '=', id).executeTakeFirstOrThrow()
+    }
+    expect(row).toMatchObject({ status: 'failed', attempts: 1, last_status_code: 410 })
+    expect((await app.db.selectFrom('webhooks').select('active').where('id', '=', id).executeTakeFirstOrThrow()).active).toBe(0)
+    const line = lines.map((text) => JSON.parse(text) as Record<string, unknown>).find((entry) => String(entry.msg).includes('410 Gone'))
+    expect(line).toMatchObject({ level: 40, webhookId: id })
+    expect(lines.join('\n')).not.toContain('receiver-token-never-logged')
+  })
 })
