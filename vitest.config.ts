@@ -5,30 +5,40 @@ import { defineConfig } from 'vitest/config'
 // Each test file gets its own database (in-memory SQLite, or its own PostgreSQL schema), so files run in parallel.
 // Files that test one database, Redis or S3, or no database at all: they run in the sqlite project only.
 // *.pgcluster.test.ts bring a PostgreSQL of their own (which they stop and start): they too run once.
+// *.browser.test.ts drive the admin dashboard in Chromium against a service on SQLite: once, in a project of their
+// own with longer timeouts (starting a browser and waiting for pages takes seconds, not milliseconds).
+const include = ['test/**/*.test.ts']
+const browser = 'test/**/*.browser.test.ts'
 const sqliteOnly = [
+  browser,
   'test/**/*.redis.test.ts',
   'test/**/*.sqlite.test.ts',
   'test/**/*.s3.test.ts',
   'test/**/*.pgcluster.test.ts',
   'test/config.test.ts',
+  'test/engines.test.ts',
   'node_modules/**',
 ]
 const postgres = process.env.TEST_DATABASE_URL
-  ? [{ extends: true as const, test: { name: 'postgres', env: { TEST_DIALECT: 'postgres' }, exclude: sqliteOnly } }]
+  ? [{ extends: true as const, test: { name: 'postgres', include, env: { TEST_DIALECT: 'postgres' }, exclude: sqliteOnly } }]
   : []
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // `include` is per project: a project's own list would be added to a shared one, not replace it.
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
     projects: [
-      { extends: true, test: { name: 'sqlite', env: { TEST_DIALECT: 'sqlite' } } },
+      { extends: true, test: { name: 'sqlite', include, env: { TEST_DIALECT: 'sqlite' }, exclude: [browser, 'node_modules/**'] } },
       // The main suite again with the product read cache on, as in production (test/helpers/app.ts).
       // Production keeps it on; tests that write rows behind the service's back must then say so.
-      { extends: true, test: { name: 'sqlite-cached', env: { TEST_DIALECT: 'sqlite', TEST_CATALOG_CACHE: 'on' }, exclude: sqliteOnly } },
+      { extends: true, test: { name: 'sqlite-cached', include, env: { TEST_DIALECT: 'sqlite', TEST_CATALOG_CACHE: 'on' }, exclude: sqliteOnly } },
       ...postgres,
+      {
+        extends: true,
+        test: { name: 'browser', include: [browser], env: { TEST_DIALECT: 'sqlite' }, testTimeout: 120_000, hookTimeout: 180_000 },
+      },
     ],
   },
 })

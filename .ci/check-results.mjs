@@ -1,10 +1,19 @@
-// Fails CI when the PostgreSQL or Redis tests were skipped instead of run.
+// Fails CI when the PostgreSQL, Redis or browser tests were skipped instead of run.
 // Every test file runs in the sqlite project and, except the ones below, again in the sqlite-cached
-// project (the product read cache on, as in production) and in the postgres project.
+// project (the product read cache on, as in production) and in the postgres project. *.browser.test.ts
+// run once, in the browser project.
 import { readFileSync } from 'node:fs'
 import { relative } from 'node:path'
 
-const sqliteOnly = [/\.redis\.test\.ts$/, /\.sqlite\.test\.ts$/, /\.s3\.test\.ts$/, /\.pgcluster\.test\.ts$/, /^test\/config\.test\.ts$/]
+const sqliteOnly = [
+  /\.browser\.test\.ts$/,
+  /\.redis\.test\.ts$/,
+  /\.sqlite\.test\.ts$/,
+  /\.s3\.test\.ts$/,
+  /\.pgcluster\.test\.ts$/,
+  /^test\/config\.test\.ts$/,
+  /^test\/engines\.test\.ts$/,
+]
 const report = JSON.parse(readFileSync(process.argv[2], 'utf8'))
 const problems = []
 const runs = new Map()
@@ -29,8 +38,13 @@ for (const [name, entry] of runs) {
   if (/\.pgcluster\.test\.ts$/.test(name) && (entry.skipped > 0 || entry.passed === 0)) {
     problems.push(`${name}: ${entry.skipped} test(s) skipped, ${entry.passed} passed (are PostgreSQL's server binaries installed?)`)
   }
+  // The admin dashboard in Chromium (playwright-core): they skip themselves when no browser is installed.
+  if (/\.browser\.test\.ts$/.test(name) && (entry.skipped > 0 || entry.passed === 0)) {
+    problems.push(`${name}: ${entry.skipped} test(s) skipped, ${entry.passed} passed (is Chromium installed at /usr/bin/chromium?)`)
+  }
 }
 if (![...runs.keys()].some((name) => name.endsWith('.redis.test.ts'))) problems.push('no Redis test file ran')
+if (![...runs.keys()].some((name) => name.endsWith('.browser.test.ts'))) problems.push('no browser test file ran')
 if (![...runs.keys()].some((name) => name.endsWith('.pgcluster.test.ts'))) problems.push('no PostgreSQL outage test file ran')
 if (report.numFailedTests > 0 || !report.success) problems.push(`${report.numFailedTests} test(s) failed`)
 if (problems.length > 0) {
@@ -38,5 +52,5 @@ if (problems.length > 0) {
   process.exit(1)
 }
 const total = [...runs.values()].reduce((n, e) => n + e.passed, 0)
-console.log(`CI check: ${runs.size} test files; PostgreSQL, Redis and catalog-cache-on tests ran.`)
+console.log(`CI check: ${runs.size} test files; PostgreSQL, Redis, browser and catalog-cache-on tests ran.`)
 console.log(`${total} passed, 0 failed`)

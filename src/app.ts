@@ -7,6 +7,7 @@ import type { Config } from './config.js'
 import { connectDatabase, type DatabaseHandle } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { configWarnings } from './config-warnings.js'
+import { adminRoutes } from './modules/admin/admin.routes.js'
 import { addressesRoutes } from './modules/addresses/addresses.routes.js'
 import { cartRoutes } from './modules/cart/cart.routes.js'
 import { catalogRoutes } from './modules/catalog/catalog.routes.js'
@@ -19,6 +20,7 @@ import webhooksPlugin from './modules/webhooks/webhooks.plugin.js'
 import type { ImageHost } from './modules/images/image-host.js'
 import { ensureAdmin } from './modules/users/users.service.js'
 import { usersRoutes } from './modules/users/users.routes.js'
+import adminUiPlugin, { type AdminUiOptions } from './plugins/admin-ui.js'
 import authPlugin from './plugins/auth.js'
 import catalogCachePlugin, { frontDoor, ResponseCache } from './plugins/catalog-cache.js'
 import changeFeedPlugin from './plugins/change-feed.js'
@@ -49,6 +51,8 @@ export interface AppOptions {
   changeFeed?: boolean
   /** The outbox dispatcher's settings (tests shorten its retry schedule, or turn it off to read rows as queued). */
   outbox?: OutboxPluginOptions['options']
+  /** The admin dashboard's build to serve at /admin; admin/dist by default (tests give a directory of their own). */
+  adminUi?: AdminUiOptions
 }
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/
@@ -154,6 +158,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(catalogRoutes, { config, ...(options.imageHost ? { imageHost: options.imageHost } : {}) })
   // Webhook endpoints, and their channel and events in the outbox.
   await app.register(webhooksPlugin, { config })
+  await app.register(adminRoutes, { config })
+  await app.register(adminUiPlugin, options.adminUi ?? {})
 
   return app
 }

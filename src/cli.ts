@@ -106,7 +106,7 @@ async function main(argv: string[]): Promise<number> {
         await databaseReady()
         await migrateToLatest(db)
         const log = { error: (o: object, m: string) => console.error(m, o), warn: (o: object, m: string) => console.error(m, o), info: () => {} }
-        const changes = await reconcilePayments(db, createPayments(config, log))
+        const changes = await reconcilePayments(db, await createPayments(config, log))
         for (const { orderId, outcome } of changes) console.log(`order ${orderId}: ${outcome}`)
         console.log(`${changes.length} order${changes.length === 1 ? '' : 's'} changed`)
         return 0

@@ -36,7 +36,10 @@ export interface Config {
    */
   readonly webhooksAllowPrivate: boolean
   readonly mail: MailConfig
-  /** stock.low fires when a product's stock goes from above this to at or below it (src/modules/outbox). */
+  /**
+   * stock.low fires when a product's stock goes from above this to at or below it (src/modules/outbox); a product
+   * with this much stock or less is "low on stock" on the admin dashboard (GET /admin/api/stats).
+   */
   readonly lowStockThreshold: number
 }
 
@@ -219,10 +222,11 @@ export function loadConfig(env: Env = process.env): Config {
 
   const payments = parsePayments(value, problems)
   const mail = parseMail(value, integer, publicUrl, problems)
-  const lowStockThreshold = integer('LOW_STOCK_THRESHOLD', 5, 0, 1_000_000)
 
   const webhooksAllowPrivateRaw = value('WEBHOOKS_ALLOW_PRIVATE') ?? 'false'
   if (!['true', 'false'].includes(webhooksAllowPrivateRaw)) problems.push(`WEBHOOKS_ALLOW_PRIVATE must be true or false (got "${webhooksAllowPrivateRaw}")`)
+
+  const lowStockThreshold = integer('LOW_STOCK_THRESHOLD', 5, 0, 2_147_483_647)
 
   if (problems.length > 0) throw new ConfigError(problems)
 

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -46,8 +46,8 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('a producti
     for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'scripts']) {
       if (existsSync(join(ROOT, entry))) cpSync(join(ROOT, entry), join(install, entry), { recursive: true })
     }
-    // `npm run build`, while the dev dependencies are there (TypeScript, @types/node).
-    await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', join(install, 'dist')])
+    // `npm run build`, while the dev dependencies are there (esbuild).
+    await run(process.execPath, [join(ROOT, 'scripts', 'build.mjs'), '--outdir', join(install, 'dist')])
     const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> }
     for (const [path, entry] of Object.entries(lock.packages)) {
       // Top-level packages only (nested ones come with their parent); dev-only ones are what --omit=dev leaves out.
@@ -87,51 +87,86 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('a producti
     expect(cli.stderr + cli.stdout).toContain('Usage: npm run cli -- <command>')
   })
 
-  it('SIGTERM to `npm run start:prod` stops node too, gracefully, and leaves no process behind', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000)
-    // A process group of its own, so that whatever npm starts can be found (and, if the test fails, ended).
-    const npmProcess = spawn('npm', ['run', 'start:prod'], {
-      cwd: install,
-      env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    })
-    const group = npmProcess.pid as number
-    let output = ''
-    npmProcess.stdout.on('data', (chunk) => (output += chunk))
-    npmProcess.stderr.on('data', (chunk) => (output += chunk))
-    const exited = new Promise<number | null>((resolve) => npmProcess.on('exit', (code) => resolve(code)))
-    const groupAlive = () => {
-      try {
-        process.kill(-group, 0)
-        return true
-      } catch {
-        return false
-      }
-    }
-    try {
-      let health: Response | undefined
-      for (let i = 0; i < 300 && !health; i++) {
-        health = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined)
-        if (!health) await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-      expect(health?.status, output).toBe(200)
-
-      // What an operator sees at start: one clear warning about PUBLIC_URL, and no deprecation warning.
-      const warnings = output.split('\n').filter((line) => line.includes('PUBLIC_URL'))
-      expect(warnings).toHaveLength(1)
-      expect(JSON.parse(warnings[0] as string)).toMatchObject({ level: 40, msg: expect.stringContaining('PUBLIC_URL is http://localhost:') })
-      expect(output).not.toMatch(/FSTDEP|DeprecationWarning|\(node:\d+\) \[/)
-
-      // A supervisor (docker stop, systemd with KillMode=process, a PaaS) signals npm only.
-      process.kill(group, 'SIGTERM')
-      await exited
-      for (let i = 0; i < 100 && groupAlive(); i++) await new Promise((resolve) => setTimeout(resolve, 50))
-      expect(groupAlive(), 'a process of `npm run start:prod` outlived SIGTERM').toBe(false)
-      expect(output).toContain('shutting down')
-      await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow()
-    } finally {
-      if (groupAlive()) process.kill(-group, 'SIGKILL')
-    }
+  it.each(['start:prod', 'start'])('SIGTERM to `npm run %s` stops node too, gracefully, and leaves no process behind', async (script) => {
+    const { output } = await startAndStop(install, script, env)
+    // What an operator sees at start: one clear warning about PUBLIC_URL, and no deprecation warning.
+    const warnings = output.split('\n').filter((line) => line.includes('PUBLIC_URL'))
+    expect(warnings).toHaveLength(1)
+    expect(JSON.parse(warnings[0] as string)).toMatchObject({ level: 40, msg: expect.stringContaining('PUBLIC_URL is http://localhost:') })
+    expect(output).not.toMatch(/FSTDEP|DeprecationWarning|\(node:\d+\) \[/)
+    // No dev dependencies: `npm start` runs the build as it is.
+    expect(output).not.toContain('built dist/')
   })
 })
+
+describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('`npm start` in a checkout', () => {
+  let checkout = ''
+  beforeAll(() => {
+    checkout = mkdtempSync(join(tmpdir(), 'shop-checkout-'))
+    for (const entry of ['package.json', 'src', 'scripts']) cpSync(join(ROOT, entry), join(checkout, entry), { recursive: true })
+    symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'), 'dir')
+  })
+  afterAll(() => {
+    if (checkout) rmSync(checkout, { recursive: true, force: true })
+  })
+
+  it('builds dist/ when it is missing or older than src/, and runs it', async () => {
+    const dev = serverEnv({ NODE_ENV: 'development', DATA_DIR: join(checkout, 'data') })
+    const first = await startAndStop(checkout, 'start', dev)
+    expect(first.output).toMatch(/built dist\/ from \d+ files in \d+ ms/)
+    expect(existsSync(join(checkout, 'dist', 'server.js'))).toBe(true)
+
+    const second = await startAndStop(checkout, 'start', dev)
+    expect(second.output).not.toContain('built dist/')
+
+    // An edited source file: the next start builds again.
+    const edited = join(checkout, 'src', 'shared', 'time.ts')
+    const later = new Date(Date.now() + 5000)
+    utimesSync(edited, later, later)
+    const third = await startAndStop(checkout, 'start', dev)
+    expect(third.output).toMatch(/built dist\/ from \d+ files/)
+  })
+})
+
+/** Starts `npm run <script>` in `cwd`, waits for /health, then SIGTERMs npm alone (as a supervisor does) and checks nothing outlives it. */
+async function startAndStop(cwd: string, script: string, env: NodeJS.ProcessEnv): Promise<{ output: string }> {
+  const port = 20000 + Math.floor(Math.random() * 20000)
+  // A process group of its own, so that whatever npm starts can be found (and, if the test fails, ended).
+  const npmProcess = spawn('npm', ['run', script], {
+    cwd,
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  })
+  const group = npmProcess.pid as number
+  let output = ''
+  npmProcess.stdout.on('data', (chunk) => (output += chunk))
+  npmProcess.stderr.on('data', (chunk) => (output += chunk))
+  const exited = new Promise<number | null>((resolve) => npmProcess.on('exit', (code) => resolve(code)))
+  const groupAlive = () => {
+    try {
+      process.kill(-group, 0)
+      return true
+    } catch {
+      return false
+    }
+  }
+  try {
+    let health: Response | undefined
+    for (let i = 0; i < 600 && !health; i++) {
+      health = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined)
+      if (!health) await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(health?.status, output).toBe(200)
+    // A supervisor (docker stop, systemd with KillMode=process, a PaaS) signals npm only.
+    process.kill(group, 'SIGTERM')
+    await exited
+    for (let i = 0; i < 100 && groupAlive(); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(groupAlive(), `a process of \`npm run ${script}\` outlived SIGTERM`).toBe(false)
+    expect(output).toContain('shutting down')
+    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow()
+    return { output }
+  } finally {
+    if (groupAlive()) process.kill(-group, 'SIGKILL')
+  }
+}

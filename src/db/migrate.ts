@@ -5,15 +5,17 @@ import * as addressesShipping from './migrations/2026-11-24T0000-addresses-shipp
 import * as payments from './migrations/2026-11-24T0100-payments.js'
 import * as outbox from './migrations/2026-11-25T0100-outbox.js'
 import * as webhooks from './migrations/2026-11-25T0200-webhooks.js'
+import * as ordersCreatedIndex from './migrations/2026-11-25T0300-orders-created-index.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
-const migrations: Record<string, Migration> = {
+export const migrations: Record<string, Migration> = {
   '2026-11-22T0000-initial': initial,
   '2026-11-23T0000-product-name-order': productNameOrder,
   '2026-11-24T0000-addresses-shipping': addressesShipping,
   '2026-11-24T0100-payments': payments,
   '2026-11-25T0100-outbox': outbox,
   '2026-11-25T0200-webhooks': webhooks,
+  '2026-11-25T0300-orders-created-index': ordersCreatedIndex,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -1,7 +1,7 @@
 import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { Redis, type RedisOptions } from 'ioredis'
+import type { Redis, RedisOptions } from 'ioredis'
 import type { Config } from '../config.js'
 import { AppError, messages } from '../shared/errors.js'
 
@@ -101,6 +101,8 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config; 
   const { max, windowMs } = options.config.authRateLimit
   let redis = options.redis
   if (!redis && options.config.redisUrl) {
+    // Loaded only when used: a shop without Redis does not pay for the client at start-up.
+    const { Redis } = await import('ioredis')
     redis = new Redis(options.config.redisUrl, redisClientOptions(options.config.redisTimeouts))
   }
   let store: (new () => FastifyRateLimitStore) | undefined

@@ -91,4 +91,6 @@ export const messages = {
   webhookUrlCredentials: 'url must not contain a user name or password',
   webhookHostNotFound: 'El host de la URL del webhook no existe',
   webhookDnsUnavailable: 'No se pudo resolver el host de la URL del webhook',
+  // Admin dashboard (plugins/admin-ui.ts).
+  adminNotBuilt: 'El panel de administración no está compilado: ejecuta npm run build:admin',
 } as const

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream'
 import type { Config } from '../../config.js'
 import { createLocalImageHost } from './local-image-host.js'
-import { createS3ImageHost } from './s3-image-host.js'
+import { s3PublicUrl, type S3Config } from './s3-public-url.js'
 
 /** An object an image host holds, as its listing describes it. */
 export interface StoredObject {
@@ -25,6 +25,23 @@ export interface ImageHost {
 /** The image host named by the configuration (`STORAGE_DRIVER`). */
 export function createImageHost(config: Pick<Config, 'storage' | 'publicUrl'>): ImageHost {
   const storage = config.storage
-  if (storage.driver === 's3') return createS3ImageHost(storage)
+  if (storage.driver === 's3') return lazyS3ImageHost(storage)
   return createLocalImageHost(storage.uploadDir, config.publicUrl)
+}
+
+/**
+ * The S3 image host, with the AWS SDK loaded at its first call: a shop that keeps its images on disk never
+ * loads it, and one on S3 does not wait for it at start-up.
+ */
+function lazyS3ImageHost(config: S3Config): ImageHost {
+  let loading: Promise<ImageHost> | undefined
+  const host = () => (loading ??= import('./s3-image-host.js').then((module) => module.createS3ImageHost(config)))
+  return {
+    store: async (key, body, contentType, size) => (await host()).store(key, body, contentType, size),
+    delete: async (key) => (await host()).delete(key),
+    publicUrl: (key) => s3PublicUrl(config, key),
+    list: async function* (prefix) {
+      yield* (await host()).list(prefix)
+    },
+  }
 }

@@ -1,10 +1,8 @@
 import { DeleteObjectCommand, ListObjectsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import type { Readable } from 'node:stream'
-import type { StorageConfig } from '../../config.js'
 import type { ImageHost } from './image-host.js'
 import { ImageKeyTakenError } from './image-key-taken.js'
-
-type S3Config = Extract<StorageConfig, { driver: 's3' }>
+import { s3PublicUrl, type S3Config } from './s3-public-url.js'
 
 /**
  * Any S3-compatible store (AWS S3, MinIO, R2, ...); `imageUrl` is `S3_PUBLIC_URL` + key.
@@ -42,7 +40,7 @@ export function createS3ImageHost(config: S3Config, client = createS3Client(conf
       await client.send(new DeleteObjectCommand({ Bucket: config.bucket, Key: key }), bounded())
     },
     publicUrl(key: string) {
-      return `${config.publicUrl}/${key.split('/').map(encodeURIComponent).join('/')}`
+      return s3PublicUrl(config, key)
     },
     async *list(prefix: string) {
       // ListObjects (v1), paged by the last key seen: every S3-compatible store has it. (s3rver's v2

@@ -5,8 +5,6 @@ import { PaymentJobs } from './payments.jobs.js'
 import { paymentsRoutes } from './payments.routes.js'
 import { attachPayments, detachPayments, paymentSummaries, type Payments } from './payments.service.js'
 import { manualProvider } from './providers/manual.js'
-import { createStripeProvider } from './providers/stripe.js'
-import { stripeWebhookRoutes } from './stripe-webhook.routes.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,10 +15,15 @@ declare module 'fastify' {
   }
 }
 
-/** Builds the payments of a configuration: the provider it names, and a logger. */
-export function createPayments(config: Config, log: Payments['log']): Payments {
+/**
+ * Builds the payments of a configuration: the provider it names, and a logger. The Stripe SDK is loaded only
+ * when Stripe is configured (a shop without it does not pay for loading it at start-up).
+ */
+export async function createPayments(config: Config, log: Payments['log']): Promise<Payments> {
   const settings = config.payments
-  return { provider: settings.stripe ? createStripeProvider(settings.stripe) : manualProvider, config: settings, log }
+  if (!settings.stripe) return { provider: manualProvider, config: settings, log }
+  const { createStripeProvider } = await import('./providers/stripe.js')
+  return { provider: createStripeProvider(settings.stripe), config: settings, log }
 }
 
 type OrderLike = { id: number; total: number; items: unknown[]; payment?: unknown }
@@ -35,7 +38,7 @@ function isOrder(value: unknown): value is OrderLike {
  * Registered before the orders' routes, so that its hook sees their answers.
  */
 async function paymentsPlugin(app: FastifyInstance, options: { config: Config; jobs?: boolean }): Promise<void> {
-  const payments = createPayments(options.config, app.log)
+  const payments = await createPayments(options.config, app.log)
   app.decorate('payments', payments)
   attachPayments(app.db, payments)
 
@@ -60,6 +63,7 @@ async function paymentsPlugin(app: FastifyInstance, options: { config: Config; j
 
   await app.register(paymentsRoutes)
   if (payments.provider.name === 'stripe') {
+    const { stripeWebhookRoutes } = await import('./stripe-webhook.routes.js')
     await app.register(stripeWebhookRoutes, { webhookSecret: options.config.payments.stripe?.webhookSecret ?? null })
   }
 }
