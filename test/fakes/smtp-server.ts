@@ -46,6 +46,8 @@ export async function startSmtpFake(): Promise<SmtpFake> {
     new SMTPServer({
       disabledCommands: ['STARTTLS', 'AUTH'],
       authOptional: true,
+      // No reverse DNS of the client: without a resolver that answers, each connection would wait seconds for it.
+      disableReverseLookup: true,
       logger: false,
       onMailFrom(address, _session, callback) {
         Promise.resolve()

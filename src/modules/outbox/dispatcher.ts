@@ -68,7 +68,7 @@ export interface DispatcherOptions {
   enabled: boolean
   /** The safety net: due rows are looked for this often even when nothing woke the dispatcher. */
   pollMs: number
-  /** A claimed row is this instance's until then; after it (a crashed instance), anyone takes it again. */
+  /** A claimed row is this instance's until then; after it (a crashed instance), anyone takes it again. At least twice `timeoutMs`. */
   leaseMs: number
   /** One delivery's bound. */
   timeoutMs: number
@@ -247,6 +247,7 @@ class OutboxDispatcher implements Outbox {
           break
         }
         total += rows.length
+        if (rows.length > 0) this.log.debug({ outboxIds: rows.map((row) => row.id) }, 'outbox: claimed')
         for (const row of rows) this.track(this.deliver(row))
         if (rows.length === free) this.again = true
       } while (this.again && !this.closed)
@@ -282,6 +283,7 @@ class OutboxDispatcher implements Outbox {
     const now = Date.now()
     try {
       if (outcome.ok) {
+        this.log.debug({ outboxId: row.id }, 'outbox: delivered')
         await repo.markDelivered(this.db, row.id, { attempts: row.attempts + 1, statusCode: outcome.statusCode ?? null, at: new Date(now).toISOString() })
         return
       }
@@ -350,7 +352,9 @@ export interface OutboxPluginOptions {
  */
 async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOptions): Promise<void> {
   const given = pluginOptions.options ?? {}
-  const options: DispatcherOptions = { ...defaultDispatcherOptions, ...given, retry: { ...defaultRetrySchedule, ...given.retry } }
+  const merged: DispatcherOptions = { ...defaultDispatcherOptions, ...given, retry: { ...defaultRetrySchedule, ...given.retry } }
+  // A delivery ends (its timeout) well within its row's lease: a row is never taken again while its attempt may go on.
+  const options = { ...merged, timeoutMs: Math.min(merged.timeoutMs, Math.floor(merged.leaseMs / 2)) }
   const dispatcher = new OutboxDispatcher(app.db, app.dialect, app.log, options, pluginOptions.config.lowStockThreshold)
   registry.set(app.db, dispatcher)
   app.decorate('outbox', dispatcher as Outbox)
