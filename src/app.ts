@@ -16,6 +16,7 @@ import { ordersRoutes } from './modules/orders/orders.routes.js'
 import outboxPlugin, { type OutboxPluginOptions } from './modules/outbox/dispatcher.js'
 import { shippingRoutes } from './modules/shipping/shipping.routes.js'
 import paymentsPlugin from './modules/payments/payments.plugin.js'
+import webhooksPlugin from './modules/webhooks/webhooks.plugin.js'
 import type { ImageHost } from './modules/images/image-host.js'
 import { ensureAdmin } from './modules/users/users.service.js'
 import { usersRoutes } from './modules/users/users.routes.js'
@@ -161,6 +162,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(addressesRoutes)
   await app.register(shippingRoutes)
   await app.register(catalogRoutes, { config, ...(options.imageHost ? { imageHost: options.imageHost } : {}) })
+  // Webhook endpoints, and their channel and events in the outbox.
+  await app.register(webhooksPlugin, { config })
   await app.register(adminRoutes, { config })
   await app.register(adminUiPlugin, options.adminUi ?? {})
 

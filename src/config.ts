@@ -40,6 +40,11 @@ export interface Config {
   /** Sessions and password reset (src/modules/sessions). */
   readonly sessions: SessionsConfig
   readonly mail: MailConfig
+  /**
+   * WEBHOOKS_ALLOW_PRIVATE=true lets webhook URLs reach loopback, private, link-local and other non-public
+   * addresses (tests, an internal network); off, such URLs are refused at creation and at each delivery.
+   */
+  readonly webhooksAllowPrivate: boolean
 }
 
 export interface SessionsConfig {
@@ -242,6 +247,10 @@ export function loadConfig(env: Env = process.env): Config {
 
   const payments = parsePayments(value, problems)
   const mail = parseMail(value, integer, publicUrl, problems)
+
+  const webhooksAllowPrivateRaw = value('WEBHOOKS_ALLOW_PRIVATE') ?? 'false'
+  if (!['true', 'false'].includes(webhooksAllowPrivateRaw)) problems.push(`WEBHOOKS_ALLOW_PRIVATE must be true or false (got "${webhooksAllowPrivateRaw}")`)
+
   const lowStockThreshold = integer('LOW_STOCK_THRESHOLD', 5, 0, 2_147_483_647)
   const metricsEnabled = value('METRICS_ENABLED') ?? 'false'
   if (metricsEnabled !== 'true' && metricsEnabled !== 'false') problems.push(`METRICS_ENABLED must be true or false (got "${metricsEnabled}")`)
@@ -283,6 +292,7 @@ export function loadConfig(env: Env = process.env): Config {
     lowStockThreshold,
     metrics: Object.freeze({ enabled: metricsEnabled === 'true', port: metricsPort }),
     sessions: Object.freeze({ refreshTokenTtlMs, resetTokenTtlMs, shopUrl }),
+    webhooksAllowPrivate: webhooksAllowPrivateRaw === 'true',
     mail,
   })
 }

@@ -199,6 +199,21 @@ export interface PasswordResetsTable {
   used_at: Timestamp | null
 }
 
+/** An endpoint the shop POSTs its events to (src/modules/webhooks); its deliveries are outbox rows. */
+export interface WebhooksTable {
+  id: Generated<number>
+  url: string
+  /** JSON array of event names. */
+  events: string
+  description: string
+  /** 1 or 0. */
+  active: number
+  /** `whsec_…`: never shown again after the creation's answer. */
+  secret: string
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
 export interface Database {
   users: UsersTable
   categories: CategoriesTable
@@ -217,6 +232,7 @@ export interface Database {
   sessions: SessionsTable
   refresh_tokens: RefreshTokensTable
   password_resets: PasswordResetsTable
+  webhooks: WebhooksTable
 }
 
 export type UserRow = Selectable<UsersTable>
@@ -231,3 +247,4 @@ export type OrderItemRow = Selectable<OrderItemsTable>
 export type AddressRow = Selectable<AddressesTable>
 export type ShippingMethodRow = Selectable<ShippingMethodsTable>
 export type PaymentRow = Selectable<PaymentsTable>
+export type WebhookRow = Selectable<WebhooksTable>

@@ -5,6 +5,7 @@ import * as addressesShipping from './migrations/2026-11-24T0000-addresses-shipp
 import * as payments from './migrations/2026-11-24T0100-payments.js'
 import * as sessions from './migrations/2026-11-25T0000-sessions.js'
 import * as outbox from './migrations/2026-11-25T0100-outbox.js'
+import * as webhooks from './migrations/2026-11-25T0200-webhooks.js'
 import * as ordersCreatedIndex from './migrations/2026-11-25T0300-orders-created-index.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
@@ -15,6 +16,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24T0100-payments': payments,
   '2026-11-25T0000-sessions': sessions,
   '2026-11-25T0100-outbox': outbox,
+  '2026-11-25T0200-webhooks': webhooks,
   '2026-11-25T0300-orders-created-index': ordersCreatedIndex,
 }
 

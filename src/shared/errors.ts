@@ -87,6 +87,16 @@ export const messages = {
   invalidWebhookSignature: 'Firma de webhook inválida',
   refundFailed: 'No se pudo reembolsar el pago',
   paymentProviderUnavailable: 'El proveedor de pagos no responde',
+  // Webhooks (src/modules/webhooks).
+  webhookNotFound: 'Webhook no encontrado',
+  webhookDeleted: 'Webhook eliminado',
+  webhookDeliveryNotFound: 'Entrega no encontrada',
+  webhookInactive: 'El webhook está desactivado',
+  webhookUrlNotAllowed: 'La URL del webhook no está permitida',
+  webhookUrlInvalid: 'url must be an absolute http or https URL',
+  webhookUrlCredentials: 'url must not contain a user name or password',
+  webhookHostNotFound: 'El host de la URL del webhook no existe',
+  webhookDnsUnavailable: 'No se pudo resolver el host de la URL del webhook',
   // Admin dashboard (plugins/admin-ui.ts).
   adminNotBuilt: 'El panel de administración no está compilado: ejecuta npm run build:admin',
 } as const
