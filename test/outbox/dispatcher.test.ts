@@ -148,20 +148,29 @@ describe('the outbox dispatcher', () => {
     expect(counts.every((r) => r.status === 'delivered')).toBe(true)
   })
 
-  it('leaves rows of a channel nobody registered pending, untried', async () => {
+  it('fails a delivery for good, after one attempt, when its channel refuses it permanently (a webhook that is gone)', async () => {
     const other = await createTestApp({}, { outbox: { pollMs: 3_600_000 } })
     try {
       const id = randomUUID()
       const now = new Date().toISOString()
       await other.app.db
         .insertInto('outbox')
-        .values({ id, channel: 'webhook', payload: '{}', status: 'pending', next_attempt_at: now, created_at: now })
+        .values({
+          id,
+          channel: 'webhook',
+          webhook_id: 999_999,
+          event: 'order.created',
+          payload: '{}',
+          status: 'pending',
+          next_attempt_at: now,
+          created_at: now,
+        })
         .execute()
-      expect(await other.app.outbox.drain()).toBe(0)
-      expect(await other.app.db.selectFrom('outbox').select(['status', 'attempts', 'locked_until']).where('id', '=', id).executeTakeFirst()).toEqual({
-        status: 'pending',
-        attempts: 0,
-        locked_until: null,
+      expect(await other.app.outbox.drain()).toBe(1)
+      expect(await other.app.db.selectFrom('outbox').select(['status', 'attempts', 'last_error']).where('id', '=', id).executeTakeFirst()).toEqual({
+        status: 'failed',
+        attempts: 1,
+        last_error: 'Webhook no encontrado',
       })
     } finally {
       await other.close()
