@@ -1,5 +1,16 @@
 import { callApi } from './client'
+import type { paths } from './schema'
 
+type Json<T> = T extends { content: { 'application/json': infer Body } } ? Body : never
+
+/** A webhook endpoint as the API answers it (the generated schema); `secret` only in its creation's answer. */
+export type Webhook = Json<paths['/webhooks/{id}']['get']['responses'][200]> & { secret?: string }
+/** What POST /webhooks takes: its `events` are the API's list of event names. */
+type NewWebhook = NonNullable<paths['/webhooks']['post']['requestBody']>['content']['application/json']
+/** One delivery of a webhook's log. */
+export type Delivery = Json<paths['/webhooks/{id}/deliveries']['get']['responses'][200]>[number]
+
+/** The events an endpoint can subscribe to, in the order the form offers them (checked against the API's list). */
 export const WEBHOOK_EVENTS = [
   'order.created',
   'order.paid',
@@ -9,31 +20,7 @@ export const WEBHOOK_EVENTS = [
   'product.updated',
   'product.deleted',
   'stock.low',
-] as const
-
-export interface Webhook {
-  id: number
-  url: string
-  events: string[]
-  description: string
-  active: boolean
-  createdAt: string
-  updatedAt: string
-  /** Only in the answer to its creation. */
-  secret?: string
-}
-
-export interface Delivery {
-  id: string
-  event: string
-  status: 'pending' | 'delivered' | 'failed'
-  attempts: number
-  lastStatusCode: number | null
-  lastError: string | null
-  nextAttemptAt: string | null
-  createdAt: string
-  deliveredAt: string | null
-}
+] as const satisfies readonly NewWebhook['events'][number][]
 
 const fields = ['url', 'events', 'description', 'active'] as const
 

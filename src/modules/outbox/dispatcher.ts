@@ -30,10 +30,7 @@ export type DeliveryOutcome = { ok: true; statusCode?: number } | { ok: false; e
 export type Deliver = (message: OutboxMessage, signal: AbortSignal) => Promise<DeliveryOutcome>
 
 /** The shop's events (docs/email.md); `data` is the resource as the API returns it, `{id}` for product.deleted. */
-export type ShopEventType =
-  'order.created' | 'order.paid' | 'order.status_changed' | 'order.cancelled' | 'product.created' | 'product.updated' | 'product.deleted' | 'stock.low'
-
-export const SHOP_EVENT_TYPES: readonly ShopEventType[] = [
+export const SHOP_EVENT_TYPES = [
   'order.created',
   'order.paid',
   'order.status_changed',
@@ -42,7 +39,8 @@ export const SHOP_EVENT_TYPES: readonly ShopEventType[] = [
   'product.updated',
   'product.deleted',
   'stock.low',
-]
+] as const
+export type ShopEventType = (typeof SHOP_EVENT_TYPES)[number]
 
 export interface ShopEvent {
   type: ShopEventType

@@ -1,17 +1,9 @@
 import type { FromSchema } from 'json-schema-to-ts'
 import { PageQueryProperties } from '../../shared/validation.js'
+import { SHOP_EVENT_TYPES } from '../outbox/dispatcher.js'
 
-/** The events the shop tells its webhooks about (docs/webhooks.md). */
-export const WEBHOOK_EVENTS = [
-  'order.created',
-  'order.paid',
-  'order.status_changed',
-  'order.cancelled',
-  'product.created',
-  'product.updated',
-  'product.deleted',
-  'stock.low',
-] as const
+/** The events the shop tells its webhooks about (docs/webhooks.md): every event of the shop. */
+export const WEBHOOK_EVENTS = SHOP_EVENT_TYPES
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number]
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const
