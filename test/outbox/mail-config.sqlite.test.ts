@@ -55,7 +55,7 @@ describe('e-mail configuration', () => {
       'SMTP_URL must be smtp://[user:pass@]host:port or smtps://[user:pass@]host:port',
       'MAIL_FROM must be an e-mail address, optionally with a name: Tienda <no-reply@example.com> (got "not an address")',
       'ADMIN_NOTIFY_EMAIL must be e-mail addresses separated by commas (got "nope")',
-      'LOW_STOCK_THRESHOLD must be an integer between 0 and 1000000 (got "-1")',
+      'LOW_STOCK_THRESHOLD must be an integer between 0 and 2147483647 (got "-1")',
     ])
     expect(problems.join('\n')).not.toContain('hunter2')
   })
