@@ -1,12 +1,12 @@
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { extname } from 'node:path'
 import type { Readable } from 'node:stream'
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3'
 import type { Kysely } from 'kysely'
 import type { StorageConfig } from '../config.js'
 import type { Database } from '../db/database.js'
 import type { ImageHost } from '../modules/images/image-host.js'
+import { imageContentType } from '../modules/images/content-type.js'
 import { ImageKeyTakenError } from '../modules/images/image-key-taken.js'
 import { createLocalImageHost, localImagePath } from '../modules/images/local-image-host.js'
 import { createS3Client, createS3ImageHost } from '../modules/images/s3-image-host.js'
@@ -25,14 +25,7 @@ export interface ReadableImageHost {
   read(key: string): Promise<{ body: Readable; size: number; contentType: string } | null>
 }
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.png': 'image/png',
-  '.webp': 'image/webp',
-  '.gif': 'image/gif',
-}
-const contentTypeOf = (key: string) => CONTENT_TYPES[extname(key).toLowerCase()] ?? 'application/octet-stream'
+const contentTypeOf = (key: string) => imageContentType(key) ?? 'application/octet-stream'
 
 export function localImages(uploadDir: string, publicUrl: string): ReadableImageHost {
   return {

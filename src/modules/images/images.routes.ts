@@ -1,18 +1,11 @@
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { extname } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { AppError, messages } from '../../shared/errors.js'
 import { ErrorResponse } from '../../shared/validation.js'
+import { imageContentType } from './content-type.js'
 import { localImagePath } from './local-image-host.js'
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.png': 'image/png',
-  '.webp': 'image/webp',
-  '.gif': 'image/gif',
-}
 /** Stored names are `<timestamp>-<sanitized name>`: nothing else is ever served. */
 const STORED_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,200}$/
 
@@ -31,7 +24,7 @@ export async function uploadsRoutes(app: FastifyInstance, options: { uploadDir: 
     },
     handler: async (request, reply) => {
       const { name } = request.params
-      const type = CONTENT_TYPES[extname(name).toLowerCase()]
+      const type = imageContentType(name)
       if (!STORED_NAME.test(name) || !type) throw new AppError(404, messages.imageNotFound)
       const path = localImagePath(options.uploadDir, `products/${name}`)
       const info = await stat(path).catch(() => null)

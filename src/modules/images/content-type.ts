@@ -1,0 +1,14 @@
+import { extname } from 'node:path'
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.png': 'image/png',
+  '.webp': 'image/webp',
+  '.gif': 'image/gif',
+}
+
+/** The media type of a stored image, from its name's extension; undefined for any other extension. */
+export function imageContentType(name: string): string | undefined {
+  return CONTENT_TYPES[extname(name).toLowerCase()]
+}
