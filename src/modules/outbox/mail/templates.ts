@@ -22,12 +22,21 @@ interface TemplateFiles {
 
 const cache = new Map<EmailTemplate, TemplateFiles>()
 
+/**
+ * A line `{{> part}}` (its indentation and line end included) is replaced by the file `_part.<ext>` beside the
+ * template: the order's lines, totals and address are written once for every e-mail about an order.
+ */
+function withPartials(dir: string, template: string, ext: 'html' | 'txt'): string {
+  return template.replace(/[ \t]*\{\{> ([\w-]+)\}\}\n?/g, (_line, part: string) => readFileSync(join(dir, `_${part}.${ext}`), 'utf8'))
+}
+
 function loadTemplate(name: EmailTemplate): TemplateFiles {
   const cached = cache.get(name)
   if (cached) return cached
   const dir = templatesDir()
-  const [subject = '', ...rest] = readFileSync(join(dir, `${name}.txt`), 'utf8').split('\n')
-  const files = { subject: subject.trim(), text: rest.join('\n').replace(/^\n+/, ''), html: readFileSync(join(dir, `${name}.html`), 'utf8') }
+  const read = (file: string) => withPartials(dir, readFileSync(join(dir, file), 'utf8'), file.endsWith('.html') ? 'html' : 'txt')
+  const [subject = '', ...rest] = read(`${name}.txt`).split('\n')
+  const files = { subject: subject.trim(), text: rest.join('\n').replace(/^\n+/, ''), html: read(`${name}.html`) }
   cache.set(name, files)
   return files
 }
