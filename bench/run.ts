@@ -21,6 +21,7 @@ import {
   checkout,
   checkoutShipping,
   loginStorm,
+  outbox,
   SCENARIOS,
   type ScenarioName,
   type ScenarioResult,
@@ -73,6 +74,7 @@ const RUNNERS: Record<ScenarioName, (shop: Shop, settings: Settings) => Promise<
   checkout,
   'checkout-shipping': checkoutShipping,
   webhook,
+  outbox,
   'login-storm': loginStorm,
   upload,
 }
@@ -86,6 +88,7 @@ const RUN_ORDER: readonly ScenarioName[] = [
   'checkout',
   'checkout-shipping',
   'webhook',
+  'outbox',
   'upload',
   'catalog-filter',
 ]

@@ -4,14 +4,17 @@
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { sql } from 'kysely'
 import { connectDatabase } from '../src/db/connect.js'
 import type { DirectCheckoutSpec } from './direct-checkout.js'
 import { alternate, measure, type Summary, summarize } from './measure.js'
 import { type RunningServer, rssMiB, runChild, startBaseline, startService } from './processes.js'
 import { recordResponses, sendRequest } from './recording.js'
-import type { SeededShop } from './seed.js'
+import { ADMIN_EMAIL, createFreshDatabase, dropDatabase, type SeededShop, seedShop } from './seed.js'
 import type { DbKind, DirectCheckoutResult, LoadSpec, RequestSpec, Sample } from './types.js'
+import { startSmtpFake } from '../test/fakes/smtp-server.js'
 import { intentEvent, signedHeaders, startStripeFake, webhookSecret } from '../test/fakes/stripe-fake.js'
+import { startWebhookReceiver } from '../test/fakes/webhook-receiver.js'
 
 export const SCENARIOS = [
   'catalog-list',
@@ -21,6 +24,7 @@ export const SCENARIOS = [
   'checkout',
   'checkout-shipping',
   'webhook',
+  'outbox',
   'login-storm',
   'upload',
 ] as const
@@ -861,15 +865,150 @@ async function paidAmong(databaseUrl: string, orderIds: number[]): Promise<numbe
   }
 }
 
-async function countRows(databaseUrl: string, table: 'payment_events'): Promise<number> {
+/** Rows of a table; of the outbox, `pending` counts only those still to be delivered. */
+async function countRows(databaseUrl: string, table: 'payment_events' | 'orders' | 'outbox', only?: 'pending'): Promise<number> {
   const { db } = connectDatabase(databaseUrl, { poolSize: 1 })
   try {
     const row = await db
       .selectFrom(table)
+      .$if(only === 'pending', (qb) => qb.where(sql.ref('status'), '=', 'pending'))
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow()
     return Number(row.n)
   } finally {
     await db.destroy()
+  }
+}
+
+/**
+ * The outbox: two services, each on a fresh shop of its own, both sending e-mail to an SMTP server in this process.
+ * The plain one sends each order's "received" e-mail; the busy one also notifies ADMIN_NOTIFY_EMAIL and has 3
+ * webhooks on `order.created` (a receiver in this process): 2 e-mails and 3 webhook deliveries per order. The same
+ * checkout loop runs against each, alternately; before each window the other service's outbox is empty, so its
+ * deliveries never run in this one's window. Measured: orders/s of each (target: busy ≥ 0.9 × plain), deliveries
+ * per second while the orders come in, what was still pending when a window closed, and how fast that drained.
+ */
+export async function outbox(shop: Shop, settings: Settings): Promise<ScenarioResult> {
+  const name = 'outbox'
+  const smtp = await startSmtpFake()
+  const receiver = await startWebhookReceiver()
+  const plan = { products: 200, categories: 4, cartCustomers: 0, cartLines: 0, checkoutCustomers: 32 }
+  const started: { url: string; service: RunningServer }[] = []
+  try {
+    const open = async (label: 'plain' | 'busy', env: Record<string, string>) => {
+      const url = await createFreshDatabase(shop.kind, `outbox_${label}`, shop.scratchDir)
+      const seeded = await seedShop(url, plan)
+      const service = await startService({
+        databaseUrl: url,
+        dataDir: join(shop.scratchDir, `data-outbox-${label}`),
+        uploadDir: join(shop.scratchDir, `uploads-outbox-${label}`),
+        jwtSecret: randomBytes(48).toString('base64url'),
+        env: { SMTP_URL: smtp.url, ...env },
+      })
+      started.push({ url, service })
+      const tokens = await logIn(service.origin, seeded.checkoutCustomerEmails, seeded.password)
+      const userIds = await userIdsOf(url, seeded.checkoutCustomerEmails)
+      return { url, service, seeded, tokens, userIds }
+    }
+    const plain = await open('plain', {})
+    const busy = await open('busy', { ADMIN_NOTIFY_EMAIL: 'ops@shop.test', WEBHOOKS_ALLOW_PRIVATE: 'true' })
+    const [adminToken] = await logIn(busy.service.origin, [ADMIN_EMAIL], busy.seeded.password)
+    for (let i = 0; i < 3; i++) {
+      const response = await sendRequest(busy.service.origin, {
+        method: 'POST',
+        path: '/webhooks',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: `${receiver.url}/hook-${i}`, events: ['order.created'] }),
+      })
+      if (response.status !== 201) throw new Error(`webhook ${i}: ${response.status} ${response.body.toString()}`)
+    }
+
+    const drained: { pending: number; seconds: number }[] = []
+    const delivered = () => smtp.received.length + receiver.received.length
+    let duringWindows = 0
+    let busySeconds = 0
+    const window = (side: typeof plain, other: typeof plain) => async (seconds: number) => {
+      await waitForEmptyOutbox(other.url)
+      await clearCarts(side.url, side.userIds)
+      const before = delivered()
+      const sample = await measure(side.service, {
+        connections: side.tokens.length,
+        requests: [],
+        durationSeconds: seconds,
+        checkout: { tokens: side.tokens, productIds: side.seeded.productIds },
+      })
+      if (side === busy) {
+        duringWindows += delivered() - before
+        busySeconds += sample.seconds
+        const pending = await countRows(side.url, 'outbox', 'pending')
+        const drainStarted = Date.now()
+        await waitForEmptyOutbox(side.url)
+        drained.push({ pending, seconds: (Date.now() - drainStarted) / 1000 })
+      }
+      return sample
+    }
+    const [plainSamples = [], busySamples = []] = await alternate(
+      [{ run: window(plain, busy) }, { run: window(busy, plain) }],
+      settings.rounds,
+      settings.seconds,
+      settings.warmupSeconds,
+    )
+    const busyOrders = await countRows(busy.url, 'orders')
+    const webhookBodies = receiver.received.length
+    const plainSummary = summarize(plainSamples)
+    const busySummary = summarize(busySamples)
+    const ratio = (busySummary.ordersPerSecond ?? 0) / (plainSummary.ordersPerSecond ?? Number.NaN)
+    const deliveriesPerSecond = duringWindows / busySeconds
+    const backlog = drained.reduce((sum, d) => sum + d.pending, 0)
+    const drainSeconds = drained.reduce((sum, d) => sum + d.seconds, 0)
+    const drainRate = backlog / drainSeconds
+    const allDelivered = webhookBodies === busyOrders * 3
+    const notes = [
+      `outbox: ${fixed(deliveriesPerSecond, 0)} deliveries/s while orders came in (e-mails to a local SMTP server and webhooks to a local receiver, both in the bench process); ` +
+        `${backlog} still pending when the busy windows closed (${drained.map((d) => d.pending).join(', ')}), delivered in ${fixed(drainSeconds, 1)} s after (${fixed(drainRate, 0)}/s)`,
+      `outbox: ${busyOrders} orders on the busy shop, ${webhookBodies} webhook deliveries received (3 per order: ${allDelivered ? 'all' : 'NOT all'}), ${smtp.received.length} e-mails received in all`,
+    ]
+    checkNoErrors('plain checkout', plainSummary, notes)
+    checkNoErrors('checkout with 3 webhooks and 2 e-mails', busySummary, notes)
+    return {
+      name,
+      rows: [
+        {
+          scenario: name,
+          server: 'orders, 1 e-mail each',
+          summary: plainSummary,
+          versus: `${fixed(plainSummary.ordersPerSecond ?? Number.NaN, 0)} orders/s (yardstick)`,
+        },
+        {
+          scenario: name,
+          server: 'orders, 2 e-mails + 3 webhooks each',
+          summary: busySummary,
+          versus: `${fixed(busySummary.ordersPerSecond ?? Number.NaN, 0)} orders/s = ${fixed(ratio)}× plain; ${fixed(deliveriesPerSecond, 0)} deliveries/s`,
+        },
+      ],
+      targets: [
+        { scenario: name, target: 'orders/s with deliveries due ≥ 0.9 × without', measured: `${fixed(ratio)}×`, met: ratio >= 0.9 },
+        { scenario: name, target: 'every webhook delivered', measured: allDelivered ? 'yes' : 'no', met: allDelivered },
+      ],
+      notes,
+      samples: { plain: plainSamples, busy: busySamples },
+      figures: { deliveriesPerSecond, drainRate },
+    }
+  } finally {
+    for (const { url, service } of started) {
+      await service.stop()
+      await dropDatabase(shop.kind, url)
+    }
+    await receiver.close()
+    await smtp.close()
+  }
+}
+
+/** Waits (at most 120 s) until nothing is pending in the outbox. */
+async function waitForEmptyOutbox(databaseUrl: string): Promise<void> {
+  const deadline = Date.now() + 120_000
+  while ((await countRows(databaseUrl, 'outbox', 'pending')) > 0) {
+    if (Date.now() > deadline) throw new Error('the outbox did not empty within 120 s')
+    await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }

@@ -37,6 +37,11 @@ export interface Config {
   readonly lowStockThreshold: number
   /** Prometheus metrics (plugins/metrics.ts): off unless METRICS_ENABLED=true; with a port, on a server of their own. */
   readonly metrics: { readonly enabled: boolean; readonly port: number | null }
+  /**
+   * OpenTelemetry traces (src/tracing.ts), sent over OTLP/HTTP to `url` when OTEL_EXPORTER_OTLP_ENDPOINT (or
+   * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set. Null otherwise: then nothing of OpenTelemetry is loaded.
+   */
+  readonly tracing: { readonly url: string; readonly protocol: TracingProtocol } | null
   /** Sessions and password reset (src/modules/sessions). */
   readonly sessions: SessionsConfig
   readonly mail: MailConfig
@@ -257,6 +262,7 @@ export function loadConfig(env: Env = process.env): Config {
   // 0 picks a free port (tests); unset serves /metrics on the main port.
   const metricsPort = value('METRICS_PORT') === undefined ? null : integer('METRICS_PORT', 0, 0, 65535)
   if (metricsPort !== null && metricsPort !== 0 && metricsPort === port) problems.push(`METRICS_PORT must differ from PORT (both ${port})`)
+  const tracing = tracingConfig(value, problems)
   const refreshTokenTtlMs = duration('REFRESH_TOKEN_TTL', '30d')
   const resetTokenTtlMs = duration('RESET_TOKEN_TTL', '1h')
   let shopUrl = value('SHOP_URL') ?? publicUrl
@@ -291,10 +297,40 @@ export function loadConfig(env: Env = process.env): Config {
     payments,
     lowStockThreshold,
     metrics: Object.freeze({ enabled: metricsEnabled === 'true', port: metricsPort }),
+    tracing,
     sessions: Object.freeze({ refreshTokenTtlMs, resetTokenTtlMs, shopUrl }),
     webhooksAllowPrivate: webhooksAllowPrivateRaw === 'true',
     mail,
   })
+}
+
+// ---- traces (src/tracing.ts) ----
+
+export type TracingProtocol = 'http/protobuf' | 'http/json'
+
+/**
+ * The OpenTelemetry variables the service itself reads, with their standard meanings: the traces' address is
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, or OTEL_EXPORTER_OTLP_ENDPOINT (a collector's base address) plus
+ * /v1/traces; the protocol is http/protobuf unless said otherwise; OTEL_SDK_DISABLED=true turns traces off.
+ * The SDK reads the rest itself (service name, headers, sampler, batching).
+ */
+function tracingConfig(value: (name: string) => string | undefined, problems: string[]): Config['tracing'] {
+  const traces = value('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')
+  const base = value('OTEL_EXPORTER_OTLP_ENDPOINT')
+  const disabled = value('OTEL_SDK_DISABLED') ?? 'false'
+  if (disabled !== 'true' && disabled !== 'false') problems.push(`OTEL_SDK_DISABLED must be true or false (got "${disabled}")`)
+  const protocol = value('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? value('OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf'
+  if (disabled === 'true' || (traces === undefined && base === undefined)) return null
+  const url = traces ?? `${(base as string).replace(/\/+$/, '')}/v1/traces`
+  if (!/^https?:\/\/[^/\s]+/.test(url)) {
+    problems.push(
+      `${traces === undefined ? 'OTEL_EXPORTER_OTLP_ENDPOINT' : 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'} must be an absolute http(s) URL (got "${traces ?? base}")`,
+    )
+  }
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    problems.push(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (got "${protocol}"; for gRPC, use the collector's OTLP/HTTP port, 4318)`)
+  }
+  return Object.freeze({ url, protocol: protocol === 'http/json' ? 'http/json' : 'http/protobuf' })
 }
 
 // ---- e-mail (src/modules/outbox/mail) ----

@@ -1,8 +1,6 @@
 import 'dotenv/config'
 import closeWithGrace from 'close-with-grace'
-import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
-import { connectDatabase, startupFailureLine, waitForDatabase } from './db/connect.js'
 
 let config
 try {
@@ -14,6 +12,12 @@ try {
   }
   throw error
 }
+
+// Traces (OTEL_EXPORTER_OTLP_ENDPOINT) start before the app is imported: their instrumentations patch Fastify,
+// pg, ioredis and node:http as those load. Without the variable, nothing of OpenTelemetry is loaded at all.
+const tracing = config.tracing ? await (await import('./tracing.js')).startTracing(config.tracing) : undefined
+const { buildApp } = await import('./app.js')
+const { connectDatabase, startupFailureLine, waitForDatabase } = await import('./db/connect.js')
 
 // A database that is not up yet (a container starting next to this one) is waited for, for a
 // bounded time; then one line says why the service cannot start, not a stack trace.
@@ -36,6 +40,8 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   else app.log.info({ signal }, 'shutting down')
   await app.close()
   await database.db.destroy()
+  await tracing?.shutdown()
 })
 
 await app.listen({ port: config.port, host: config.host })
+if (config.tracing) app.log.info({ url: config.tracing.url, protocol: config.tracing.protocol }, 'traces are sent to the OpenTelemetry collector')

@@ -110,6 +110,31 @@ describe('configuration', () => {
     expect(problemsOf({ TRUST_PROXY: 'maybe' })).toHaveLength(1)
   })
 
+  it('turns traces on with the standard OpenTelemetry variables, and only with an endpoint', () => {
+    const tracing = (env: Record<string, string>) => loadConfig({ DATA_DIR: dataDir(), ...env }).tracing
+    expect(tracing({})).toBeNull()
+    expect(tracing({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBeNull()
+    // A collector's base address: traces go to its /v1/traces, in protobuf unless said otherwise.
+    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318/' })).toEqual({ url: 'http://jaeger:4318/v1/traces', protocol: 'http/protobuf' })
+    // The traces' own address is used as it is, and wins; so does the traces' own protocol.
+    expect(
+      tracing({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://otel.example.com/ingest',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      }),
+    ).toEqual({ url: 'https://otel.example.com/ingest', protocol: 'http/json' })
+    expect(tracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318', OTEL_SDK_DISABLED: 'true' })).toBeNull()
+    expect(problemsOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'jaeger:4318' })).toEqual([
+      'OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http(s) URL (got "jaeger:4318")',
+    ])
+    expect(problemsOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toEqual([
+      `OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json (got "grpc"; for gRPC, use the collector's OTLP/HTTP port, 4318)`,
+    ])
+    expect(problemsOf({ OTEL_SDK_DISABLED: 'yes' })).toHaveLength(1)
+  })
+
   it('needs the bucket and public URL for the s3 image host', () => {
     expect(problemsOf({ STORAGE_DRIVER: 's3' })).toEqual([
       'S3_BUCKET is required when STORAGE_DRIVER=s3',

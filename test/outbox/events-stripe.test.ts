@@ -17,6 +17,7 @@ beforeAll(async () => {
   t = await createTestApp(stripeEnv(fake, { ORDER_PAYMENT_TTL: '30m' }), { outbox: { enabled: false } })
   t.app.outbox.onEvent(async (_trx, event) => {
     events.push(event)
+    return []
   })
 })
 afterAll(async () => {

@@ -23,6 +23,7 @@ beforeAll(async () => {
       expect(await trx.selectFrom('orders').select('id').where('id', '=', id).executeTakeFirst()).toEqual({ id })
     }
     events.push(event)
+    return []
   })
 })
 afterAll(async () => {

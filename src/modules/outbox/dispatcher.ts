@@ -4,9 +4,10 @@ import type { Kysely, Transaction } from 'kysely'
 import type { Config } from '../../config.js'
 import type { Dialect } from '../../db/connect.js'
 import type { Database } from '../../db/database.js'
-import { createMailChannel } from './mail/mail.channel.js'
 import { emailNotifications } from './notifications.js'
+import { insertOutboxRows, type OutboxInsert } from './outbox.js'
 import * as repo from './outbox.repository.js'
+import { createSendThread, type SendThread } from './send-thread.js'
 
 /** Where a message goes: an e-mail (src/modules/outbox/mail) or a webhook endpoint (src/modules/webhooks). */
 export type Channel = 'email' | 'webhook'
@@ -47,8 +48,12 @@ export interface ShopEvent {
   data: unknown
 }
 
-/** Called inside the transaction of the change, so that what it writes (outbox rows) commits or rolls back with it. */
-export type EventListener = (trx: Transaction<Database>, event: ShopEvent) => Promise<void>
+/**
+ * Called inside the transaction of the change; returns the outbox rows the event calls for (e-mails, webhook
+ * deliveries). The rows of every listener are written together, in one statement of that transaction, so that
+ * they commit or roll back with the change.
+ */
+export type EventListener = (trx: Transaction<Database>, event: ShopEvent) => Promise<readonly OutboxInsert[]>
 
 /** When a failed delivery is tried again: `firstDelayMs × factor^(n−1)` after the n-th failure, capped, ± jitter. */
 export interface RetrySchedule {
@@ -117,6 +122,8 @@ export interface Outbox {
   /** Tests and the CLI: delivers until nothing is due and nothing is in flight; resolves with the attempts made. */
   drain(): Promise<number>
   readonly options: DispatcherOptions
+  /** The thread that sends e-mails and webhook deliveries (the channels hand it their jobs). */
+  readonly sender: SendThread
 }
 
 declare module 'fastify' {
@@ -136,7 +143,9 @@ const registry = new WeakMap<object, OutboxDispatcher>()
 export async function emitEvent(db: Kysely<Database>, trx: Transaction<Database>, event: ShopEvent): Promise<void> {
   const outbox = registry.get(db)
   if (!outbox) return
-  for (const listener of outbox.listeners) await listener(trx, event)
+  const rows: OutboxInsert[] = []
+  for (const listener of outbox.listeners) rows.push(...(await listener(trx, event)))
+  await insertOutboxRows(trx, rows)
   // On SQLite the claim waits for the one connection, so it runs right after this transaction; on PostgreSQL
   // the request's onResponse hook (after the commit) wakes it again, and the poll is the safety net.
   outbox.wake()
@@ -165,6 +174,10 @@ class OutboxDispatcher implements Outbox {
   private readonly closing = new AbortController()
   private pumping = false
   private again = false
+  private wakeScheduled = false
+  /** Delivered rows not yet recorded, and the one write that will record them (markDelivered). */
+  private deliveredRows: { id: string; statusCode: number | null }[] = []
+  private recording: Promise<void> | undefined
   private closed = false
   private poll: NodeJS.Timeout | undefined
   private reportedClaimFailure = false
@@ -176,6 +189,7 @@ class OutboxDispatcher implements Outbox {
     private readonly log: FastifyBaseLogger,
     readonly options: DispatcherOptions,
     readonly lowStockThreshold: number,
+    readonly sender: SendThread,
   ) {}
 
   registerChannel(channel: Channel, deliver: Deliver): void {
@@ -198,13 +212,23 @@ class OutboxDispatcher implements Outbox {
     this.poll.unref()
   }
 
+  /**
+   * Claims due rows soon: once per turn of the event loop however many times it is called in it, and only while at
+   * least half the delivery slots are free (the deliveries in flight wake it as they end), so that a busy shop
+   * claims its rows in batches rather than one statement per row.
+   */
   wake(): void {
     if (this.closed || !this.options.enabled) return
     if (this.pumping) {
       this.again = true
       return
     }
-    void this.pump()
+    if (this.wakeScheduled || this.inFlight.size > this.options.concurrency / 2) return
+    this.wakeScheduled = true
+    setImmediate(() => {
+      this.wakeScheduled = false
+      void this.pump()
+    })
   }
 
   async drain(): Promise<number> {
@@ -259,7 +283,7 @@ class OutboxDispatcher implements Outbox {
     this.inFlight.add(delivery)
     void delivery.finally(() => {
       this.inFlight.delete(delivery)
-      // A slot is free: whatever else is due goes now rather than at the next poll.
+      // Slots are free: whatever else is due goes now rather than at the next poll.
       if (!this.closed) this.wake()
     })
   }
@@ -282,7 +306,7 @@ class OutboxDispatcher implements Outbox {
     try {
       if (outcome.ok) {
         this.log.debug({ outboxId: row.id }, 'outbox: delivered')
-        await repo.markDelivered(this.db, row.id, { attempts: row.attempts + 1, statusCode: outcome.statusCode ?? null, at: new Date(now).toISOString() })
+        await this.recordDelivered(row.id, outcome.statusCode ?? null)
         return
       }
       const next = outcome.permanent ? null : nextAttemptAt(this.options.retry, row.attempts + 1, row.created_at, now)
@@ -299,6 +323,25 @@ class OutboxDispatcher implements Outbox {
       // The row keeps its lease; once it runs out, the message is delivered again (at least once).
       this.log.warn({ err: error, outboxId: row.id }, 'outbox: could not record a delivery attempt')
     }
+  }
+
+  /**
+   * Records a delivery, together with the others that end in the same turn of the event loop: one UPDATE per
+   * status code instead of one per row. Resolves once it is written.
+   */
+  private recordDelivered(id: string, statusCode: number | null): Promise<void> {
+    this.deliveredRows.push({ id, statusCode })
+    this.recording ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      const rows = this.deliveredRows
+      this.deliveredRows = []
+      this.recording = undefined
+      const at = new Date().toISOString()
+      for (const statusCode of new Set(rows.map((row) => row.statusCode))) {
+        const ids = rows.filter((row) => row.statusCode === statusCode).map((row) => row.id)
+        await repo.markDelivered(this.db, ids, { statusCode, at })
+      }
+    })
+    return this.recording
   }
 
   /** One bounded attempt: the channel's answer, its error, or the timeout, whichever comes first. */
@@ -353,11 +396,27 @@ async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOpt
   const merged: DispatcherOptions = { ...defaultDispatcherOptions, ...given, retry: { ...defaultRetrySchedule, ...given.retry } }
   // A delivery ends (its timeout) well within its row's lease: a row is never taken again while its attempt may go on.
   const options = { ...merged, timeoutMs: Math.min(merged.timeoutMs, Math.floor(merged.leaseMs / 2)) }
-  const dispatcher = new OutboxDispatcher(app.db, app.dialect, app.log, options, pluginOptions.config.lowStockThreshold)
+  const { config } = pluginOptions
+  const sender = createSendThread({
+    mail: {
+      smtpUrl: config.mail.smtpUrl,
+      from: config.mail.from,
+      timeoutMs: config.mail.timeoutMs,
+      dataDir: config.dataDir,
+      currency: config.payments.currency,
+      publicUrl: config.publicUrl,
+    },
+  })
+  const dispatcher = new OutboxDispatcher(app.db, app.dialect, app.log, options, config.lowStockThreshold, sender)
   registry.set(app.db, dispatcher)
   app.decorate('outbox', dispatcher as Outbox)
-  const mail = createMailChannel(pluginOptions.config, app.log)
-  dispatcher.registerChannel('email', mail.deliver)
+  dispatcher.registerChannel('email', async (message, signal) => {
+    const { outcome, sent } = await sender.run({ kind: 'email', mail: { id: message.id, payload: message.payload, createdAt: message.createdAt } }, signal)
+    // Recipient and subject only, never the body: a password reset's link is a credential.
+    if (sent?.file) app.log.info({ to: sent.to, subject: sent.subject, file: sent.file }, 'e-mail written as a file (no SMTP_URL)')
+    else if (sent) app.log.debug({ to: sent.to, subject: sent.subject }, 'e-mail sent')
+    return outcome
+  })
   dispatcher.onEvent(emailNotifications(pluginOptions.config))
   // A write request's transaction has committed by the time it answers: what it queued goes now.
   app.addHook('onResponse', async (request) => {
@@ -366,7 +425,7 @@ async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOpt
   app.addHook('onReady', async () => dispatcher.start())
   app.addHook('onClose', async () => {
     await dispatcher.close()
-    mail.close()
+    await sender.close()
     registry.delete(app.db)
   })
 }

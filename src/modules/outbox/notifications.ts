@@ -1,6 +1,6 @@
 import type { Config } from '../../config.js'
 import type { EventListener } from './dispatcher.js'
-import { type EmailMessage, enqueueEmail } from './outbox.js'
+import { type EmailMessage, emailRows } from './outbox.js'
 
 interface OrderData {
   id: number
@@ -18,9 +18,9 @@ export function emailNotifications(config: Config): EventListener {
     const messages: EmailMessage[] = []
     if (event.type === 'stock.low') {
       for (const to of admins) messages.push({ template: 'admin-low-stock', to, data: { product: event.data, threshold: config.lowStockThreshold } })
-      return enqueueEmail(trx, ...messages)
+      return emailRows(messages)
     }
-    if (!event.type.startsWith('order.')) return
+    if (!event.type.startsWith('order.')) return []
     const order = event.data as OrderData
     const customer =
       order.userId === null ? undefined : await trx.selectFrom('users').select(['name', 'email']).where('id', '=', order.userId).executeTakeFirst()
@@ -33,6 +33,6 @@ export function emailNotifications(config: Config): EventListener {
     } else if (event.type === 'order.paid') toCustomer('order-paid')
     else if (event.type === 'order.cancelled') toCustomer('order-cancelled')
     else if (event.type === 'order.status_changed' && order.status === 'shipped') toCustomer('order-shipped')
-    await enqueueEmail(trx, ...messages)
+    return emailRows(messages)
   }
 }

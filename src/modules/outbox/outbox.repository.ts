@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely'
+import { type Kysely, type Selectable, sql } from 'kysely'
 import type { Dialect } from '../../db/connect.js'
 import type { Database, OutboxTable } from '../../db/database.js'
 
@@ -19,7 +19,8 @@ export async function claimDue(
   const due = db
     .selectFrom('outbox')
     .select('id')
-    .where('status', '=', 'pending')
+    // A literal, as in the partial index outbox_due, so that both databases' planners see the index applies.
+    .where('status', '=', sql.lit('pending'))
     .where('next_attempt_at', '<=', nowAt)
     .where('channel', 'in', channels)
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', nowAt)]))
@@ -37,21 +38,24 @@ export async function claimDue(
       .returningAll('outbox')
       .execute()
   }
-  return db
-    .updateTable('outbox')
-    .set({ locked_until: until })
-    .where('id', 'in', due)
-    .where('status', '=', 'pending')
-    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', nowAt)]))
-    .returningAll()
-    .execute()
+  // One statement, so the subquery's choice holds for the update; the rows are then found by their key (repeating
+  // the subquery's conditions here made SQLite walk every pending row of a backlog for each claim).
+  return db.updateTable('outbox').set({ locked_until: until }).where('id', 'in', due).returningAll().execute()
 }
 
-export async function markDelivered(db: Kysely<Database>, id: string, done: { attempts: number; statusCode: number | null; at: string }): Promise<void> {
+/** Records delivered messages, several at once: each gets one more attempt and the answer's status code. */
+export async function markDelivered(db: Kysely<Database>, ids: readonly string[], done: { statusCode: number | null; at: string }): Promise<void> {
   await db
     .updateTable('outbox')
-    .set({ status: 'delivered', attempts: done.attempts, delivered_at: done.at, last_status_code: done.statusCode, last_error: null, locked_until: null })
-    .where('id', '=', id)
+    .set((eb) => ({
+      status: 'delivered',
+      attempts: eb('attempts', '+', 1),
+      delivered_at: done.at,
+      last_status_code: done.statusCode,
+      last_error: null,
+      locked_until: null,
+    }))
+    .where('id', 'in', ids)
     .where('status', '=', 'pending')
     .execute()
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { timeOrderedId } from '../../shared/ids.js'
 import type { Kysely, Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { nowIso } from '../../shared/time.js'
@@ -15,24 +15,42 @@ export interface EmailMessage {
   data: Record<string, unknown>
 }
 
+/** One outbox row as written, every column given (the rows of one event go in one INSERT). */
+export interface OutboxInsert {
+  /** A UUIDv7 (src/shared/ids.ts): time-ordered, so new rows go to the end of the primary key's index, not anywhere in it. */
+  id: string
+  channel: 'email' | 'webhook'
+  webhook_id: number | null
+  event: string | null
+  payload: string
+  status: 'pending'
+  next_attempt_at: string
+  created_at: string
+}
+
+/** The rows of e-mails to queue. */
+export function emailRows(messages: readonly EmailMessage[], now = nowIso()): OutboxInsert[] {
+  return messages.map((message) => ({
+    id: timeOrderedId(),
+    channel: 'email',
+    webhook_id: null,
+    event: null,
+    payload: JSON.stringify(message),
+    status: 'pending',
+    next_attempt_at: now,
+    created_at: now,
+  }))
+}
+
+/** Writes outbox rows in one statement. */
+export async function insertOutboxRows(db: Db, rows: readonly OutboxInsert[]): Promise<void> {
+  if (rows.length > 0) await db.insertInto('outbox').values(rows).execute()
+}
+
 /**
  * Queues e-mails for delivery after the caller's transaction commits: call it with that transaction, so
  * that the message exists if and only if the change that caused it does.
  */
 export async function enqueueEmail(db: Db, ...messages: EmailMessage[]): Promise<void> {
-  if (messages.length === 0) return
-  const now = nowIso()
-  await db
-    .insertInto('outbox')
-    .values(
-      messages.map((message) => ({
-        id: randomUUID(),
-        channel: 'email' as const,
-        payload: JSON.stringify(message),
-        status: 'pending' as const,
-        next_attempt_at: now,
-        created_at: now,
-      })),
-    )
-    .execute()
+  await insertOutboxRows(db, emailRows(messages))
 }

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../config.js'
 import type { AddressLookup } from './webhook-address.js'
+import type { sendWebhook } from './webhook-delivery.js'
 import { webhooksRoutes } from './webhooks.routes.js'
-import { type DeliveryOptions, deliverWebhook, enqueueWebhookDeliveries } from './webhooks.service.js'
+import { type DeliveryOptions, deliverWebhook, deliveryRows, subscriptionsCache } from './webhooks.service.js'
 
 export interface WebhooksPluginOptions {
   config: Config
@@ -26,14 +27,26 @@ export default async function webhooksPlugin(app: FastifyInstance, options: Webh
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
   }
+  // The POST itself runs on the outbox's sending thread, unless a test gave its own resolver (a function stays here)
+  // or traces are on (OpenTelemetry instruments this thread's node:http, so a delivery sent here is a client span).
+  const send: typeof sendWebhook | undefined =
+    options.lookup || options.config.tracing
+      ? undefined
+      : async (target, message, { signal }) => {
+          const { lookup: _none, ...plain } = deliveryOptions
+          const job = { kind: 'webhook' as const, target, message, options: plain }
+          return (await outbox.sender.run(job, signal ?? new AbortController().signal)).outcome
+        }
   outbox.registerChannel('webhook', async (message, signal) => {
-    const outcome = await deliverWebhook(app.db, message, signal, deliveryOptions)
+    const outcome = await deliverWebhook(app.db, message, signal, deliveryOptions, send)
     // The id only: a URL may carry a token of the receiver's in its path or query.
-    if (!outcome.ok && outcome.statusCode === 410)
+    if (!outcome.ok && outcome.statusCode === 410) {
       app.log.warn({ webhookId: message.webhookId }, 'webhooks: the receiver answered 410 Gone; the webhook was deactivated')
+      app.changeFeed.publish('webhooks')
+    }
     return outcome
   })
-  outbox.onEvent(async (trx, event) => {
-    await enqueueWebhookDeliveries(trx, event)
-  })
+  // Each event's deliveries, in its transaction: one row per subscribed webhook, written with the e-mails' rows.
+  const subscriptions = subscriptionsCache(app.changeFeed)
+  outbox.onEvent(async (trx, event) => deliveryRows((await subscriptions(trx)).get(event.type) ?? [], event))
 }

@@ -37,10 +37,6 @@ export async function deleteWebhook(trx: Transaction<Database>, id: number): Pro
 }
 
 /** Queues deliveries (outbox rows); call it inside the transaction of the change they tell about. */
-export async function insertDeliveries(db: Db, rows: Insertable<OutboxTable>[]): Promise<void> {
-  if (rows.length > 0) await db.insertInto('outbox').values(rows).execute()
-}
-
 export async function listDeliveries(
   db: Db,
   webhookId: number,

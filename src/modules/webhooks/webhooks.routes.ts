@@ -46,8 +46,10 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
   const tags = ['webhooks']
   const security = [{ bearerAuth: [] }]
   const onRequest = app.requireRole('admin')
-  // Webhooks are not part of anything cached.
-  const config = { invalidates: [] }
+  // A webhook's creation, change or deletion empties every instance's subscriptions (webhooks.service.ts).
+  const config = { invalidates: ['webhooks'] as const }
+  // A retry changes a delivery, nothing cached.
+  const retryConfig = { invalidates: [] }
 
   app.post('/webhooks', {
     onRequest,
@@ -124,7 +126,7 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
 
   app.post('/webhooks/:id/deliveries/:deliveryId/retry', {
     onRequest,
-    config,
+    config: retryConfig,
     preValidation: rejectBody,
     schema: {
       tags,

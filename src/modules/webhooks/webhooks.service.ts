@@ -1,6 +1,9 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
+import { timeOrderedId } from '../../shared/ids.js'
 import type { Kysely, Transaction, Updateable } from 'kysely'
 import type { Database, WebhookRow, WebhooksTable } from '../../db/database.js'
+import { insertOutboxRows, type OutboxInsert } from '../outbox/outbox.js'
+import type { ChangeFeed } from '../../plugins/change-feed.js'
 import { AppError, messages } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
@@ -143,31 +146,66 @@ export interface ShopEvent {
   data: unknown
 }
 
+/** The ids of the active webhooks subscribed to each event type. */
+export type Subscriptions = ReadonlyMap<string, readonly number[]>
+
+export async function loadSubscriptions(db: Transaction<Database> | Db): Promise<Subscriptions> {
+  const byEvent = new Map<string, number[]>()
+  for (const row of await repo.listActiveWebhooks(db)) {
+    for (const type of JSON.parse(row.events) as string[]) byEvent.set(type, [...(byEvent.get(type) ?? []), row.id])
+  }
+  return byEvent
+}
+
+/**
+ * The subscriptions, kept in memory between changes: every event of the shop needs them, inside its transaction,
+ * and they change rarely. Emptied through the change feed's `webhooks` topic (a webhook created, changed, deleted
+ * or deactivated by a 410, on any instance); read from the database while the feed is not live. A list read while
+ * a change was being published is used once and not kept.
+ */
+export function subscriptionsCache(feed: ChangeFeed): (db: Transaction<Database> | Db) => Promise<Subscriptions> {
+  let cached: Subscriptions | undefined
+  let generation = 0
+  feed.subscribe('webhooks', () => {
+    generation += 1
+    cached = undefined
+  })
+  return async (db) => {
+    if (!feed.live) return loadSubscriptions(db)
+    if (cached) return cached
+    const started = generation
+    const loaded = await loadSubscriptions(db)
+    if (started === generation) cached = loaded
+    return loaded
+  }
+}
+
+/** One delivery row per webhook, for the outbox. */
+export function deliveryRows(webhookIds: readonly number[], event: ShopEvent, now = nowIso()): OutboxInsert[] {
+  return webhookIds.map((webhookId) => {
+    const id = timeOrderedId()
+    return {
+      id,
+      channel: 'webhook',
+      webhook_id: webhookId,
+      event: event.type,
+      // The body, exactly as each attempt sends it: `id` is the `webhook-id` header, `timestamp` the event's instant.
+      payload: JSON.stringify({ id, type: event.type, timestamp: now, data: event.data }),
+      status: 'pending',
+      next_attempt_at: now,
+      created_at: now,
+    }
+  })
+}
+
 /**
  * Queues one delivery per active webhook subscribed to `event.type`, in the caller's transaction (the
  * change that caused the event): the delivery exists if and only if the change does. Returns how many.
  */
 export async function enqueueWebhookDeliveries(trx: Transaction<Database> | Db, event: ShopEvent): Promise<number> {
-  const webhooks = (await repo.listActiveWebhooks(trx)).filter((row) => (JSON.parse(row.events) as string[]).includes(event.type))
-  const now = nowIso()
-  await repo.insertDeliveries(
-    trx,
-    webhooks.map((webhook) => {
-      const id = randomUUID()
-      return {
-        id,
-        channel: 'webhook' as const,
-        webhook_id: webhook.id,
-        event: event.type,
-        // The body, exactly as each attempt sends it: `id` is the `webhook-id` header, `timestamp` the event's instant.
-        payload: JSON.stringify({ id, type: event.type, timestamp: now, data: event.data }),
-        status: 'pending' as const,
-        next_attempt_at: now,
-        created_at: now,
-      }
-    }),
-  )
-  return webhooks.length
+  const rows = deliveryRows((await loadSubscriptions(trx)).get(event.type) ?? [], event)
+  await insertOutboxRows(trx, rows)
+  return rows.length
 }
 
 /** A delivery as the outbox dispatcher hands it over. */
@@ -188,12 +226,18 @@ export interface DeliveryOptions extends WebhookPolicy {
  * A deleted or deactivated webhook fails the delivery for good. A 410 Gone from the receiver deactivates the
  * webhook (Standard Webhooks' advice): the endpoint says it will never take anything again.
  */
-export async function deliverWebhook(db: Db, message: WebhookMessage, signal: AbortSignal, options: DeliveryOptions): Promise<DeliveryOutcome> {
+export async function deliverWebhook(
+  db: Db,
+  message: WebhookMessage,
+  signal: AbortSignal,
+  options: DeliveryOptions,
+  send: typeof sendWebhook = sendWebhook,
+): Promise<DeliveryOutcome> {
   const webhook = message.webhookId === null ? undefined : await repo.findWebhook(db, message.webhookId)
   if (!webhook) return { ok: false, error: messages.webhookNotFound, permanent: true }
   if (webhook.active !== 1) return { ok: false, error: messages.webhookInactive, permanent: true }
   const body = typeof message.payload === 'string' ? message.payload : JSON.stringify(message.payload)
-  const outcome = await sendWebhook({ url: webhook.url, secret: webhook.secret }, { id: message.id, body }, { ...options, signal })
+  const outcome = await send({ url: webhook.url, secret: webhook.secret }, { id: message.id, body }, { ...options, signal })
   if (!outcome.ok && outcome.statusCode === 410) {
     await repo.updateWebhook(db, webhook.id, { active: 0, updated_at: nowIso() })
     return { ...outcome, error: `${outcome.error} (410 Gone: the webhook was deactivated)`, permanent: true }

@@ -26,9 +26,17 @@ const STATUS_LABELS: Record<string, string> = {
   cancelled: 'cancelado',
 }
 
+/** One formatter per currency: building an Intl.NumberFormat costs far more than formatting with it. */
+const formatters = new Map<string, Intl.NumberFormat>()
+
 function money(amount: unknown, currency: string): string {
   if (typeof amount !== 'number') return ''
-  return new Intl.NumberFormat('es-ES', { style: 'currency', currency }).format(amount)
+  let formatter = formatters.get(currency)
+  if (!formatter) {
+    formatter = new Intl.NumberFormat('es-ES', { style: 'currency', currency })
+    formatters.set(currency, formatter)
+  }
+  return formatter.format(amount)
 }
 
 function orderView(order: OrderLike, currency: string) {

@@ -1,9 +1,7 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { FastifyBaseLogger } from 'fastify'
 import { createTransport } from 'nodemailer'
-import type { Config } from '../../../config.js'
-import type { Deliver, DeliveryOutcome } from '../dispatcher.js'
+import type { DeliveryOutcome } from '../dispatcher.js'
 import type { EmailMessage } from '../outbox.js'
 import { renderEmail } from './templates.js'
 import { emailView } from './views.js'
@@ -34,46 +32,67 @@ function domainOf(address: string): string {
   return match?.[1] ?? 'localhost'
 }
 
+/** What the mail sender needs, plain data (it is handed to the sending thread, src/modules/outbox/send-thread.ts). */
+export interface MailSettings {
+  smtpUrl: string | null
+  from: string
+  timeoutMs: number
+  /** .eml files go under <dataDir>/mail when smtpUrl is null. */
+  dataDir: string
+  currency: string
+  publicUrl: string
+}
+
+/** One queued e-mail as the sender sees it: the outbox row's id (the Message-ID), payload and creation time. */
+export interface MailJob {
+  id: string
+  payload: unknown
+  createdAt: string
+}
+
+/** An attempt's outcome, and what the caller logs of it (recipient and subject; never the body). */
+export interface MailResult {
+  outcome: DeliveryOutcome
+  sent?: { to: string; subject: string; file?: string }
+}
+
 /**
- * The `email` channel: renders the queued e-mail's templates and sends it over SMTP_URL through a small pool of
- * connections (a handful of messages per connection, closed after a while idle). An attempt that times out closes
- * the whole pool, so nothing of it stays queued to go out later; the other messages on it fail and are retried (at
- * least once). Without SMTP_URL, writes each message as DATA_DIR/mail/<created>-<id>.eml instead and logs its
- * recipient and subject (never its body: a password reset's link is a credential). The Message-ID is the outbox
- * row's id, the same on every attempt.
+ * Renders a queued e-mail's templates and sends it over SMTP_URL through a small pool of connections (a handful of
+ * messages per connection, closed after a while idle). An attempt that is aborted (its timeout) closes the whole
+ * pool, so nothing of it stays queued to go out later; the other messages on it fail and are retried (at least
+ * once). Without SMTP_URL, writes each message as DATA_DIR/mail/<created>-<id>.eml instead. The Message-ID is the
+ * outbox row's id, the same on every attempt.
  */
-export function createMailChannel(config: Config, log: FastifyBaseLogger): { deliver: Deliver; close: () => void } {
-  const { mail } = config
-  const messageDomain = domainOf(mail.from)
-  const context = { currency: config.payments.currency, publicUrl: config.publicUrl }
-  const mailDir = join(config.dataDir, 'mail')
+export function createMailSender(settings: MailSettings): { send: (job: MailJob, signal: AbortSignal) => Promise<MailResult>; close: () => void } {
+  const messageDomain = domainOf(settings.from)
+  const context = { currency: settings.currency, publicUrl: settings.publicUrl }
+  const mailDir = join(settings.dataDir, 'mail')
   let pool: ReturnType<typeof createPool> | undefined
   const createPool = (smtpUrl: string) =>
-    createTransport({ ...smtpOptions(smtpUrl, mail.timeoutMs), pool: true, maxConnections: 4, maxMessages: 50, idleTimeout: 5000 })
+    createTransport({ ...smtpOptions(smtpUrl, settings.timeoutMs), pool: true, maxConnections: 4, maxMessages: 50, idleTimeout: 5000 })
 
-  const deliver: Deliver = async (message, signal): Promise<DeliveryOutcome> => {
-    const email = message.payload as EmailMessage
+  const send = async (job: MailJob, signal: AbortSignal): Promise<MailResult> => {
+    const email = job.payload as EmailMessage
     const rendered = renderEmail(email.template, emailView(email, context))
     const fields = {
-      from: mail.from,
+      from: settings.from,
       to: email.to,
       subject: rendered.subject,
       text: rendered.text,
       html: rendered.html,
-      messageId: `<${message.id}@${messageDomain}>`,
-      date: new Date(message.createdAt),
+      messageId: `<${job.id}@${messageDomain}>`,
+      date: new Date(job.createdAt),
     }
-    if (mail.smtpUrl === null) {
+    if (settings.smtpUrl === null) {
       const built = await createTransport({ streamTransport: true, buffer: true }).sendMail(fields)
       await mkdir(mailDir, { recursive: true })
-      const name = `${message.createdAt.replace(/[:.]/g, '-')}-${message.id}.eml`
+      const name = `${job.createdAt.replace(/[:.]/g, '-')}-${job.id}.eml`
       // Written whole or not at all: a crash mid-write leaves a .tmp, and the retry writes the same name again.
       await writeFile(join(mailDir, `${name}.tmp`), built.message as Buffer)
       await rename(join(mailDir, `${name}.tmp`), join(mailDir, name))
-      log.info({ to: email.to, subject: rendered.subject, file: join('mail', name) }, 'e-mail written as a file (no SMTP_URL)')
-      return { ok: true }
+      return { outcome: { ok: true }, sent: { to: email.to, subject: rendered.subject, file: join('mail', name) } }
     }
-    pool ??= createPool(mail.smtpUrl)
+    pool ??= createPool(settings.smtpUrl)
     const transport = pool
     const abort = () => {
       if (pool === transport) pool = undefined
@@ -82,23 +101,24 @@ export function createMailChannel(config: Config, log: FastifyBaseLogger): { del
     signal.addEventListener('abort', abort, { once: true })
     try {
       const info = await transport.sendMail(fields)
-      log.debug({ to: email.to, subject: rendered.subject }, 'e-mail sent')
       const code = /^(\d{3})/.exec(String(info.response ?? ''))?.[1]
-      return { ok: true, ...(code ? { statusCode: Number(code) } : {}) }
+      return { outcome: { ok: true, ...(code ? { statusCode: Number(code) } : {}) }, sent: { to: email.to, subject: rendered.subject } }
     } catch (error) {
       const failure = error as Error & { code?: unknown; responseCode?: unknown }
       return {
-        ok: false,
-        error: failure.message,
-        ...(typeof failure.responseCode === 'number' ? { statusCode: failure.responseCode } : {}),
-        ...(isPermanent(failure) ? { permanent: true } : {}),
+        outcome: {
+          ok: false,
+          error: failure.message,
+          ...(typeof failure.responseCode === 'number' ? { statusCode: failure.responseCode } : {}),
+          ...(isPermanent(failure) ? { permanent: true } : {}),
+        },
       }
     } finally {
       signal.removeEventListener('abort', abort)
     }
   }
   return {
-    deliver,
+    send,
     close: () => {
       pool?.close()
       pool = undefined
