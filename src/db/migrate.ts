@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely'
+import { type Kysely, type Migration, type MigrationProvider, type MigrationResultSet, Migrator, PostgresAdapter, sql } from 'kysely'
 import * as initial from './migrations/2026-11-22T0000-initial.js'
 import * as productNameOrder from './migrations/2026-11-23T0000-product-name-order.js'
 import * as addressesShipping from './migrations/2026-11-24T0000-addresses-shipping.js'
@@ -7,6 +7,7 @@ import * as sessions from './migrations/2026-11-25T0000-sessions.js'
 import * as outbox from './migrations/2026-11-25T0100-outbox.js'
 import * as webhooks from './migrations/2026-11-25T0200-webhooks.js'
 import * as ordersCreatedIndex from './migrations/2026-11-25T0300-orders-created-index.js'
+import * as outboxPartialIndexes from './migrations/2026-11-26T0000-outbox-partial-indexes.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -18,16 +19,20 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T0100-outbox': outbox,
   '2026-11-25T0200-webhooks': webhooks,
   '2026-11-25T0300-orders-created-index': ordersCreatedIndex,
+  '2026-11-26T0000-outbox-partial-indexes': outboxPartialIndexes,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /**
- * Brings the schema up to date; throws with the failing migration's error. `schema` keeps
- * Kysely's bookkeeping tables in that PostgreSQL schema (its existence check looks at all schemas).
+ * Brings the schema up to date; throws with the failing migration's error. On PostgreSQL, Kysely's
+ * bookkeeping tables live in `schema`, by default the connection's current schema (the first of its
+ * `search_path`): Kysely's existence check looks at every schema, so without it a shop in its own
+ * schema would take another schema's lock table for its own.
  */
 export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<MigrationResultSet> {
-  const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) })
+  const home = schema ?? (await currentSchema(db))
+  const migrator = new Migrator({ db, provider, ...(home ? { migrationTableSchema: home } : {}) })
   const result = await migrator.migrateToLatest()
   if (result.error) throw result.error instanceof Error ? result.error : new Error('migration failed', { cause: result.error })
   return result
@@ -35,3 +40,10 @@ export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise
 
 /** The names of every migration, in order: what a database at the latest schema has applied. */
 export const migrationNames: readonly string[] = Object.keys(migrations)
+
+/** PostgreSQL: the schema new tables go to (`current_schema()`); SQLite has none. */
+async function currentSchema(db: Kysely<any>): Promise<string | undefined> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)
+  return rows[0]?.schema ?? undefined
+}

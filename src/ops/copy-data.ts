@@ -598,8 +598,7 @@ export async function copyData(options: CopyOptions): Promise<CopyReport> {
     let migratedTarget = false
     if (targetState !== 'latest') {
       progress?.phase('migrating the target')
-      const schema = target.dialect === 'postgres' ? (await target.all<{ schema: string }>('select current_schema() as schema'))[0]?.schema : undefined
-      await migrateToLatest(target.kysely(), schema)
+      await migrateToLatest(target.kysely())
       migratedTarget = true
     }
 
