@@ -6,7 +6,7 @@ import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'data/', 'bench/results/', 'admin/dist/', 'admin/src/api/schema.d.ts'] },
+  { ignores: ['dist/', 'coverage/', 'data/', 'bench/results/', 'admin/dist/', 'clients/typescript/schema.d.ts'] },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

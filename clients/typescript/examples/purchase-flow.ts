@@ -1,0 +1,50 @@
+// A storefront's purchase flow with the typed client: browse the catalog, sign up (or sign in again), fill
+// the cart, place the order and read it back. Every path, parameter, body and answer is typed from the
+// service's OpenAPI document, so a typo in a path or a field is a compile error, not a 404 at run time.
+//   npx tsx clients/typescript/examples/purchase-flow.ts http://localhost:3000 ana@example.com 'a-long-password'
+import { randomUUID } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import { createShopClient } from '@shop-api/client'
+
+/** Fails with the service's own message (`{"error": "..."}`) when an answer is not the expected one. */
+function ok<T>(result: { data?: T; error?: unknown; response: Response }, what: string): NonNullable<T> {
+  if (result.error !== undefined || result.data === undefined || result.data === null) {
+    const message = (result.error as { error?: string } | undefined)?.error ?? result.response.statusText
+    throw new Error(`${what}: ${result.response.status} ${message}`)
+  }
+  return result.data
+}
+
+export async function purchase(baseUrl: string, customer: { name: string; email: string; password: string }) {
+  let token: string | undefined
+  const shop = createShopClient({ baseUrl, token: () => token })
+
+  // Anyone may browse: the cheapest products first, five per page; the total is in X-Total-Count.
+  const page = await shop.GET('/products', { params: { query: { sort: 'price_asc', limit: 5 } } })
+  const products = ok(page, 'GET /products')
+  const product = products.find((candidate) => candidate.stock > 0)
+  if (!product) throw new Error('nothing in stock')
+  console.log(`${page.response.headers.get('X-Total-Count')} products; buying "${product.name}" at ${product.price}`)
+
+  // A new customer signs up (an e-mail already in use is answered 409: then it is a returning customer).
+  const registered = await shop.POST('/auth/register', { body: customer })
+  if (registered.error && registered.response.status !== 409) ok(registered, 'POST /auth/register')
+  const session = ok(await shop.POST('/auth/login', { body: { email: customer.email, password: customer.password } }), 'POST /auth/login')
+  token = session.token
+
+  ok(await shop.POST('/cart/add', { body: { productId: product.id, quantity: 1 } }), 'POST /cart/add')
+  const cart = ok(await shop.GET('/cart'), 'GET /cart')
+  console.log(`cart: ${cart.items.length} line(s), total ${cart.total}`)
+
+  // The same Idempotency-Key on a retry (a lost answer) returns the same order instead of a second one.
+  const placed = await shop.POST('/orders', { params: { header: { 'idempotency-key': randomUUID() } }, body: {} })
+  const order = ok(placed, 'POST /orders')
+  const read = ok(await shop.GET('/orders/{id}', { params: { path: { id: order.id } } }), 'GET /orders/{id}')
+  console.log(`order ${read.id}: ${read.status}, total ${read.total}`)
+  return { product, order: read }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [baseUrl = 'http://localhost:3000', email = 'ana@example.com', password = 'a-long-password-1'] = process.argv.slice(2)
+  await purchase(baseUrl, { name: 'Ana', email, password })
+}

@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { createShopClient } from '@shop-api/client'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { purchase } from '../../clients/typescript/examples/purchase-flow.js'
+import { openApiDocument, renderTypes, schemaFile } from '../../scripts/openapi-types.js'
+import { createTestApp, type TestApp } from '../helpers/app.js'
+import { makeProduct } from '../helpers/catalog.js'
+import { uniqueEmail } from '../helpers/factories.js'
+
+// The typed client for storefront developers (clients/typescript): its types are generated from /openapi.json
+// and committed, and the README's example (examples/purchase-flow.ts) runs the purchase flow with it.
+
+describe('the typed client', () => {
+  let t: TestApp
+  let base = ''
+
+  beforeAll(async () => {
+    t = await createTestApp()
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+  })
+  afterAll(async () => {
+    vi.restoreAllMocks()
+    await t.close()
+  })
+
+  it('is generated from the document the service serves today (npm run openapi:types)', async () => {
+    const committed = readFileSync(schemaFile, 'utf8')
+    const current = await renderTypes(await openApiDocument())
+    // On failure: a route's schema changed without `npm run openapi:types`; run it and commit schema.d.ts.
+    expect(committed === current, 'clients/typescript/schema.d.ts is out of date: run `npm run openapi:types`').toBe(true)
+  })
+
+  it('runs the README purchase flow: an order placed, the stock down, the cart empty', async () => {
+    vi.spyOn(console, 'log').mockImplementation(() => {})
+    const cheap = await makeProduct(t.app, { name: 'Pencil', priceCents: 150, stock: 4 })
+    await makeProduct(t.app, { name: 'Sold out', priceCents: 100, stock: 0 })
+    const customer = { name: 'Ana', email: uniqueEmail('client'), password: 'a-long-password-1' }
+
+    const { product, order } = await purchase(base, customer)
+    expect(product.id).toBe(cheap.id)
+    expect(order).toMatchObject({ status: 'pending', total: 1.5, items: [{ productId: cheap.id, quantity: 1, price: 1.5 }] })
+    const row = await t.app.db.selectFrom('products').select('stock').where('id', '=', cheap.id).executeTakeFirstOrThrow()
+    expect(row.stock).toBe(3)
+
+    // A returning customer (register answers 409: the e-mail is in use) signs in and buys again.
+    const again = await purchase(base, customer)
+    expect(again.order.id).not.toBe(order.id)
+    const orders = await t.app.db.selectFrom('orders').select(['id', 'user_id']).where('id', 'in', [order.id, again.order.id]).execute()
+    expect(orders).toHaveLength(2)
+    expect(new Set(orders.map((o) => o.user_id)).size).toBe(1)
+    const after = await t.app.db.selectFrom('products').select('stock').where('id', '=', cheap.id).executeTakeFirstOrThrow()
+    expect(after.stock).toBe(2)
+    const cart = await t.app.db.selectFrom('cart_items').selectAll().where('user_id', '=', orders[0]!.user_id).execute()
+    expect(cart).toEqual([])
+  })
+
+  it("sends the token the function gives at each request, and none while it gives none, and passes on the service's errors", async () => {
+    let token: string | undefined
+    const shop = createShopClient({ baseUrl: base, token: () => token })
+    const anonymous = await shop.GET('/cart')
+    expect(anonymous.response.status).toBe(401)
+    expect(anonymous.error).toEqual({ error: expect.any(String) as string })
+
+    const email = uniqueEmail('client-token')
+    expect((await shop.POST('/auth/register', { body: { name: 'Bo', email, password: 'a-long-password-2' } })).response.status).toBe(201)
+    const login = await shop.POST('/auth/login', { body: { email, password: 'a-long-password-2' } })
+    token = login.data?.token
+    const cart = await shop.GET('/cart')
+    expect(cart.response.status).toBe(200)
+    expect(cart.data).toMatchObject({ items: [], total: 0 })
+
+    const wrong = await shop.POST('/auth/login', { body: { email, password: 'not-the-password' } })
+    expect(wrong.response.status).toBe(401)
+    expect(wrong.data).toBeUndefined()
+  })
+})
