@@ -1,9 +1,11 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { createProductViaApi, makeCategory, makeProduct, makeProducts, PNG } from '../helpers/catalog.js'
 import { renderPng } from '../../src/modules/images/png.js'
 import { stockOf } from '../helpers/shop.js'
+import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.js'
 import { ADMIN, DESKTOP, hasChromium, launchBrowser, openPage, PHONE, screenshot, seriousViolations, type Shop, signIn, startShop } from '../helpers/browser.js'
 
 // One service and one browser for the file; the admin's page stays signed in from test to test.
@@ -11,6 +13,7 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
   let shop: Shop
   let browser: Browser
   let admin: { context: BrowserContext; page: Page }
+  let receiver: WebhookReceiver
 
   const api = async (method: 'GET' | 'POST' | 'PATCH', url: string, user?: { token: string }, payload?: object) => {
     const response = await shop.app.inject({ method, url, headers: user ? bearer(user) : {}, ...(payload ? { payload } : {}) })
@@ -35,7 +38,8 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
   }
 
   beforeAll(async () => {
-    ;[shop, browser] = await Promise.all([startShop(), launchBrowser()])
+    // The webhooks' receiver is on 127.0.0.1, which a shop's webhooks may only reach when allowed.
+    ;[shop, browser, receiver] = await Promise.all([startShop({ WEBHOOKS_ALLOW_PRIVATE: 'true' }), launchBrowser(), startWebhookReceiver()])
     admin = await openPage(browser, shop)
     await signIn(admin.page)
     await admin.page.getByRole('menuitem', { name: 'Products' }).waitFor()
@@ -43,6 +47,7 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
   afterAll(async () => {
     await browser?.close()
     await shop?.close()
+    await receiver?.close()
   })
 
   it('refuses a customer, says why, and keeps no session', async () => {
@@ -269,6 +274,25 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
     await context.close()
   })
 
+  it('signs out: the session ends on the service too (POST /auth/logout), not only in the browser', async () => {
+    const { context, page } = await openPage(browser, shop)
+    await signIn(page)
+    await page.getByRole('menuitem', { name: 'Products' }).waitFor()
+    const session = JSON.parse((await page.evaluate(() => localStorage.getItem('shop-admin.session'))) ?? '{}') as { token: string; refreshToken: string }
+    expect(session.refreshToken).toEqual(expect.any(String))
+    expect((await api('GET', '/auth/me', session)).status).toBe(200)
+
+    await page.getByRole('button', { name: 'Profile' }).click()
+    await page.getByRole('menuitem', { name: 'Logout' }).click()
+    await page.waitForURL(/#\/login$/)
+    expect(await page.evaluate(() => localStorage.getItem('shop-admin.session'))).toBeNull()
+    // Both of the session's tokens stopped working.
+    await expect.poll(async () => (await api('GET', '/auth/me', session)).status).toBe(401)
+    const refresh = await api('POST', '/auth/refresh', undefined, { refreshToken: session.refreshToken })
+    expect(refresh).toEqual({ status: 401, body: { error: 'Token inválido o expirado' } })
+    await context.close()
+  })
+
   it('the overview says so when its figures cannot be loaded', async () => {
     const { context, page } = await openPage(browser, shop)
     await signIn(page)
@@ -290,58 +314,44 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
     expect(await page.getByRole('combobox', { name: /Role/ }).getAttribute('aria-disabled')).toBe('true')
   })
 
-  it('adds a webhook, shows its secret once, lists its deliveries and retries one (the /webhooks routes faked)', async () => {
+  it('adds a webhook, shows its secret once, lists its deliveries and sends one again (the real routes and dispatcher)', async () => {
     const { context, page } = await openPage(browser, shop)
     await signIn(page)
     await page.getByRole('menuitem', { name: 'Webhooks' }).waitFor()
-    const now = new Date().toISOString()
-    const webhook = { id: 7, url: 'https://hooks.example.com/shop', events: ['order.paid'], description: '', active: true, createdAt: now, updatedAt: now }
-    const failed = {
-      id: '6f1d2b1e-0000-4000-8000-000000000001',
-      event: 'order.paid',
-      status: 'failed',
-      attempts: 8,
-      lastStatusCode: 500,
-      lastError: null,
-      nextAttemptAt: null,
-      createdAt: now,
-      deliveredAt: null,
-    }
-    let delivery: Record<string, unknown> = failed
-    const calls: string[] = []
-    await page.route(
-      (url) => url.pathname.startsWith('/webhooks'),
-      async (route) => {
-        const request = route.request()
-        const path = new URL(request.url()).pathname
-        calls.push(`${request.method()} ${path}`)
-        const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-          route.fulfill({ status, contentType: 'application/json', headers, body: JSON.stringify(body) })
-        if (request.method() === 'POST' && path === '/webhooks') {
-          expect(request.postDataJSON()).toEqual({ url: webhook.url, events: ['order.paid'] })
-          return json(201, { ...webhook, secret: 'whsec_c2VjcmV0LW9ubHktc2hvd24tb25jZQ==' })
-        }
-        if (request.method() === 'GET' && path === '/webhooks') return json(200, [webhook])
-        if (request.method() === 'GET' && path === '/webhooks/7') return json(200, webhook)
-        if (request.method() === 'GET' && path === '/webhooks/7/deliveries') return json(200, [delivery], { 'X-Total-Count': '1' })
-        if (request.method() === 'POST' && path === `/webhooks/7/deliveries/${failed.id}/retry`) {
-          delivery = { ...failed, status: 'pending', nextAttemptAt: now }
-          return json(202, delivery)
-        }
-        return json(404, { error: 'Ruta no encontrada' })
-      },
-    )
+    const url = `${receiver.url}/shop`
     await go(page, '/webhooks/create')
-    await page.getByRole('textbox', { name: /^URL/ }).fill(webhook.url)
-    await page.getByRole('checkbox', { name: 'order.created' }).uncheck()
+    await page.getByRole('textbox', { name: /^URL/ }).fill(url)
+    await page.getByRole('checkbox', { name: 'order.paid' }).uncheck()
     await page.getByRole('button', { name: 'Save' }).click()
-    await alertWith(page, 'shown only now: whsec_c2VjcmV0LW9ubHktc2hvd24tb25jZQ==').waitFor()
-    await page.waitForURL(/#\/webhooks\/7$/)
+    const notice = alertWith(page, 'shown only now: whsec_')
+    await notice.waitFor()
+    const secret = /whsec_[A-Za-z0-9+/=]+/.exec((await notice.textContent()) ?? '')?.[0]
+    await page.waitForURL(/#\/webhooks\/\d+$/)
+    const id = Number(/\/webhooks\/(\d+)$/.exec(page.url())?.[1])
+    const row = await shop.app.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+    expect({ url: row.url, events: JSON.parse(row.events) as unknown, secret }).toEqual({ url, events: ['order.created'], secret: row.secret })
+    // Shown once: the webhook's page, read again, has no secret anywhere.
+    await page.reload()
+    await page.getByText('Nothing has been sent to this webhook yet.').waitFor()
+    expect(await page.content()).not.toContain(row.secret)
+
+    // An order: the dispatcher delivers order.created to the receiver, signed with that secret.
+    const { orderId } = await placeOrder(1)
+    const [first] = await receiver.waitFor(1)
+    const event = new Webhook(row.secret).verify(first!.body, first!.headers as Record<string, string>) as { type: string; data: { id: number } }
+    expect(event).toMatchObject({ type: 'order.created', data: { id: orderId } })
+    await page.reload()
     const deliveries = page.getByRole('table', { name: 'Deliveries' })
-    await deliveries.getByRole('cell', { name: 'failed' }).waitFor()
-    await deliveries.getByRole('button', { name: 'Retry the order.paid delivery' }).click()
-    await deliveries.getByRole('cell', { name: 'pending' }).waitFor()
-    expect(calls).toContain(`POST /webhooks/7/deliveries/${failed.id}/retry`)
+    await deliveries.getByRole('cell', { name: 'delivered' }).waitFor()
+    // Sent again on request: the same delivery (its id and body), which the receiver can recognise.
+    await deliveries.getByRole('button', { name: 'Retry the order.created delivery' }).click()
+    await alertWith(page, 'Delivery queued to be sent again now').waitFor()
+    const [, second] = await receiver.waitFor(2)
+    expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id'])
+    expect(second!.body).toBe(first!.body)
+    await expect
+      .poll(async () => (await shop.app.db.selectFrom('outbox').select(['status', 'attempts']).where('webhook_id', '=', id).execute()).map((r) => r.status))
+      .toEqual(['delivered'])
     await context.close()
   })
 
