@@ -9,28 +9,7 @@ export interface paths {
       cookie?: never
     }
     /** The process is alive */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              status: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['getHealth']
     put?: never
     post?: never
     delete?: never
@@ -47,39 +26,7 @@ export interface paths {
       cookie?: never
     }
     /** The database answers */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              status: string
-            }
-          }
-        }
-        /** @description Default Response */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['getReadiness']
     put?: never
     post?: never
     delete?: never
@@ -98,79 +45,7 @@ export interface paths {
     get?: never
     put?: never
     /** A new token pair for a refresh token, which is spent */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            refreshToken: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              token: string
-              refreshToken: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['refreshSession']
     delete?: never
     options?: never
     head?: never
@@ -187,78 +62,7 @@ export interface paths {
     get?: never
     put?: never
     /** End the caller's session */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            refreshToken?: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              message: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['logout']
     delete?: never
     options?: never
     head?: never
@@ -275,72 +79,7 @@ export interface paths {
     get?: never
     put?: never
     /** End every session of the caller */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              message: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['logoutAll']
     delete?: never
     options?: never
     head?: never
@@ -355,177 +94,14 @@ export interface paths {
       cookie?: never
     }
     /** The caller */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              email: string
-              /** @enum {string} */
-              role: 'customer' | 'admin'
-              /** Format: date-time */
-              createdAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['getMe']
     put?: never
     post?: never
     delete?: never
     options?: never
     head?: never
     /** Change the caller's name, e-mail or password (currentPassword for the last two) */
-    patch: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            name?: string
-            /** Format: email */
-            email?: string
-            password?: string
-            currentPassword?: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              email: string
-              /** @enum {string} */
-              role: 'customer' | 'admin'
-              /** Format: date-time */
-              createdAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    patch: operations['updateMe']
     trace?: never
   }
   '/auth/password-reset': {
@@ -538,57 +114,7 @@ export interface paths {
     get?: never
     put?: never
     /** E-mail a password-reset link (the same 202 whether or not the e-mail is registered) */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            /** Format: email */
-            email: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        202: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              message: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['requestPasswordReset']
     delete?: never
     options?: never
     head?: never
@@ -605,68 +131,7 @@ export interface paths {
     get?: never
     put?: never
     /** Set a new password with a reset link's token; every session of the user ends */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            token: string
-            password: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              message: string
-            }
-          }
-        }
-        /** @description Default Response */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['confirmPasswordReset']
     delete?: never
     options?: never
     head?: never
@@ -683,112 +148,7 @@ export interface paths {
     get?: never
     put?: never
     /** Register a customer */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            name: string
-            /** Format: email */
-            email: string
-            password: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              message: string
-              user: {
-                id: string
-                name: string
-                email: string
-                /** @enum {string} */
-                role: 'customer' | 'admin'
-                /** Format: date-time */
-                createdAt: string
-              }
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['register']
     delete?: never
     options?: never
     head?: never
@@ -805,110 +165,7 @@ export interface paths {
     get?: never
     put?: never
     /** Exchange credentials for a token */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            /** Format: email */
-            email: string
-            password: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              token: string
-              refreshToken: string
-              user: {
-                id: string
-                name: string
-                email: string
-                /** @enum {string} */
-                role: 'customer' | 'admin'
-              }
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        429: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['login']
     delete?: never
     options?: never
     head?: never
@@ -923,188 +180,10 @@ export interface paths {
       cookie?: never
     }
     /** List users (admin) */
-    get: {
-      parameters: {
-        query?: {
-          limit?: number
-          offset?: number
-        }
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              email: string
-              /** @enum {string} */
-              role: 'customer' | 'admin'
-              /** Format: date-time */
-              createdAt: string
-            }[]
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['listUsers']
     put?: never
     /** Create a user with a role (admin) */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            name: string
-            /** Format: email */
-            email: string
-            password: string
-            /** @enum {string} */
-            role: 'customer' | 'admin'
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              email: string
-              /** @enum {string} */
-              role: 'customer' | 'admin'
-              /** Format: date-time */
-              createdAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['createUser']
     delete?: never
     options?: never
     head?: never
@@ -1121,100 +200,7 @@ export interface paths {
     get?: never
     put?: never
     /** Create a user with a role (admin) */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            name: string
-            /** Format: email */
-            email: string
-            password: string
-            /** @enum {string} */
-            role: 'customer' | 'admin'
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              email: string
-              /** @enum {string} */
-              role: 'customer' | 'admin'
-              /** Format: date-time */
-              createdAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['createUserWithRole']
     delete?: never
     options?: never
     head?: never
@@ -1229,272 +215,15 @@ export interface paths {
       cookie?: never
     }
     /** Get a user (admin) */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              email: string
-              /** @enum {string} */
-              role: 'customer' | 'admin'
-              /** Format: date-time */
-              createdAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['getUser']
     put?: never
     post?: never
     /** Delete a user (admin) */
-    delete: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              message: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    delete: operations['deleteUser']
     options?: never
     head?: never
     /** Change a user (admin) */
-    patch: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            name?: string
-            /** Format: email */
-            email?: string
-            /** @enum {string} */
-            role?: 'customer' | 'admin'
-            password?: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              email: string
-              /** @enum {string} */
-              role: 'customer' | 'admin'
-              /** Format: date-time */
-              createdAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    patch: operations['updateUser']
     trace?: never
   }
   '/cart': {
@@ -1505,95 +234,7 @@ export interface paths {
       cookie?: never
     }
     /** The caller’s cart */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              items: {
-                id: number
-                productId: number
-                quantity: number
-                subtotal: number
-                product: {
-                  id: number
-                  name: string
-                  price: number
-                  imageUrl: string
-                }
-              }[]
-              total: number
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['getCart']
     put?: never
     post?: never
     delete?: never
@@ -1612,111 +253,7 @@ export interface paths {
     get?: never
     put?: never
     /** Add a product (combines with an existing line) */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            productId: number
-            quantity: number
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              userId: number
-              productId: number
-              quantity: number
-              /** Format: date-time */
-              createdAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              userId: number
-              productId: number
-              quantity: number
-              /** Format: date-time */
-              createdAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['addCartItem']
     delete?: never
     options?: never
     head?: never
@@ -1732,177 +269,10 @@ export interface paths {
     }
     get?: never
     /** Change a line’s quantity */
-    put: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            quantity: number
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              userId: number
-              productId: number
-              quantity: number
-              /** Format: date-time */
-              createdAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    put: operations['updateCartItem']
     post?: never
     /** Remove a line */
-    delete: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              message: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    delete: operations['removeCartItem']
     options?: never
     head?: never
     patch?: never
@@ -1919,83 +289,7 @@ export interface paths {
     put?: never
     post?: never
     /** Empty the cart */
-    delete: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              message: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    delete: operations['clearCart']
     options?: never
     head?: never
     patch?: never
@@ -2011,92 +305,7 @@ export interface paths {
     get?: never
     put?: never
     /** Pay for one’s own pending order: the payment, and with Stripe the intent’s client secret */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** @enum {string} */
-              provider: 'manual' | 'stripe'
-              /** @enum {string} */
-              status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
-              amount: number
-              currency: string
-              clientSecret?: string
-              publishableKey?: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        502: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['payOrder']
     delete?: never
     options?: never
     head?: never
@@ -2111,625 +320,10 @@ export interface paths {
       cookie?: never
     }
     /** Orders, newest first: the caller’s own, or all for an admin */
-    get: {
-      parameters: {
-        query?: {
-          limit?: number
-          offset?: number
-          status?: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
-        }
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              userId: number
-              total: number
-              /** @enum {string} */
-              status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-              items: {
-                id: number
-                orderId: number
-                productId: number
-                quantity: number
-                price: number
-                name?: string | null
-                product?: {
-                  id: number
-                  name: string
-                  imageUrl: string
-                }
-              }[]
-              subtotal?: number
-              shippingTotal?: number
-              shippingAddress?: {
-                fullName: string
-                line1: string
-                line2: string | null
-                city: string
-                region: string | null
-                postalCode: string
-                country: string
-                phone: string | null
-              } | null
-              shippingMethod?: {
-                id: number
-                name: string
-                price: number
-              } | null
-              note?: string | null
-              customer?: {
-                id: number
-                name: string
-                email: string
-              } | null
-              payment?: {
-                /** @enum {string} */
-                provider: 'manual' | 'stripe'
-                /** @enum {string} */
-                status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
-                amount: number
-                currency: string
-              }
-            }[]
-          }
-        }
-        /** @description Default Response */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['listOrders']
     put?: never
     /** Turn the cart into an order (201), with an optional checkout body; a repeated Idempotency-Key answers the first order (200) */
-    post: {
-      parameters: {
-        query?: never
-        header?: {
-          'idempotency-key'?: string
-        }
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            shippingAddressId?: number
-            shippingAddress?: {
-              fullName: string
-              line1: string
-              line2?: string | null
-              city: string
-              region?: string | null
-              postalCode: string
-              /** @enum {string} */
-              country:
-                | 'AD'
-                | 'AE'
-                | 'AF'
-                | 'AG'
-                | 'AI'
-                | 'AL'
-                | 'AM'
-                | 'AO'
-                | 'AQ'
-                | 'AR'
-                | 'AS'
-                | 'AT'
-                | 'AU'
-                | 'AW'
-                | 'AX'
-                | 'AZ'
-                | 'BA'
-                | 'BB'
-                | 'BD'
-                | 'BE'
-                | 'BF'
-                | 'BG'
-                | 'BH'
-                | 'BI'
-                | 'BJ'
-                | 'BL'
-                | 'BM'
-                | 'BN'
-                | 'BO'
-                | 'BQ'
-                | 'BR'
-                | 'BS'
-                | 'BT'
-                | 'BV'
-                | 'BW'
-                | 'BY'
-                | 'BZ'
-                | 'CA'
-                | 'CC'
-                | 'CD'
-                | 'CF'
-                | 'CG'
-                | 'CH'
-                | 'CI'
-                | 'CK'
-                | 'CL'
-                | 'CM'
-                | 'CN'
-                | 'CO'
-                | 'CR'
-                | 'CU'
-                | 'CV'
-                | 'CW'
-                | 'CX'
-                | 'CY'
-                | 'CZ'
-                | 'DE'
-                | 'DJ'
-                | 'DK'
-                | 'DM'
-                | 'DO'
-                | 'DZ'
-                | 'EC'
-                | 'EE'
-                | 'EG'
-                | 'EH'
-                | 'ER'
-                | 'ES'
-                | 'ET'
-                | 'FI'
-                | 'FJ'
-                | 'FK'
-                | 'FM'
-                | 'FO'
-                | 'FR'
-                | 'GA'
-                | 'GB'
-                | 'GD'
-                | 'GE'
-                | 'GF'
-                | 'GG'
-                | 'GH'
-                | 'GI'
-                | 'GL'
-                | 'GM'
-                | 'GN'
-                | 'GP'
-                | 'GQ'
-                | 'GR'
-                | 'GS'
-                | 'GT'
-                | 'GU'
-                | 'GW'
-                | 'GY'
-                | 'HK'
-                | 'HM'
-                | 'HN'
-                | 'HR'
-                | 'HT'
-                | 'HU'
-                | 'ID'
-                | 'IE'
-                | 'IL'
-                | 'IM'
-                | 'IN'
-                | 'IO'
-                | 'IQ'
-                | 'IR'
-                | 'IS'
-                | 'IT'
-                | 'JE'
-                | 'JM'
-                | 'JO'
-                | 'JP'
-                | 'KE'
-                | 'KG'
-                | 'KH'
-                | 'KI'
-                | 'KM'
-                | 'KN'
-                | 'KP'
-                | 'KR'
-                | 'KW'
-                | 'KY'
-                | 'KZ'
-                | 'LA'
-                | 'LB'
-                | 'LC'
-                | 'LI'
-                | 'LK'
-                | 'LR'
-                | 'LS'
-                | 'LT'
-                | 'LU'
-                | 'LV'
-                | 'LY'
-                | 'MA'
-                | 'MC'
-                | 'MD'
-                | 'ME'
-                | 'MF'
-                | 'MG'
-                | 'MH'
-                | 'MK'
-                | 'ML'
-                | 'MM'
-                | 'MN'
-                | 'MO'
-                | 'MP'
-                | 'MQ'
-                | 'MR'
-                | 'MS'
-                | 'MT'
-                | 'MU'
-                | 'MV'
-                | 'MW'
-                | 'MX'
-                | 'MY'
-                | 'MZ'
-                | 'NA'
-                | 'NC'
-                | 'NE'
-                | 'NF'
-                | 'NG'
-                | 'NI'
-                | 'NL'
-                | 'NO'
-                | 'NP'
-                | 'NR'
-                | 'NU'
-                | 'NZ'
-                | 'OM'
-                | 'PA'
-                | 'PE'
-                | 'PF'
-                | 'PG'
-                | 'PH'
-                | 'PK'
-                | 'PL'
-                | 'PM'
-                | 'PN'
-                | 'PR'
-                | 'PS'
-                | 'PT'
-                | 'PW'
-                | 'PY'
-                | 'QA'
-                | 'RE'
-                | 'RO'
-                | 'RS'
-                | 'RU'
-                | 'RW'
-                | 'SA'
-                | 'SB'
-                | 'SC'
-                | 'SD'
-                | 'SE'
-                | 'SG'
-                | 'SH'
-                | 'SI'
-                | 'SJ'
-                | 'SK'
-                | 'SL'
-                | 'SM'
-                | 'SN'
-                | 'SO'
-                | 'SR'
-                | 'SS'
-                | 'ST'
-                | 'SV'
-                | 'SX'
-                | 'SY'
-                | 'SZ'
-                | 'TC'
-                | 'TD'
-                | 'TF'
-                | 'TG'
-                | 'TH'
-                | 'TJ'
-                | 'TK'
-                | 'TL'
-                | 'TM'
-                | 'TN'
-                | 'TO'
-                | 'TR'
-                | 'TT'
-                | 'TV'
-                | 'TW'
-                | 'TZ'
-                | 'UA'
-                | 'UG'
-                | 'UM'
-                | 'US'
-                | 'UY'
-                | 'UZ'
-                | 'VA'
-                | 'VC'
-                | 'VE'
-                | 'VG'
-                | 'VI'
-                | 'VN'
-                | 'VU'
-                | 'WF'
-                | 'WS'
-                | 'YE'
-                | 'YT'
-                | 'ZA'
-                | 'ZM'
-                | 'ZW'
-              phone?: string | null
-            }
-            shippingMethodId?: number
-            note?: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              userId: number
-              total: number
-              /** @enum {string} */
-              status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-              items: {
-                id: number
-                orderId: number
-                productId: number
-                quantity: number
-                price: number
-                name?: string | null
-                product?: {
-                  id: number
-                  name: string
-                  imageUrl: string
-                }
-              }[]
-              subtotal?: number
-              shippingTotal?: number
-              shippingAddress?: {
-                fullName: string
-                line1: string
-                line2: string | null
-                city: string
-                region: string | null
-                postalCode: string
-                country: string
-                phone: string | null
-              } | null
-              shippingMethod?: {
-                id: number
-                name: string
-                price: number
-              } | null
-              note?: string | null
-              customer?: {
-                id: number
-                name: string
-                email: string
-              } | null
-              payment?: {
-                /** @enum {string} */
-                provider: 'manual' | 'stripe'
-                /** @enum {string} */
-                status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
-                amount: number
-                currency: string
-              }
-            }
-          }
-        }
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              userId: number
-              total: number
-              /** @enum {string} */
-              status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-              items: {
-                id: number
-                orderId: number
-                productId: number
-                quantity: number
-                price: number
-                name?: string | null
-                product?: {
-                  id: number
-                  name: string
-                  imageUrl: string
-                }
-              }[]
-              subtotal?: number
-              shippingTotal?: number
-              shippingAddress?: {
-                fullName: string
-                line1: string
-                line2: string | null
-                city: string
-                region: string | null
-                postalCode: string
-                country: string
-                phone: string | null
-              } | null
-              shippingMethod?: {
-                id: number
-                name: string
-                price: number
-              } | null
-              note?: string | null
-              customer?: {
-                id: number
-                name: string
-                email: string
-              } | null
-              payment?: {
-                /** @enum {string} */
-                provider: 'manual' | 'stripe'
-                /** @enum {string} */
-                status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
-                amount: number
-                currency: string
-              }
-            }
-          }
-        }
-        /** @description Default Response */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['createOrder']
     delete?: never
     options?: never
     head?: never
@@ -2744,148 +338,7 @@ export interface paths {
       cookie?: never
     }
     /** One order (someone else’s is not found) */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              userId: number
-              total: number
-              /** @enum {string} */
-              status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-              items: {
-                id: number
-                orderId: number
-                productId: number
-                quantity: number
-                price: number
-                name?: string | null
-                product?: {
-                  id: number
-                  name: string
-                  imageUrl: string
-                }
-              }[]
-              subtotal?: number
-              shippingTotal?: number
-              shippingAddress?: {
-                fullName: string
-                line1: string
-                line2: string | null
-                city: string
-                region: string | null
-                postalCode: string
-                country: string
-                phone: string | null
-              } | null
-              shippingMethod?: {
-                id: number
-                name: string
-                price: number
-              } | null
-              note?: string | null
-              customer?: {
-                id: number
-                name: string
-                email: string
-              } | null
-              payment?: {
-                /** @enum {string} */
-                provider: 'manual' | 'stripe'
-                /** @enum {string} */
-                status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
-                amount: number
-                currency: string
-              }
-            }
-          }
-        }
-        /** @description Default Response */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['getOrder']
     put?: never
     post?: never
     delete?: never
@@ -2904,148 +357,7 @@ export interface paths {
     get?: never
     put?: never
     /** Cancel one’s own pending order; the stock comes back */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              userId: number
-              total: number
-              /** @enum {string} */
-              status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-              items: {
-                id: number
-                orderId: number
-                productId: number
-                quantity: number
-                price: number
-                name?: string | null
-                product?: {
-                  id: number
-                  name: string
-                  imageUrl: string
-                }
-              }[]
-              subtotal?: number
-              shippingTotal?: number
-              shippingAddress?: {
-                fullName: string
-                line1: string
-                line2: string | null
-                city: string
-                region: string | null
-                postalCode: string
-                country: string
-                phone: string | null
-              } | null
-              shippingMethod?: {
-                id: number
-                name: string
-                price: number
-              } | null
-              note?: string | null
-              customer?: {
-                id: number
-                name: string
-                email: string
-              } | null
-              payment?: {
-                /** @enum {string} */
-                provider: 'manual' | 'stripe'
-                /** @enum {string} */
-                status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
-                amount: number
-                currency: string
-              }
-            }
-          }
-        }
-        /** @description Default Response */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['cancelOrder']
     delete?: never
     options?: never
     head?: never
@@ -3061,309 +373,13 @@ export interface paths {
     }
     get?: never
     /** Move an order to another status (admin) */
-    put: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @enum {unknown} */
-            status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              userId: number
-              total: number
-              /** @enum {string} */
-              status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-              items: {
-                id: number
-                orderId: number
-                productId: number
-                quantity: number
-                price: number
-                name?: string | null
-                product?: {
-                  id: number
-                  name: string
-                  imageUrl: string
-                }
-              }[]
-              subtotal?: number
-              shippingTotal?: number
-              shippingAddress?: {
-                fullName: string
-                line1: string
-                line2: string | null
-                city: string
-                region: string | null
-                postalCode: string
-                country: string
-                phone: string | null
-              } | null
-              shippingMethod?: {
-                id: number
-                name: string
-                price: number
-              } | null
-              note?: string | null
-              customer?: {
-                id: number
-                name: string
-                email: string
-              } | null
-              payment?: {
-                /** @enum {string} */
-                provider: 'manual' | 'stripe'
-                /** @enum {string} */
-                status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
-                amount: number
-                currency: string
-              }
-            }
-          }
-        }
-        /** @description Default Response */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    put: operations['setOrderStatus']
     post?: never
     delete?: never
     options?: never
     head?: never
     /** Move an order to another status (admin) */
-    patch: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @enum {unknown} */
-            status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              userId: number
-              total: number
-              /** @enum {string} */
-              status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-              items: {
-                id: number
-                orderId: number
-                productId: number
-                quantity: number
-                price: number
-                name?: string | null
-                product?: {
-                  id: number
-                  name: string
-                  imageUrl: string
-                }
-              }[]
-              subtotal?: number
-              shippingTotal?: number
-              shippingAddress?: {
-                fullName: string
-                line1: string
-                line2: string | null
-                city: string
-                region: string | null
-                postalCode: string
-                country: string
-                phone: string | null
-              } | null
-              shippingMethod?: {
-                id: number
-                name: string
-                price: number
-              } | null
-              note?: string | null
-              customer?: {
-                id: number
-                name: string
-                email: string
-              } | null
-              payment?: {
-                /** @enum {string} */
-                provider: 'manual' | 'stripe'
-                /** @enum {string} */
-                status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
-                amount: number
-                currency: string
-              }
-            }
-          }
-        }
-        /** @description Default Response */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    patch: operations['updateOrderStatus']
     trace?: never
   }
   '/addresses': {
@@ -3374,429 +390,10 @@ export interface paths {
       cookie?: never
     }
     /** The caller’s addresses */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              userId: number
-              fullName: string
-              line1: string
-              line2: string | null
-              city: string
-              region: string | null
-              postalCode: string
-              country: string
-              phone: string | null
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }[]
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['listAddresses']
     put?: never
     /** Add an address */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            fullName: string
-            line1: string
-            line2?: string | null
-            city: string
-            region?: string | null
-            postalCode: string
-            /** @enum {string} */
-            country:
-              | 'AD'
-              | 'AE'
-              | 'AF'
-              | 'AG'
-              | 'AI'
-              | 'AL'
-              | 'AM'
-              | 'AO'
-              | 'AQ'
-              | 'AR'
-              | 'AS'
-              | 'AT'
-              | 'AU'
-              | 'AW'
-              | 'AX'
-              | 'AZ'
-              | 'BA'
-              | 'BB'
-              | 'BD'
-              | 'BE'
-              | 'BF'
-              | 'BG'
-              | 'BH'
-              | 'BI'
-              | 'BJ'
-              | 'BL'
-              | 'BM'
-              | 'BN'
-              | 'BO'
-              | 'BQ'
-              | 'BR'
-              | 'BS'
-              | 'BT'
-              | 'BV'
-              | 'BW'
-              | 'BY'
-              | 'BZ'
-              | 'CA'
-              | 'CC'
-              | 'CD'
-              | 'CF'
-              | 'CG'
-              | 'CH'
-              | 'CI'
-              | 'CK'
-              | 'CL'
-              | 'CM'
-              | 'CN'
-              | 'CO'
-              | 'CR'
-              | 'CU'
-              | 'CV'
-              | 'CW'
-              | 'CX'
-              | 'CY'
-              | 'CZ'
-              | 'DE'
-              | 'DJ'
-              | 'DK'
-              | 'DM'
-              | 'DO'
-              | 'DZ'
-              | 'EC'
-              | 'EE'
-              | 'EG'
-              | 'EH'
-              | 'ER'
-              | 'ES'
-              | 'ET'
-              | 'FI'
-              | 'FJ'
-              | 'FK'
-              | 'FM'
-              | 'FO'
-              | 'FR'
-              | 'GA'
-              | 'GB'
-              | 'GD'
-              | 'GE'
-              | 'GF'
-              | 'GG'
-              | 'GH'
-              | 'GI'
-              | 'GL'
-              | 'GM'
-              | 'GN'
-              | 'GP'
-              | 'GQ'
-              | 'GR'
-              | 'GS'
-              | 'GT'
-              | 'GU'
-              | 'GW'
-              | 'GY'
-              | 'HK'
-              | 'HM'
-              | 'HN'
-              | 'HR'
-              | 'HT'
-              | 'HU'
-              | 'ID'
-              | 'IE'
-              | 'IL'
-              | 'IM'
-              | 'IN'
-              | 'IO'
-              | 'IQ'
-              | 'IR'
-              | 'IS'
-              | 'IT'
-              | 'JE'
-              | 'JM'
-              | 'JO'
-              | 'JP'
-              | 'KE'
-              | 'KG'
-              | 'KH'
-              | 'KI'
-              | 'KM'
-              | 'KN'
-              | 'KP'
-              | 'KR'
-              | 'KW'
-              | 'KY'
-              | 'KZ'
-              | 'LA'
-              | 'LB'
-              | 'LC'
-              | 'LI'
-              | 'LK'
-              | 'LR'
-              | 'LS'
-              | 'LT'
-              | 'LU'
-              | 'LV'
-              | 'LY'
-              | 'MA'
-              | 'MC'
-              | 'MD'
-              | 'ME'
-              | 'MF'
-              | 'MG'
-              | 'MH'
-              | 'MK'
-              | 'ML'
-              | 'MM'
-              | 'MN'
-              | 'MO'
-              | 'MP'
-              | 'MQ'
-              | 'MR'
-              | 'MS'
-              | 'MT'
-              | 'MU'
-              | 'MV'
-              | 'MW'
-              | 'MX'
-              | 'MY'
-              | 'MZ'
-              | 'NA'
-              | 'NC'
-              | 'NE'
-              | 'NF'
-              | 'NG'
-              | 'NI'
-              | 'NL'
-              | 'NO'
-              | 'NP'
-              | 'NR'
-              | 'NU'
-              | 'NZ'
-              | 'OM'
-              | 'PA'
-              | 'PE'
-              | 'PF'
-              | 'PG'
-              | 'PH'
-              | 'PK'
-              | 'PL'
-              | 'PM'
-              | 'PN'
-              | 'PR'
-              | 'PS'
-              | 'PT'
-              | 'PW'
-              | 'PY'
-              | 'QA'
-              | 'RE'
-              | 'RO'
-              | 'RS'
-              | 'RU'
-              | 'RW'
-              | 'SA'
-              | 'SB'
-              | 'SC'
-              | 'SD'
-              | 'SE'
-              | 'SG'
-              | 'SH'
-              | 'SI'
-              | 'SJ'
-              | 'SK'
-              | 'SL'
-              | 'SM'
-              | 'SN'
-              | 'SO'
-              | 'SR'
-              | 'SS'
-              | 'ST'
-              | 'SV'
-              | 'SX'
-              | 'SY'
-              | 'SZ'
-              | 'TC'
-              | 'TD'
-              | 'TF'
-              | 'TG'
-              | 'TH'
-              | 'TJ'
-              | 'TK'
-              | 'TL'
-              | 'TM'
-              | 'TN'
-              | 'TO'
-              | 'TR'
-              | 'TT'
-              | 'TV'
-              | 'TW'
-              | 'TZ'
-              | 'UA'
-              | 'UG'
-              | 'UM'
-              | 'US'
-              | 'UY'
-              | 'UZ'
-              | 'VA'
-              | 'VC'
-              | 'VE'
-              | 'VG'
-              | 'VI'
-              | 'VN'
-              | 'VU'
-              | 'WF'
-              | 'WS'
-              | 'YE'
-              | 'YT'
-              | 'ZA'
-              | 'ZM'
-              | 'ZW'
-            phone?: string | null
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              userId: number
-              fullName: string
-              line1: string
-              line2: string | null
-              city: string
-              region: string | null
-              postalCode: string
-              country: string
-              phone: string | null
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['createAddress']
     delete?: never
     options?: never
     head?: never
@@ -3814,421 +411,11 @@ export interface paths {
     put?: never
     post?: never
     /** Delete an address (orders keep their snapshot) */
-    delete: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              message: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    delete: operations['deleteAddress']
     options?: never
     head?: never
     /** Change an address */
-    patch: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            fullName?: string
-            line1?: string
-            line2?: string | null
-            city?: string
-            region?: string | null
-            postalCode?: string
-            /** @enum {string} */
-            country?:
-              | 'AD'
-              | 'AE'
-              | 'AF'
-              | 'AG'
-              | 'AI'
-              | 'AL'
-              | 'AM'
-              | 'AO'
-              | 'AQ'
-              | 'AR'
-              | 'AS'
-              | 'AT'
-              | 'AU'
-              | 'AW'
-              | 'AX'
-              | 'AZ'
-              | 'BA'
-              | 'BB'
-              | 'BD'
-              | 'BE'
-              | 'BF'
-              | 'BG'
-              | 'BH'
-              | 'BI'
-              | 'BJ'
-              | 'BL'
-              | 'BM'
-              | 'BN'
-              | 'BO'
-              | 'BQ'
-              | 'BR'
-              | 'BS'
-              | 'BT'
-              | 'BV'
-              | 'BW'
-              | 'BY'
-              | 'BZ'
-              | 'CA'
-              | 'CC'
-              | 'CD'
-              | 'CF'
-              | 'CG'
-              | 'CH'
-              | 'CI'
-              | 'CK'
-              | 'CL'
-              | 'CM'
-              | 'CN'
-              | 'CO'
-              | 'CR'
-              | 'CU'
-              | 'CV'
-              | 'CW'
-              | 'CX'
-              | 'CY'
-              | 'CZ'
-              | 'DE'
-              | 'DJ'
-              | 'DK'
-              | 'DM'
-              | 'DO'
-              | 'DZ'
-              | 'EC'
-              | 'EE'
-              | 'EG'
-              | 'EH'
-              | 'ER'
-              | 'ES'
-              | 'ET'
-              | 'FI'
-              | 'FJ'
-              | 'FK'
-              | 'FM'
-              | 'FO'
-              | 'FR'
-              | 'GA'
-              | 'GB'
-              | 'GD'
-              | 'GE'
-              | 'GF'
-              | 'GG'
-              | 'GH'
-              | 'GI'
-              | 'GL'
-              | 'GM'
-              | 'GN'
-              | 'GP'
-              | 'GQ'
-              | 'GR'
-              | 'GS'
-              | 'GT'
-              | 'GU'
-              | 'GW'
-              | 'GY'
-              | 'HK'
-              | 'HM'
-              | 'HN'
-              | 'HR'
-              | 'HT'
-              | 'HU'
-              | 'ID'
-              | 'IE'
-              | 'IL'
-              | 'IM'
-              | 'IN'
-              | 'IO'
-              | 'IQ'
-              | 'IR'
-              | 'IS'
-              | 'IT'
-              | 'JE'
-              | 'JM'
-              | 'JO'
-              | 'JP'
-              | 'KE'
-              | 'KG'
-              | 'KH'
-              | 'KI'
-              | 'KM'
-              | 'KN'
-              | 'KP'
-              | 'KR'
-              | 'KW'
-              | 'KY'
-              | 'KZ'
-              | 'LA'
-              | 'LB'
-              | 'LC'
-              | 'LI'
-              | 'LK'
-              | 'LR'
-              | 'LS'
-              | 'LT'
-              | 'LU'
-              | 'LV'
-              | 'LY'
-              | 'MA'
-              | 'MC'
-              | 'MD'
-              | 'ME'
-              | 'MF'
-              | 'MG'
-              | 'MH'
-              | 'MK'
-              | 'ML'
-              | 'MM'
-              | 'MN'
-              | 'MO'
-              | 'MP'
-              | 'MQ'
-              | 'MR'
-              | 'MS'
-              | 'MT'
-              | 'MU'
-              | 'MV'
-              | 'MW'
-              | 'MX'
-              | 'MY'
-              | 'MZ'
-              | 'NA'
-              | 'NC'
-              | 'NE'
-              | 'NF'
-              | 'NG'
-              | 'NI'
-              | 'NL'
-              | 'NO'
-              | 'NP'
-              | 'NR'
-              | 'NU'
-              | 'NZ'
-              | 'OM'
-              | 'PA'
-              | 'PE'
-              | 'PF'
-              | 'PG'
-              | 'PH'
-              | 'PK'
-              | 'PL'
-              | 'PM'
-              | 'PN'
-              | 'PR'
-              | 'PS'
-              | 'PT'
-              | 'PW'
-              | 'PY'
-              | 'QA'
-              | 'RE'
-              | 'RO'
-              | 'RS'
-              | 'RU'
-              | 'RW'
-              | 'SA'
-              | 'SB'
-              | 'SC'
-              | 'SD'
-              | 'SE'
-              | 'SG'
-              | 'SH'
-              | 'SI'
-              | 'SJ'
-              | 'SK'
-              | 'SL'
-              | 'SM'
-              | 'SN'
-              | 'SO'
-              | 'SR'
-              | 'SS'
-              | 'ST'
-              | 'SV'
-              | 'SX'
-              | 'SY'
-              | 'SZ'
-              | 'TC'
-              | 'TD'
-              | 'TF'
-              | 'TG'
-              | 'TH'
-              | 'TJ'
-              | 'TK'
-              | 'TL'
-              | 'TM'
-              | 'TN'
-              | 'TO'
-              | 'TR'
-              | 'TT'
-              | 'TV'
-              | 'TW'
-              | 'TZ'
-              | 'UA'
-              | 'UG'
-              | 'UM'
-              | 'US'
-              | 'UY'
-              | 'UZ'
-              | 'VA'
-              | 'VC'
-              | 'VE'
-              | 'VG'
-              | 'VI'
-              | 'VN'
-              | 'VU'
-              | 'WF'
-              | 'WS'
-              | 'YE'
-              | 'YT'
-              | 'ZA'
-              | 'ZM'
-              | 'ZW'
-            phone?: string | null
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              userId: number
-              fullName: string
-              line1: string
-              line2: string | null
-              city: string
-              region: string | null
-              postalCode: string
-              country: string
-              phone: string | null
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    patch: operations['updateAddress']
     trace?: never
   }
   '/shipping-methods': {
@@ -4239,673 +426,10 @@ export interface paths {
       cookie?: never
     }
     /** Active shipping methods, those shipping to `country` when given (`all=true`: admins, inactive too) */
-    get: {
-      parameters: {
-        query?: {
-          country?:
-            | 'AD'
-            | 'AE'
-            | 'AF'
-            | 'AG'
-            | 'AI'
-            | 'AL'
-            | 'AM'
-            | 'AO'
-            | 'AQ'
-            | 'AR'
-            | 'AS'
-            | 'AT'
-            | 'AU'
-            | 'AW'
-            | 'AX'
-            | 'AZ'
-            | 'BA'
-            | 'BB'
-            | 'BD'
-            | 'BE'
-            | 'BF'
-            | 'BG'
-            | 'BH'
-            | 'BI'
-            | 'BJ'
-            | 'BL'
-            | 'BM'
-            | 'BN'
-            | 'BO'
-            | 'BQ'
-            | 'BR'
-            | 'BS'
-            | 'BT'
-            | 'BV'
-            | 'BW'
-            | 'BY'
-            | 'BZ'
-            | 'CA'
-            | 'CC'
-            | 'CD'
-            | 'CF'
-            | 'CG'
-            | 'CH'
-            | 'CI'
-            | 'CK'
-            | 'CL'
-            | 'CM'
-            | 'CN'
-            | 'CO'
-            | 'CR'
-            | 'CU'
-            | 'CV'
-            | 'CW'
-            | 'CX'
-            | 'CY'
-            | 'CZ'
-            | 'DE'
-            | 'DJ'
-            | 'DK'
-            | 'DM'
-            | 'DO'
-            | 'DZ'
-            | 'EC'
-            | 'EE'
-            | 'EG'
-            | 'EH'
-            | 'ER'
-            | 'ES'
-            | 'ET'
-            | 'FI'
-            | 'FJ'
-            | 'FK'
-            | 'FM'
-            | 'FO'
-            | 'FR'
-            | 'GA'
-            | 'GB'
-            | 'GD'
-            | 'GE'
-            | 'GF'
-            | 'GG'
-            | 'GH'
-            | 'GI'
-            | 'GL'
-            | 'GM'
-            | 'GN'
-            | 'GP'
-            | 'GQ'
-            | 'GR'
-            | 'GS'
-            | 'GT'
-            | 'GU'
-            | 'GW'
-            | 'GY'
-            | 'HK'
-            | 'HM'
-            | 'HN'
-            | 'HR'
-            | 'HT'
-            | 'HU'
-            | 'ID'
-            | 'IE'
-            | 'IL'
-            | 'IM'
-            | 'IN'
-            | 'IO'
-            | 'IQ'
-            | 'IR'
-            | 'IS'
-            | 'IT'
-            | 'JE'
-            | 'JM'
-            | 'JO'
-            | 'JP'
-            | 'KE'
-            | 'KG'
-            | 'KH'
-            | 'KI'
-            | 'KM'
-            | 'KN'
-            | 'KP'
-            | 'KR'
-            | 'KW'
-            | 'KY'
-            | 'KZ'
-            | 'LA'
-            | 'LB'
-            | 'LC'
-            | 'LI'
-            | 'LK'
-            | 'LR'
-            | 'LS'
-            | 'LT'
-            | 'LU'
-            | 'LV'
-            | 'LY'
-            | 'MA'
-            | 'MC'
-            | 'MD'
-            | 'ME'
-            | 'MF'
-            | 'MG'
-            | 'MH'
-            | 'MK'
-            | 'ML'
-            | 'MM'
-            | 'MN'
-            | 'MO'
-            | 'MP'
-            | 'MQ'
-            | 'MR'
-            | 'MS'
-            | 'MT'
-            | 'MU'
-            | 'MV'
-            | 'MW'
-            | 'MX'
-            | 'MY'
-            | 'MZ'
-            | 'NA'
-            | 'NC'
-            | 'NE'
-            | 'NF'
-            | 'NG'
-            | 'NI'
-            | 'NL'
-            | 'NO'
-            | 'NP'
-            | 'NR'
-            | 'NU'
-            | 'NZ'
-            | 'OM'
-            | 'PA'
-            | 'PE'
-            | 'PF'
-            | 'PG'
-            | 'PH'
-            | 'PK'
-            | 'PL'
-            | 'PM'
-            | 'PN'
-            | 'PR'
-            | 'PS'
-            | 'PT'
-            | 'PW'
-            | 'PY'
-            | 'QA'
-            | 'RE'
-            | 'RO'
-            | 'RS'
-            | 'RU'
-            | 'RW'
-            | 'SA'
-            | 'SB'
-            | 'SC'
-            | 'SD'
-            | 'SE'
-            | 'SG'
-            | 'SH'
-            | 'SI'
-            | 'SJ'
-            | 'SK'
-            | 'SL'
-            | 'SM'
-            | 'SN'
-            | 'SO'
-            | 'SR'
-            | 'SS'
-            | 'ST'
-            | 'SV'
-            | 'SX'
-            | 'SY'
-            | 'SZ'
-            | 'TC'
-            | 'TD'
-            | 'TF'
-            | 'TG'
-            | 'TH'
-            | 'TJ'
-            | 'TK'
-            | 'TL'
-            | 'TM'
-            | 'TN'
-            | 'TO'
-            | 'TR'
-            | 'TT'
-            | 'TV'
-            | 'TW'
-            | 'TZ'
-            | 'UA'
-            | 'UG'
-            | 'UM'
-            | 'US'
-            | 'UY'
-            | 'UZ'
-            | 'VA'
-            | 'VC'
-            | 'VE'
-            | 'VG'
-            | 'VI'
-            | 'VN'
-            | 'VU'
-            | 'WF'
-            | 'WS'
-            | 'YE'
-            | 'YT'
-            | 'ZA'
-            | 'ZM'
-            | 'ZW'
-          /** @description Admins only: inactive methods too. */
-          all?: boolean
-        }
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              price: number
-              countries: string[]
-              freeOver: number | null
-              active: boolean
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }[]
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['listShippingMethods']
     put?: never
     /** Add a shipping method (admin) */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            name: string
-            /** @description A number or a decimal string, at most 2 decimals: 4.9 or "4.90". */
-            price: number | string
-            countries?: (
-              | 'AD'
-              | 'AE'
-              | 'AF'
-              | 'AG'
-              | 'AI'
-              | 'AL'
-              | 'AM'
-              | 'AO'
-              | 'AQ'
-              | 'AR'
-              | 'AS'
-              | 'AT'
-              | 'AU'
-              | 'AW'
-              | 'AX'
-              | 'AZ'
-              | 'BA'
-              | 'BB'
-              | 'BD'
-              | 'BE'
-              | 'BF'
-              | 'BG'
-              | 'BH'
-              | 'BI'
-              | 'BJ'
-              | 'BL'
-              | 'BM'
-              | 'BN'
-              | 'BO'
-              | 'BQ'
-              | 'BR'
-              | 'BS'
-              | 'BT'
-              | 'BV'
-              | 'BW'
-              | 'BY'
-              | 'BZ'
-              | 'CA'
-              | 'CC'
-              | 'CD'
-              | 'CF'
-              | 'CG'
-              | 'CH'
-              | 'CI'
-              | 'CK'
-              | 'CL'
-              | 'CM'
-              | 'CN'
-              | 'CO'
-              | 'CR'
-              | 'CU'
-              | 'CV'
-              | 'CW'
-              | 'CX'
-              | 'CY'
-              | 'CZ'
-              | 'DE'
-              | 'DJ'
-              | 'DK'
-              | 'DM'
-              | 'DO'
-              | 'DZ'
-              | 'EC'
-              | 'EE'
-              | 'EG'
-              | 'EH'
-              | 'ER'
-              | 'ES'
-              | 'ET'
-              | 'FI'
-              | 'FJ'
-              | 'FK'
-              | 'FM'
-              | 'FO'
-              | 'FR'
-              | 'GA'
-              | 'GB'
-              | 'GD'
-              | 'GE'
-              | 'GF'
-              | 'GG'
-              | 'GH'
-              | 'GI'
-              | 'GL'
-              | 'GM'
-              | 'GN'
-              | 'GP'
-              | 'GQ'
-              | 'GR'
-              | 'GS'
-              | 'GT'
-              | 'GU'
-              | 'GW'
-              | 'GY'
-              | 'HK'
-              | 'HM'
-              | 'HN'
-              | 'HR'
-              | 'HT'
-              | 'HU'
-              | 'ID'
-              | 'IE'
-              | 'IL'
-              | 'IM'
-              | 'IN'
-              | 'IO'
-              | 'IQ'
-              | 'IR'
-              | 'IS'
-              | 'IT'
-              | 'JE'
-              | 'JM'
-              | 'JO'
-              | 'JP'
-              | 'KE'
-              | 'KG'
-              | 'KH'
-              | 'KI'
-              | 'KM'
-              | 'KN'
-              | 'KP'
-              | 'KR'
-              | 'KW'
-              | 'KY'
-              | 'KZ'
-              | 'LA'
-              | 'LB'
-              | 'LC'
-              | 'LI'
-              | 'LK'
-              | 'LR'
-              | 'LS'
-              | 'LT'
-              | 'LU'
-              | 'LV'
-              | 'LY'
-              | 'MA'
-              | 'MC'
-              | 'MD'
-              | 'ME'
-              | 'MF'
-              | 'MG'
-              | 'MH'
-              | 'MK'
-              | 'ML'
-              | 'MM'
-              | 'MN'
-              | 'MO'
-              | 'MP'
-              | 'MQ'
-              | 'MR'
-              | 'MS'
-              | 'MT'
-              | 'MU'
-              | 'MV'
-              | 'MW'
-              | 'MX'
-              | 'MY'
-              | 'MZ'
-              | 'NA'
-              | 'NC'
-              | 'NE'
-              | 'NF'
-              | 'NG'
-              | 'NI'
-              | 'NL'
-              | 'NO'
-              | 'NP'
-              | 'NR'
-              | 'NU'
-              | 'NZ'
-              | 'OM'
-              | 'PA'
-              | 'PE'
-              | 'PF'
-              | 'PG'
-              | 'PH'
-              | 'PK'
-              | 'PL'
-              | 'PM'
-              | 'PN'
-              | 'PR'
-              | 'PS'
-              | 'PT'
-              | 'PW'
-              | 'PY'
-              | 'QA'
-              | 'RE'
-              | 'RO'
-              | 'RS'
-              | 'RU'
-              | 'RW'
-              | 'SA'
-              | 'SB'
-              | 'SC'
-              | 'SD'
-              | 'SE'
-              | 'SG'
-              | 'SH'
-              | 'SI'
-              | 'SJ'
-              | 'SK'
-              | 'SL'
-              | 'SM'
-              | 'SN'
-              | 'SO'
-              | 'SR'
-              | 'SS'
-              | 'ST'
-              | 'SV'
-              | 'SX'
-              | 'SY'
-              | 'SZ'
-              | 'TC'
-              | 'TD'
-              | 'TF'
-              | 'TG'
-              | 'TH'
-              | 'TJ'
-              | 'TK'
-              | 'TL'
-              | 'TM'
-              | 'TN'
-              | 'TO'
-              | 'TR'
-              | 'TT'
-              | 'TV'
-              | 'TW'
-              | 'TZ'
-              | 'UA'
-              | 'UG'
-              | 'UM'
-              | 'US'
-              | 'UY'
-              | 'UZ'
-              | 'VA'
-              | 'VC'
-              | 'VE'
-              | 'VG'
-              | 'VI'
-              | 'VN'
-              | 'VU'
-              | 'WF'
-              | 'WS'
-              | 'YE'
-              | 'YT'
-              | 'ZA'
-              | 'ZM'
-              | 'ZW'
-            )[]
-            /** @description The subtotal from which the method costs 0; null: never free. */
-            freeOver?: number | string | null
-            active?: boolean
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              price: number
-              countries: string[]
-              freeOver: number | null
-              active: boolean
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['createShippingMethod']
     delete?: never
     options?: never
     head?: never
@@ -4923,416 +447,11 @@ export interface paths {
     put?: never
     post?: never
     /** Delete a shipping method (admin; orders keep their snapshot) */
-    delete: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              message: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    delete: operations['deleteShippingMethod']
     options?: never
     head?: never
     /** Change a shipping method (admin) */
-    patch: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            name?: string
-            /** @description A number or a decimal string, at most 2 decimals: 4.9 or "4.90". */
-            price?: number | string
-            countries?: (
-              | 'AD'
-              | 'AE'
-              | 'AF'
-              | 'AG'
-              | 'AI'
-              | 'AL'
-              | 'AM'
-              | 'AO'
-              | 'AQ'
-              | 'AR'
-              | 'AS'
-              | 'AT'
-              | 'AU'
-              | 'AW'
-              | 'AX'
-              | 'AZ'
-              | 'BA'
-              | 'BB'
-              | 'BD'
-              | 'BE'
-              | 'BF'
-              | 'BG'
-              | 'BH'
-              | 'BI'
-              | 'BJ'
-              | 'BL'
-              | 'BM'
-              | 'BN'
-              | 'BO'
-              | 'BQ'
-              | 'BR'
-              | 'BS'
-              | 'BT'
-              | 'BV'
-              | 'BW'
-              | 'BY'
-              | 'BZ'
-              | 'CA'
-              | 'CC'
-              | 'CD'
-              | 'CF'
-              | 'CG'
-              | 'CH'
-              | 'CI'
-              | 'CK'
-              | 'CL'
-              | 'CM'
-              | 'CN'
-              | 'CO'
-              | 'CR'
-              | 'CU'
-              | 'CV'
-              | 'CW'
-              | 'CX'
-              | 'CY'
-              | 'CZ'
-              | 'DE'
-              | 'DJ'
-              | 'DK'
-              | 'DM'
-              | 'DO'
-              | 'DZ'
-              | 'EC'
-              | 'EE'
-              | 'EG'
-              | 'EH'
-              | 'ER'
-              | 'ES'
-              | 'ET'
-              | 'FI'
-              | 'FJ'
-              | 'FK'
-              | 'FM'
-              | 'FO'
-              | 'FR'
-              | 'GA'
-              | 'GB'
-              | 'GD'
-              | 'GE'
-              | 'GF'
-              | 'GG'
-              | 'GH'
-              | 'GI'
-              | 'GL'
-              | 'GM'
-              | 'GN'
-              | 'GP'
-              | 'GQ'
-              | 'GR'
-              | 'GS'
-              | 'GT'
-              | 'GU'
-              | 'GW'
-              | 'GY'
-              | 'HK'
-              | 'HM'
-              | 'HN'
-              | 'HR'
-              | 'HT'
-              | 'HU'
-              | 'ID'
-              | 'IE'
-              | 'IL'
-              | 'IM'
-              | 'IN'
-              | 'IO'
-              | 'IQ'
-              | 'IR'
-              | 'IS'
-              | 'IT'
-              | 'JE'
-              | 'JM'
-              | 'JO'
-              | 'JP'
-              | 'KE'
-              | 'KG'
-              | 'KH'
-              | 'KI'
-              | 'KM'
-              | 'KN'
-              | 'KP'
-              | 'KR'
-              | 'KW'
-              | 'KY'
-              | 'KZ'
-              | 'LA'
-              | 'LB'
-              | 'LC'
-              | 'LI'
-              | 'LK'
-              | 'LR'
-              | 'LS'
-              | 'LT'
-              | 'LU'
-              | 'LV'
-              | 'LY'
-              | 'MA'
-              | 'MC'
-              | 'MD'
-              | 'ME'
-              | 'MF'
-              | 'MG'
-              | 'MH'
-              | 'MK'
-              | 'ML'
-              | 'MM'
-              | 'MN'
-              | 'MO'
-              | 'MP'
-              | 'MQ'
-              | 'MR'
-              | 'MS'
-              | 'MT'
-              | 'MU'
-              | 'MV'
-              | 'MW'
-              | 'MX'
-              | 'MY'
-              | 'MZ'
-              | 'NA'
-              | 'NC'
-              | 'NE'
-              | 'NF'
-              | 'NG'
-              | 'NI'
-              | 'NL'
-              | 'NO'
-              | 'NP'
-              | 'NR'
-              | 'NU'
-              | 'NZ'
-              | 'OM'
-              | 'PA'
-              | 'PE'
-              | 'PF'
-              | 'PG'
-              | 'PH'
-              | 'PK'
-              | 'PL'
-              | 'PM'
-              | 'PN'
-              | 'PR'
-              | 'PS'
-              | 'PT'
-              | 'PW'
-              | 'PY'
-              | 'QA'
-              | 'RE'
-              | 'RO'
-              | 'RS'
-              | 'RU'
-              | 'RW'
-              | 'SA'
-              | 'SB'
-              | 'SC'
-              | 'SD'
-              | 'SE'
-              | 'SG'
-              | 'SH'
-              | 'SI'
-              | 'SJ'
-              | 'SK'
-              | 'SL'
-              | 'SM'
-              | 'SN'
-              | 'SO'
-              | 'SR'
-              | 'SS'
-              | 'ST'
-              | 'SV'
-              | 'SX'
-              | 'SY'
-              | 'SZ'
-              | 'TC'
-              | 'TD'
-              | 'TF'
-              | 'TG'
-              | 'TH'
-              | 'TJ'
-              | 'TK'
-              | 'TL'
-              | 'TM'
-              | 'TN'
-              | 'TO'
-              | 'TR'
-              | 'TT'
-              | 'TV'
-              | 'TW'
-              | 'TZ'
-              | 'UA'
-              | 'UG'
-              | 'UM'
-              | 'US'
-              | 'UY'
-              | 'UZ'
-              | 'VA'
-              | 'VC'
-              | 'VE'
-              | 'VG'
-              | 'VI'
-              | 'VN'
-              | 'VU'
-              | 'WF'
-              | 'WS'
-              | 'YE'
-              | 'YT'
-              | 'ZA'
-              | 'ZM'
-              | 'ZW'
-            )[]
-            /** @description The subtotal from which the method costs 0; null: never free. */
-            freeOver?: number | string | null
-            active?: boolean
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              price: number
-              countries: string[]
-              freeOver: number | null
-              active: boolean
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    patch: operations['updateShippingMethod']
     trace?: never
   }
   '/categories': {
@@ -5343,126 +462,10 @@ export interface paths {
       cookie?: never
     }
     /** List categories, by name */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              description: string
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }[]
-          }
-        }
-      }
-    }
+    get: operations['listCategories']
     put?: never
     /** Create a category (admin) */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            name: string
-            description?: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              description: string
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['createCategory']
     delete?: never
     options?: never
     head?: never
@@ -5477,327 +480,16 @@ export interface paths {
       cookie?: never
     }
     /** Get a category */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              description: string
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['getCategory']
     /** Change a category (admin) */
-    put: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            name?: string
-            description?: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              description: string
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    put: operations['replaceCategory']
     post?: never
     /** Delete an unused category (admin) */
-    delete: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              message: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    delete: operations['deleteCategory']
     options?: never
     head?: never
     /** Change a category (admin) */
-    patch: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            name?: string
-            description?: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              description: string
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    patch: operations['updateCategory']
     trace?: never
   }
   '/products': {
@@ -5808,186 +500,10 @@ export interface paths {
       cookie?: never
     }
     /** List products (filters, sort, paging; X-Total-Count and Link headers) */
-    get: {
-      parameters: {
-        query?: {
-          limit?: number
-          offset?: number
-          categoryId?: number
-          q?: string
-          minPrice?: number
-          maxPrice?: number
-          sort?: 'newest' | 'price_asc' | 'price_desc' | 'name'
-        }
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              description: string
-              price: number
-              stock: number
-              imageUrl: string
-              categoryId: number | null
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }[]
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['listProducts']
     put?: never
     /** Create a product with its image (admin, multipart/form-data) */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'multipart/form-data': {
-            /** @description Trimmed first: a blank name is empty. */
-            name: string
-            description?: string
-            /** @description An amount with at most 2 decimals, such as 19.99. */
-            price: number
-            stock?: number
-            /** @description An existing category. */
-            categoryId?: number
-            /**
-             * Format: binary
-             * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
-             */
-            image: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              description: string
-              price: number
-              stock: number
-              imageUrl: string
-              categoryId: number | null
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        413: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['createProduct']
     delete?: never
     options?: never
     head?: never
@@ -6002,305 +518,12 @@ export interface paths {
       cookie?: never
     }
     /** Get a product */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              description: string
-              price: number
-              stock: number
-              imageUrl: string
-              categoryId: number | null
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['getProduct']
     /** Change a product (admin; multipart, or JSON without an image) */
-    put: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'multipart/form-data': {
-            /** @description Trimmed first: a blank name is empty. */
-            name?: string
-            description?: string
-            /** @description An amount with at most 2 decimals, such as 19.99. */
-            price?: number
-            stock?: number
-            /** @description An existing category. */
-            categoryId?: number
-            /**
-             * Format: binary
-             * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
-             */
-            image?: string
-          }
-          'application/json': {
-            /** @description Trimmed first: a blank name is empty. */
-            name?: string
-            description?: string
-            /** @description A number or a decimal string, at most 2 decimals: 19.99 or "19.99". */
-            price?: number | string
-            stock?: number
-            /** @description An existing category, or null to take the product out of its category. */
-            categoryId?: number | null
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              name: string
-              description: string
-              price: number
-              stock: number
-              imageUrl: string
-              categoryId: number | null
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        413: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    put: operations['updateProduct']
     post?: never
     /** Delete a product (admin) */
-    delete: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              message: string
-            }
-          }
-        }
-        /** @description Default Response */
-        400: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        413: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        500: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    delete: operations['deleteProduct']
     options?: never
     head?: never
     patch?: never
@@ -6314,30 +537,7 @@ export interface paths {
       cookie?: never
     }
     /** A product image (local image host) */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          name: string
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['getProductImage']
     put?: never
     post?: never
     delete?: never
@@ -6354,186 +554,10 @@ export interface paths {
       cookie?: never
     }
     /** Webhook endpoints (admin; no secrets) */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              url: string
-              events: string[]
-              description: string
-              active: boolean
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }[]
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['listWebhooks']
     put?: never
     /** Add a webhook endpoint (admin); the answer shows its signing secret, the only time it is shown */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            url: string
-            events: (
-              | 'order.created'
-              | 'order.paid'
-              | 'order.status_changed'
-              | 'order.cancelled'
-              | 'product.created'
-              | 'product.updated'
-              | 'product.deleted'
-              | 'stock.low'
-            )[]
-            description?: string
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        201: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              url: string
-              events: string[]
-              description: string
-              active: boolean
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-              /** @description `whsec_` + base64 of 32 random bytes; shown only here. */
-              secret: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['createWebhook']
     delete?: never
     options?: never
     head?: never
@@ -6548,261 +572,15 @@ export interface paths {
       cookie?: never
     }
     /** One webhook endpoint (admin; no secret) */
-    get: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              url: string
-              events: string[]
-              description: string
-              active: boolean
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['getWebhook']
     put?: never
     post?: never
     /** Delete a webhook endpoint (admin); its deliveries go with it, pending ones are not sent */
-    delete: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              message: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    delete: operations['deleteWebhook']
     options?: never
     head?: never
     /** Change a webhook endpoint (admin): url, events, description, active */
-    patch: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody: {
-        content: {
-          'application/json': {
-            url?: string
-            events?: (
-              | 'order.created'
-              | 'order.paid'
-              | 'order.status_changed'
-              | 'order.cancelled'
-              | 'product.created'
-              | 'product.updated'
-              | 'product.deleted'
-              | 'stock.low'
-            )[]
-            description?: string
-            active?: boolean
-          }
-        }
-      }
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              id: number
-              url: string
-              events: string[]
-              description: string
-              active: boolean
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              updatedAt: string
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        503: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    patch: operations['updateWebhook']
     trace?: never
   }
   '/webhooks/{id}/deliveries': {
@@ -6813,94 +591,7 @@ export interface paths {
       cookie?: never
     }
     /** A webhook’s deliveries, newest first (admin) */
-    get: {
-      parameters: {
-        query?: {
-          limit?: number
-          offset?: number
-          status?: 'pending' | 'delivered' | 'failed'
-        }
-        header?: never
-        path: {
-          id: number
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** Format: uuid */
-              id: string
-              event: string
-              /** @enum {string} */
-              status: 'pending' | 'delivered' | 'failed'
-              attempts: number
-              lastStatusCode: number | null
-              lastError: string | null
-              /**
-               * Format: date-time
-               * @description When the next attempt is due; null once delivered or failed.
-               */
-              nextAttemptAt: string | null
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              deliveredAt: string | null
-            }[]
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['listWebhookDeliveries']
     put?: never
     post?: never
     delete?: never
@@ -6919,102 +610,7 @@ export interface paths {
     get?: never
     put?: never
     /** Send a delivery again now, with the same id and body (admin) */
-    post: {
-      parameters: {
-        query?: never
-        header?: never
-        path: {
-          id: number
-          deliveryId: string
-        }
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        202: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              /** Format: uuid */
-              id: string
-              event: string
-              /** @enum {string} */
-              status: 'pending' | 'delivered' | 'failed'
-              attempts: number
-              lastStatusCode: number | null
-              lastError: string | null
-              /**
-               * Format: date-time
-               * @description When the next attempt is due; null once delivered or failed.
-               */
-              nextAttemptAt: string | null
-              /** Format: date-time */
-              createdAt: string
-              /** Format: date-time */
-              deliveredAt: string | null
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        404: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        409: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    post: operations['retryWebhookDelivery']
     delete?: never
     options?: never
     head?: never
@@ -7029,89 +625,7 @@ export interface paths {
       cookie?: never
     }
     /** The dashboard overview: orders and revenue per UTC day, orders to ship, orders per status, products low on stock (admin) */
-    get: {
-      parameters: {
-        query?: {
-          days?: number
-        }
-        header?: never
-        path?: never
-        cookie?: never
-      }
-      requestBody?: never
-      responses: {
-        /** @description Default Response */
-        200: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              days: number
-              currency: string
-              series: {
-                /** Format: date */
-                date: string
-                orders: number
-                revenue: number
-              }[]
-              totals: {
-                orders: number
-                revenue: number
-              }
-              ordersToShip: number
-              ordersByStatus: {
-                pending: number
-                paid: number
-                shipped: number
-                delivered: number
-                cancelled: number
-              }
-              lowStock: {
-                id: number
-                name: string
-                stock: number
-                imageUrl: string
-              }[]
-              lowStockThreshold: number
-            }
-          }
-        }
-        /** @description Default Response */
-        401: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        403: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-        /** @description Default Response */
-        422: {
-          headers: {
-            [name: string]: unknown
-          }
-          content: {
-            'application/json': {
-              error: string
-            }
-          }
-        }
-      }
-    }
+    get: operations['getDashboardStats']
     put?: never
     post?: never
     delete?: never
@@ -7123,7 +637,540 @@ export interface paths {
 }
 export type webhooks = Record<string, never>
 export interface components {
-  schemas: never
+  schemas: {
+    /** Address */
+    Address: {
+      id: number
+      userId: number
+      fullName: string
+      line1: string
+      line2: string | null
+      city: string
+      region: string | null
+      postalCode: string
+      country: string
+      phone: string | null
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** AddressSnapshot */
+    AddressSnapshot: {
+      fullName: string
+      line1: string
+      line2: string | null
+      city: string
+      region: string | null
+      postalCode: string
+      country: string
+      phone: string | null
+    }
+    /** Cart */
+    Cart: {
+      items: {
+        id: number
+        productId: number
+        quantity: number
+        subtotal: number
+        product: {
+          id: number
+          name: string
+          price: number
+          imageUrl: string
+        }
+      }[]
+      total: number
+    }
+    /** CartItem */
+    CartItem: {
+      id: number
+      userId: number
+      productId: number
+      quantity: number
+      /** Format: date-time */
+      createdAt: string
+    }
+    /** Category */
+    Category: {
+      id: number
+      name: string
+      description: string
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /**
+     * CountryCode
+     * @enum {string}
+     */
+    CountryCode:
+      | 'AD'
+      | 'AE'
+      | 'AF'
+      | 'AG'
+      | 'AI'
+      | 'AL'
+      | 'AM'
+      | 'AO'
+      | 'AQ'
+      | 'AR'
+      | 'AS'
+      | 'AT'
+      | 'AU'
+      | 'AW'
+      | 'AX'
+      | 'AZ'
+      | 'BA'
+      | 'BB'
+      | 'BD'
+      | 'BE'
+      | 'BF'
+      | 'BG'
+      | 'BH'
+      | 'BI'
+      | 'BJ'
+      | 'BL'
+      | 'BM'
+      | 'BN'
+      | 'BO'
+      | 'BQ'
+      | 'BR'
+      | 'BS'
+      | 'BT'
+      | 'BV'
+      | 'BW'
+      | 'BY'
+      | 'BZ'
+      | 'CA'
+      | 'CC'
+      | 'CD'
+      | 'CF'
+      | 'CG'
+      | 'CH'
+      | 'CI'
+      | 'CK'
+      | 'CL'
+      | 'CM'
+      | 'CN'
+      | 'CO'
+      | 'CR'
+      | 'CU'
+      | 'CV'
+      | 'CW'
+      | 'CX'
+      | 'CY'
+      | 'CZ'
+      | 'DE'
+      | 'DJ'
+      | 'DK'
+      | 'DM'
+      | 'DO'
+      | 'DZ'
+      | 'EC'
+      | 'EE'
+      | 'EG'
+      | 'EH'
+      | 'ER'
+      | 'ES'
+      | 'ET'
+      | 'FI'
+      | 'FJ'
+      | 'FK'
+      | 'FM'
+      | 'FO'
+      | 'FR'
+      | 'GA'
+      | 'GB'
+      | 'GD'
+      | 'GE'
+      | 'GF'
+      | 'GG'
+      | 'GH'
+      | 'GI'
+      | 'GL'
+      | 'GM'
+      | 'GN'
+      | 'GP'
+      | 'GQ'
+      | 'GR'
+      | 'GS'
+      | 'GT'
+      | 'GU'
+      | 'GW'
+      | 'GY'
+      | 'HK'
+      | 'HM'
+      | 'HN'
+      | 'HR'
+      | 'HT'
+      | 'HU'
+      | 'ID'
+      | 'IE'
+      | 'IL'
+      | 'IM'
+      | 'IN'
+      | 'IO'
+      | 'IQ'
+      | 'IR'
+      | 'IS'
+      | 'IT'
+      | 'JE'
+      | 'JM'
+      | 'JO'
+      | 'JP'
+      | 'KE'
+      | 'KG'
+      | 'KH'
+      | 'KI'
+      | 'KM'
+      | 'KN'
+      | 'KP'
+      | 'KR'
+      | 'KW'
+      | 'KY'
+      | 'KZ'
+      | 'LA'
+      | 'LB'
+      | 'LC'
+      | 'LI'
+      | 'LK'
+      | 'LR'
+      | 'LS'
+      | 'LT'
+      | 'LU'
+      | 'LV'
+      | 'LY'
+      | 'MA'
+      | 'MC'
+      | 'MD'
+      | 'ME'
+      | 'MF'
+      | 'MG'
+      | 'MH'
+      | 'MK'
+      | 'ML'
+      | 'MM'
+      | 'MN'
+      | 'MO'
+      | 'MP'
+      | 'MQ'
+      | 'MR'
+      | 'MS'
+      | 'MT'
+      | 'MU'
+      | 'MV'
+      | 'MW'
+      | 'MX'
+      | 'MY'
+      | 'MZ'
+      | 'NA'
+      | 'NC'
+      | 'NE'
+      | 'NF'
+      | 'NG'
+      | 'NI'
+      | 'NL'
+      | 'NO'
+      | 'NP'
+      | 'NR'
+      | 'NU'
+      | 'NZ'
+      | 'OM'
+      | 'PA'
+      | 'PE'
+      | 'PF'
+      | 'PG'
+      | 'PH'
+      | 'PK'
+      | 'PL'
+      | 'PM'
+      | 'PN'
+      | 'PR'
+      | 'PS'
+      | 'PT'
+      | 'PW'
+      | 'PY'
+      | 'QA'
+      | 'RE'
+      | 'RO'
+      | 'RS'
+      | 'RU'
+      | 'RW'
+      | 'SA'
+      | 'SB'
+      | 'SC'
+      | 'SD'
+      | 'SE'
+      | 'SG'
+      | 'SH'
+      | 'SI'
+      | 'SJ'
+      | 'SK'
+      | 'SL'
+      | 'SM'
+      | 'SN'
+      | 'SO'
+      | 'SR'
+      | 'SS'
+      | 'ST'
+      | 'SV'
+      | 'SX'
+      | 'SY'
+      | 'SZ'
+      | 'TC'
+      | 'TD'
+      | 'TF'
+      | 'TG'
+      | 'TH'
+      | 'TJ'
+      | 'TK'
+      | 'TL'
+      | 'TM'
+      | 'TN'
+      | 'TO'
+      | 'TR'
+      | 'TT'
+      | 'TV'
+      | 'TW'
+      | 'TZ'
+      | 'UA'
+      | 'UG'
+      | 'UM'
+      | 'US'
+      | 'UY'
+      | 'UZ'
+      | 'VA'
+      | 'VC'
+      | 'VE'
+      | 'VG'
+      | 'VI'
+      | 'VN'
+      | 'VU'
+      | 'WF'
+      | 'WS'
+      | 'YE'
+      | 'YT'
+      | 'ZA'
+      | 'ZM'
+      | 'ZW'
+    /** CreatedWebhook */
+    CreatedWebhook: {
+      id: number
+      url: string
+      events: string[]
+      description: string
+      active: boolean
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+      /** @description `whsec_` + base64 of 32 random bytes; shown only here. */
+      secret: string
+    }
+    /** DashboardStats */
+    DashboardStats: {
+      days: number
+      currency: string
+      series: {
+        /** Format: date */
+        date: string
+        orders: number
+        revenue: number
+      }[]
+      totals: {
+        orders: number
+        revenue: number
+      }
+      ordersToShip: number
+      ordersByStatus: {
+        pending: number
+        paid: number
+        shipped: number
+        delivered: number
+        cancelled: number
+      }
+      lowStock: {
+        id: number
+        name: string
+        stock: number
+        imageUrl: string
+      }[]
+      lowStockThreshold: number
+    }
+    /** Error */
+    Error: {
+      error: string
+    }
+    /** Login */
+    Login: {
+      token: string
+      refreshToken: string
+      user: {
+        id: string
+        name: string
+        email: string
+        /** @enum {string} */
+        role: 'customer' | 'admin'
+      }
+    }
+    /** Message */
+    Message: {
+      message: string
+    }
+    /** Order */
+    Order: {
+      id: number
+      userId: number
+      total: number
+      /** @enum {string} */
+      status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+      items: components['schemas']['OrderItem'][]
+      subtotal?: number
+      shippingTotal?: number
+      shippingAddress?: components['schemas']['AddressSnapshot'] | null
+      shippingMethod?: components['schemas']['ShippingMethodSnapshot'] | null
+      note?: string | null
+      customer?: {
+        id: number
+        name: string
+        email: string
+      } | null
+      payment?: components['schemas']['Payment']
+    }
+    /** OrderItem */
+    OrderItem: {
+      id: number
+      orderId: number
+      productId: number
+      quantity: number
+      price: number
+      name?: string | null
+      product?: {
+        id: number
+        name: string
+        imageUrl: string
+      }
+    }
+    /** Payment */
+    Payment: {
+      /** @enum {string} */
+      provider: 'manual' | 'stripe'
+      /** @enum {string} */
+      status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
+      amount: number
+      currency: string
+    }
+    /** PaymentStart */
+    PaymentStart: {
+      /** @enum {string} */
+      provider: 'manual' | 'stripe'
+      /** @enum {string} */
+      status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
+      amount: number
+      currency: string
+      clientSecret?: string
+      publishableKey?: string
+    }
+    /** Product */
+    Product: {
+      id: number
+      name: string
+      description: string
+      price: number
+      stock: number
+      imageUrl: string
+      categoryId: number | null
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** Registration */
+    Registration: {
+      message: string
+      user: {
+        id: string
+        name: string
+        email: string
+        /** @enum {string} */
+        role: 'customer' | 'admin'
+        /** Format: date-time */
+        createdAt: string
+      }
+    }
+    /** ShippingMethod */
+    ShippingMethod: {
+      id: number
+      name: string
+      price: number
+      countries: string[]
+      freeOver: number | null
+      active: boolean
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** ShippingMethodSnapshot */
+    ShippingMethodSnapshot: {
+      id: number
+      name: string
+      price: number
+    }
+    /** TokenPair */
+    TokenPair: {
+      token: string
+      refreshToken: string
+    }
+    /** User */
+    User: {
+      id: number
+      name: string
+      email: string
+      /** @enum {string} */
+      role: 'customer' | 'admin'
+      /** Format: date-time */
+      createdAt: string
+    }
+    /** Webhook */
+    Webhook: {
+      id: number
+      url: string
+      events: string[]
+      description: string
+      active: boolean
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** WebhookDelivery */
+    WebhookDelivery: {
+      /** Format: uuid */
+      id: string
+      event: string
+      /** @enum {string} */
+      status: 'pending' | 'delivered' | 'failed'
+      attempts: number
+      lastStatusCode: number | null
+      lastError: string | null
+      /**
+       * Format: date-time
+       * @description When the next attempt is due; null once delivered or failed.
+       */
+      nextAttemptAt: string | null
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      deliveredAt: string | null
+    }
+  }
   responses: never
   parameters: never
   requestBodies: never
@@ -7131,4 +1178,3920 @@ export interface components {
   pathItems: never
 }
 export type $defs = Record<string, never>
-export type operations = Record<string, never>
+export interface operations {
+  getHealth: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            status: string
+          }
+        }
+      }
+    }
+  }
+  getReadiness: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            status: string
+          }
+        }
+      }
+      /** @description Default Response */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  refreshSession: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          refreshToken: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['TokenPair']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  logout: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          refreshToken?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  logoutAll: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getMe: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['User']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateMe: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string
+          /** Format: email */
+          email?: string
+          password?: string
+          currentPassword?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['User']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  requestPasswordReset: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: email */
+          email: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      429: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  confirmPasswordReset: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          token: string
+          password: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description Default Response */
+      400: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      429: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  register: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string
+          /** Format: email */
+          email: string
+          password: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Registration']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      429: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  login: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: email */
+          email: string
+          password: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Login']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      429: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listUsers: {
+    parameters: {
+      query?: {
+        limit?: number
+        offset?: number
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['User'][]
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createUser: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string
+          /** Format: email */
+          email: string
+          password: string
+          /** @enum {string} */
+          role: 'customer' | 'admin'
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['User']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createUserWithRole: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string
+          /** Format: email */
+          email: string
+          password: string
+          /** @enum {string} */
+          role: 'customer' | 'admin'
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['User']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getUser: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['User']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteUser: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateUser: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string
+          /** Format: email */
+          email?: string
+          /** @enum {string} */
+          role?: 'customer' | 'admin'
+          password?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['User']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getCart: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Cart']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  addCartItem: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          productId: number
+          quantity: number
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['CartItem']
+        }
+      }
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['CartItem']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateCartItem: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          quantity: number
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['CartItem']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  removeCartItem: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  clearCart: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  payOrder: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['PaymentStart']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      502: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listOrders: {
+    parameters: {
+      query?: {
+        limit?: number
+        offset?: number
+        status?: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description How many items match, before paging. */
+          'X-Total-Count'?: number
+          /** @description RFC 8288 links to the first, previous, next and last pages (`rel="first"`, ...); absent when there is one page. */
+          Link?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Order'][]
+        }
+      }
+      /** @description Default Response */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createOrder: {
+    parameters: {
+      query?: never
+      header?: {
+        'idempotency-key'?: string
+      }
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          shippingAddressId?: number
+          shippingAddress?: {
+            fullName: string
+            line1: string
+            line2?: string | null
+            city: string
+            region?: string | null
+            postalCode: string
+            country: components['schemas']['CountryCode']
+            phone?: string | null
+          }
+          shippingMethodId?: number
+          note?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Order']
+        }
+      }
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Order']
+        }
+      }
+      /** @description Default Response */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getOrder: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Order']
+        }
+      }
+      /** @description Default Response */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  cancelOrder: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Order']
+        }
+      }
+      /** @description Default Response */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  setOrderStatus: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @enum {unknown} */
+          status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Order']
+        }
+      }
+      /** @description Default Response */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateOrderStatus: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @enum {unknown} */
+          status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Order']
+        }
+      }
+      /** @description Default Response */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listAddresses: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Address'][]
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createAddress: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          fullName: string
+          line1: string
+          line2?: string | null
+          city: string
+          region?: string | null
+          postalCode: string
+          country: components['schemas']['CountryCode']
+          phone?: string | null
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Address']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteAddress: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateAddress: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          fullName?: string
+          line1?: string
+          line2?: string | null
+          city?: string
+          region?: string | null
+          postalCode?: string
+          country?: components['schemas']['CountryCode']
+          phone?: string | null
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Address']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listShippingMethods: {
+    parameters: {
+      query?: {
+        country?: components['schemas']['CountryCode']
+        /** @description Admins only: inactive methods too. */
+        all?: boolean
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ShippingMethod'][]
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createShippingMethod: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string
+          /** @description A number or a decimal string, at most 2 decimals: 4.9 or "4.90". */
+          price: number | string
+          countries?: components['schemas']['CountryCode'][]
+          /** @description The subtotal from which the method costs 0; null: never free. */
+          freeOver?: number | string | null
+          active?: boolean
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ShippingMethod']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteShippingMethod: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateShippingMethod: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string
+          /** @description A number or a decimal string, at most 2 decimals: 4.9 or "4.90". */
+          price?: number | string
+          countries?: components['schemas']['CountryCode'][]
+          /** @description The subtotal from which the method costs 0; null: never free. */
+          freeOver?: number | string | null
+          active?: boolean
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ShippingMethod']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listCategories: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Category'][]
+        }
+      }
+    }
+  }
+  createCategory: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string
+          description?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Category']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getCategory: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Category']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  replaceCategory: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string
+          description?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Category']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteCategory: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateCategory: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string
+          description?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Category']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listProducts: {
+    parameters: {
+      query?: {
+        limit?: number
+        offset?: number
+        categoryId?: number
+        q?: string
+        minPrice?: number
+        maxPrice?: number
+        sort?: 'newest' | 'price_asc' | 'price_desc' | 'name'
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description How many items match, before paging. */
+          'X-Total-Count'?: number
+          /** @description RFC 8288 links to the first, previous, next and last pages (`rel="first"`, ...); absent when there is one page. */
+          Link?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Product'][]
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createProduct: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'multipart/form-data': {
+          /** @description Trimmed first: a blank name is empty. */
+          name: string
+          description?: string
+          /** @description An amount with at most 2 decimals, such as 19.99. */
+          price: number
+          stock?: number
+          /** @description An existing category. */
+          categoryId?: number
+          /**
+           * Format: binary
+           * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
+           */
+          image: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Product']
+        }
+      }
+      /** @description Default Response */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getProduct: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Product']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateProduct: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'multipart/form-data': {
+          /** @description Trimmed first: a blank name is empty. */
+          name?: string
+          description?: string
+          /** @description An amount with at most 2 decimals, such as 19.99. */
+          price?: number
+          stock?: number
+          /** @description An existing category. */
+          categoryId?: number
+          /**
+           * Format: binary
+           * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
+           */
+          image?: string
+        }
+        'application/json': {
+          /** @description Trimmed first: a blank name is empty. */
+          name?: string
+          description?: string
+          /** @description A number or a decimal string, at most 2 decimals: 19.99 or "19.99". */
+          price?: number | string
+          stock?: number
+          /** @description An existing category, or null to take the product out of its category. */
+          categoryId?: number | null
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Product']
+        }
+      }
+      /** @description Default Response */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteProduct: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description Default Response */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getProductImage: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        name: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description The image */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'image/jpeg': string
+          'image/png': string
+          'image/webp': string
+          'image/gif': string
+        }
+      }
+      /** @description Moved to the S3 bucket (after `copy-images --to s3`); `Location` has its URL */
+      301: {
+        headers: {
+          [name: string]: unknown
+        }
+        content?: never
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listWebhooks: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Webhook'][]
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  createWebhook: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          url: string
+          events: (
+            | 'order.created'
+            | 'order.paid'
+            | 'order.status_changed'
+            | 'order.cancelled'
+            | 'product.created'
+            | 'product.updated'
+            | 'product.deleted'
+            | 'stock.low'
+          )[]
+          description?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['CreatedWebhook']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getWebhook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Webhook']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  deleteWebhook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  updateWebhook: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          url?: string
+          events?: (
+            | 'order.created'
+            | 'order.paid'
+            | 'order.status_changed'
+            | 'order.cancelled'
+            | 'product.created'
+            | 'product.updated'
+            | 'product.deleted'
+            | 'stock.low'
+          )[]
+          description?: string
+          active?: boolean
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Webhook']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      503: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        limit?: number
+        offset?: number
+        status?: 'pending' | 'delivered' | 'failed'
+      }
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description How many items match, before paging. */
+          'X-Total-Count'?: number
+          /** @description RFC 8288 links to the first, previous, next and last pages (`rel="first"`, ...); absent when there is one page. */
+          Link?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookDelivery'][]
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  retryWebhookDelivery: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+        deliveryId: string
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebhookDelivery']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+  getDashboardStats: {
+    parameters: {
+      query?: {
+        days?: number
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['DashboardStats']
+        }
+      }
+      /** @description Default Response */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
+    }
+  }
+}

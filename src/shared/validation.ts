@@ -270,12 +270,14 @@ export const IdParams = {
 export type IdParams = FromSchema<typeof IdParams>
 
 export const ErrorResponse = {
+  title: 'Error',
   type: 'object',
   required: ['error'],
   properties: { error: { type: 'string' } },
 } as const
 
 export const MessageResponse = {
+  title: 'Message',
   type: 'object',
   required: ['message'],
   properties: { message: { type: 'string' } },

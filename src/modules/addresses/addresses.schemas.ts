@@ -4,6 +4,7 @@ import { messages } from '../../shared/errors.js'
 
 /** `ES`, `FR`: an officially assigned ISO 3166-1 alpha-2 code in upper case; anything else gets one message. */
 export const CountryCode = {
+  title: 'CountryCode',
   type: 'string',
   enum: COUNTRY_CODES,
   errorMessages: { enum: messages.invalidCountry, type: messages.invalidCountry },
@@ -50,12 +51,14 @@ const nullableText = { type: ['string', 'null'] } as const
 
 /** An address as an order keeps it: its fields, without id or owner (an inline address has neither). */
 export const AddressSnapshot = {
+  title: 'AddressSnapshot',
   type: 'object',
   required: ['fullName', 'line1', 'line2', 'city', 'region', 'postalCode', 'country', 'phone'],
   properties: { fullName: text, line1: text, line2: nullableText, city: text, region: nullableText, postalCode: text, country: text, phone: nullableText },
 } as const
 
 export const Address = {
+  title: 'Address',
   type: 'object',
   required: ['id', 'userId', ...AddressSnapshot.required, 'createdAt', 'updatedAt'],
   properties: {

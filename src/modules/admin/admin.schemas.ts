@@ -12,6 +12,7 @@ const count = { type: 'integer' } as const
 const amount = { type: 'number' } as const
 
 export const Stats = {
+  title: 'DashboardStats',
   type: 'object',
   required: ['days', 'currency', 'series', 'totals', 'ordersToShip', 'ordersByStatus', 'lowStock', 'lowStockThreshold'],
   properties: {

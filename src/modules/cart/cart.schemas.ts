@@ -19,6 +19,7 @@ export const UpdateCartItemBody = {
 
 /** A cart line as returned by add and update. */
 export const CartItem = {
+  title: 'CartItem',
   type: 'object',
   required: ['id', 'userId', 'productId', 'quantity', 'createdAt'],
   properties: {
@@ -31,6 +32,7 @@ export const CartItem = {
 } as const
 
 export const CartView = {
+  title: 'Cart',
   type: 'object',
   required: ['items', 'total'],
   properties: {

@@ -19,6 +19,7 @@ export const UpdateCategoryBody = {
 } as const
 
 export const Category = {
+  title: 'Category',
   type: 'object',
   required: ['id', 'name', 'description', 'createdAt', 'updatedAt'],
   properties: {

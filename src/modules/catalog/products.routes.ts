@@ -1,3 +1,4 @@
+import { paged } from '../../shared/openapi.js'
 import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
@@ -62,7 +63,7 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
       tags,
       summary: 'List products (filters, sort, paging; X-Total-Count and Link headers)',
       querystring: ListProductsQuery,
-      response: { 200: ProductList, 422: ErrorResponse },
+      response: { 200: paged(ProductList), 422: ErrorResponse },
     },
     config: { catalogCacheKey: (request) => productListPath(request.query as ListProductsInput) },
     handler: async (request, reply) => {

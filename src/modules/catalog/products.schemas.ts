@@ -22,6 +22,7 @@ export const ListProductsQuery = {
 export type ListProductsInput = FromSchema<typeof ListProductsQuery>
 
 export const Product = {
+  title: 'Product',
   type: 'object',
   required: ['id', 'name', 'description', 'price', 'stock', 'imageUrl', 'categoryId', 'createdAt', 'updatedAt'],
   properties: {

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises'
 import type { FastifyInstance } from 'fastify'
 import { AppError, messages } from '../../shared/errors.js'
 import { ErrorResponse } from '../../shared/validation.js'
-import { imageContentType } from './content-type.js'
+import { IMAGE_CONTENT_TYPES, imageContentType } from './content-type.js'
 import { localImagePath } from './local-image-host.js'
 
 /** Stored names are `<timestamp>-<sanitized name>`: nothing else is ever served. */
@@ -20,7 +20,15 @@ export async function uploadsRoutes(app: FastifyInstance, options: { uploadDir: 
       tags: ['products'],
       summary: 'A product image (local image host)',
       params: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
-      response: { 404: ErrorResponse },
+      response: {
+        // The file's bytes, with its media type: documented only (a file is sent as it is, never serialized).
+        200: {
+          description: 'The image',
+          content: Object.fromEntries(IMAGE_CONTENT_TYPES.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+        },
+        301: { description: 'Moved to the S3 bucket (after `copy-images --to s3`); `Location` has its URL', type: 'null' },
+        404: ErrorResponse,
+      },
     },
     handler: async (request, reply) => {
       const { name } = request.params

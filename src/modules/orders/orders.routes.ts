@@ -1,3 +1,4 @@
+import { paged } from '../../shared/openapi.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
 import { rejectBody } from '../../shared/no-body.js'
@@ -81,7 +82,7 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
       summary: 'Orders, newest first: the caller’s own, or all for an admin',
       security,
       querystring: ListOrdersQuery,
-      response: { 200: OrderList, ...errors },
+      response: { 200: paged(OrderList), ...errors },
     },
     handler: async (request, reply) => {
       const { orders, total } = await service.listOrders(app.db, request.user, request.query)

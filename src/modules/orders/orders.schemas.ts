@@ -48,6 +48,7 @@ export const UpdateStatusBody = {
 } as const
 
 export const OrderItem = {
+  title: 'OrderItem',
   type: 'object',
   required: ['id', 'orderId', 'productId', 'quantity', 'price'],
   properties: {
@@ -67,6 +68,7 @@ export const OrderItem = {
 } as const
 
 export const Order = {
+  title: 'Order',
   type: 'object',
   required: ['id', 'userId', 'total', 'status', 'createdAt', 'updatedAt', 'items'],
   properties: {

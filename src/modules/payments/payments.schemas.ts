@@ -5,6 +5,7 @@ export type PaymentStatus = (typeof paymentStatuses)[number]
 
 /** `payment` on the order JSON (when the shop takes payments through Stripe). */
 export const PaymentSummary = {
+  title: 'Payment',
   type: 'object',
   required: ['provider', 'status', 'amount', 'currency'],
   properties: {
@@ -17,6 +18,7 @@ export const PaymentSummary = {
 
 /** The answer of POST /orders/:id/payment: with Stripe, what the storefront needs to confirm the intent. */
 export const PaymentAnswer = {
+  title: 'PaymentStart',
   type: 'object',
   required: ['provider', 'status', 'amount', 'currency'],
   properties: {

@@ -1,3 +1,4 @@
+import { rateLimited } from '../../shared/openapi.js'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
 import { messages } from '../../shared/errors.js'
@@ -80,7 +81,7 @@ export async function sessionsRoutes(fastify: FastifyInstance, options: { config
       tags,
       summary: 'E-mail a password-reset link (the same 202 whether or not the e-mail is registered)',
       body: PasswordResetBody,
-      response: { 202: MessageResponse, 422: ErrorResponse, 429: ErrorResponse },
+      response: rateLimited({ 202: MessageResponse, 422: ErrorResponse, 429: ErrorResponse }),
     },
     handler: async (request, reply) => {
       await requestPasswordReset(app.db, request.body.email, { ttlMs: resetTokenTtlMs, shopUrl })
@@ -95,7 +96,7 @@ export async function sessionsRoutes(fastify: FastifyInstance, options: { config
       tags,
       summary: "Set a new password with a reset link's token; every session of the user ends",
       body: PasswordResetConfirmBody,
-      response: { 200: MessageResponse, 400: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse },
+      response: rateLimited({ 200: MessageResponse, 400: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse }),
     },
     handler: async (request) => {
       await confirmPasswordReset(app.db, request.body.token, request.body.password)

@@ -11,6 +11,7 @@ export const RefreshBody = {
 } as const
 
 export const TokenPair = {
+  title: 'TokenPair',
   type: 'object',
   required: ['token', 'refreshToken'],
   properties: { token: { type: 'string' }, refreshToken: { type: 'string' } },

@@ -39,6 +39,7 @@ export const ListShippingMethodsQuery = {
 } as const
 
 export const ShippingMethod = {
+  title: 'ShippingMethod',
   type: 'object',
   required: ['id', 'name', 'price', 'countries', 'freeOver', 'active', 'createdAt', 'updatedAt'],
   properties: {
@@ -57,6 +58,7 @@ export const ShippingMethodList = { type: 'array', items: ShippingMethod } as co
 
 /** What an order keeps of its method. */
 export const ShippingMethodSnapshot = {
+  title: 'ShippingMethodSnapshot',
   type: 'object',
   required: ['id', 'name', 'price'],
   properties: { id: { type: 'integer' }, name: { type: 'string' }, price: { type: 'number' } },

@@ -1,3 +1,4 @@
+import { rateLimited } from '../../shared/openapi.js'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import type { Config } from '../../config.js'
@@ -31,7 +32,7 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
     onRequest: app.authRateLimit,
     config: { invalidates: [] },
     preValidation: trimTextFields,
-    schema: { tags, summary: 'Register a customer', body: RegisterBody, response: { 201: RegisterResponse, ...errors, 429: ErrorResponse } },
+    schema: { tags, summary: 'Register a customer', body: RegisterBody, response: rateLimited({ 201: RegisterResponse, ...errors, 429: ErrorResponse }) },
     handler: async (request, reply) => {
       const user = await service.registerCustomer(app.db, request.body)
       // The documented register and login answers carry the id as a string.
@@ -43,7 +44,12 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
     onRequest: app.authRateLimit,
     config: { invalidates: [] },
     preValidation: trimTextFields,
-    schema: { tags, summary: 'Exchange credentials for a token', body: LoginBody, response: { 200: LoginResponse, ...errors, 429: ErrorResponse } },
+    schema: {
+      tags,
+      summary: 'Exchange credentials for a token',
+      body: LoginBody,
+      response: rateLimited({ 200: LoginResponse, ...errors, 429: ErrorResponse }),
+    },
     handler: async (request) => {
       const { user, credentialsChangedAt } = await service.authenticateCredentials(app.db, request.body.email, request.body.password)
       const session = await startSession(app.db, user.id, credentialsChangedAt, refreshTokenTtlMs)

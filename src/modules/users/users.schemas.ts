@@ -57,6 +57,7 @@ export const ListUsersQuery = {
 } as const
 
 export const User = {
+  title: 'User',
   type: 'object',
   required: ['id', 'name', 'email', 'role', 'createdAt'],
   properties: {
@@ -76,12 +77,14 @@ const AuthUser = {
 } as const
 
 export const RegisterResponse = {
+  title: 'Registration',
   type: 'object',
   required: ['message', 'user'],
   properties: { message: { type: 'string' }, user: { ...AuthUser, required: [...AuthUser.required, 'createdAt'] } },
 } as const
 
 export const LoginResponse = {
+  title: 'Login',
   type: 'object',
   required: ['token', 'refreshToken', 'user'],
   properties: {

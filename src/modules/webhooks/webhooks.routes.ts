@@ -1,3 +1,4 @@
+import { paged } from '../../shared/openapi.js'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../config.js'
 import { rejectBody } from '../../shared/no-body.js'
@@ -112,7 +113,7 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
       security,
       params: IdParams,
       querystring: ListDeliveriesQuery,
-      response: { 200: DeliveryList, ...errors },
+      response: { 200: paged(DeliveryList), ...errors },
     },
     handler: async (request, reply) => {
       const query = { limit: request.query.limit ?? 100, offset: request.query.offset ?? 0, status: request.query.status }

@@ -54,6 +54,7 @@ const webhookProperties = {
 } as const
 
 export const Webhook = {
+  title: 'Webhook',
   type: 'object',
   required: ['id', 'url', 'events', 'description', 'active', 'createdAt', 'updatedAt'],
   properties: webhookProperties,
@@ -61,6 +62,7 @@ export const Webhook = {
 
 /** The creation's answer: the only one that shows the secret. */
 export const CreatedWebhook = {
+  title: 'CreatedWebhook',
   type: 'object',
   required: ['id', 'url', 'events', 'description', 'active', 'secret', 'createdAt', 'updatedAt'],
   properties: { ...webhookProperties, secret: { type: 'string', description: '`whsec_` + base64 of 32 random bytes; shown only here.' } },
@@ -87,6 +89,7 @@ export const DeliveryParams = {
 } as const
 
 export const Delivery = {
+  title: 'WebhookDelivery',
   type: 'object',
   required: ['id', 'event', 'status', 'attempts', 'lastStatusCode', 'lastError', 'nextAttemptAt', 'createdAt', 'deliveredAt'],
   properties: {

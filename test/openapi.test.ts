@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestApp, type TestApp } from './helpers/app.js'
+import { bearer, makeUser } from './helpers/factories.js'
+
+// /openapi.json is complete enough to generate a client from (clients/typescript): every operation named and
+// with its security, the shapes named, the headers of paged and rate-limited answers, and the product forms.
+// What it says is checked against what the routes do.
+
+interface Operation {
+  operationId?: string
+  security?: Record<string, string[]>[]
+  requestBody?: { content: Record<string, { schema: Schema }> }
+  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: Schema }> }>
+}
+interface Schema {
+  $ref?: string
+  type?: string
+  items?: Schema
+  required?: string[]
+  properties?: Record<string, Schema>
+  format?: string
+}
+interface Document {
+  paths: Record<string, Record<string, Operation>>
+  components: { schemas: Record<string, Schema> }
+}
+
+// The routes anyone may call, without a token.
+const PUBLIC = [
+  'GET /health',
+  'GET /ready',
+  'POST /auth/register',
+  'POST /auth/login',
+  'POST /auth/refresh',
+  'POST /auth/password-reset',
+  'POST /auth/password-reset/confirm',
+  'GET /shipping-methods',
+  'GET /categories',
+  'GET /categories/{id}',
+  'GET /products',
+  'GET /products/{id}',
+  'GET /uploads/products/{name}',
+].sort()
+
+let t: TestApp
+let doc: Document
+let operations: [key: string, method: string, path: string, operation: Operation][]
+
+beforeAll(async () => {
+  t = await createTestApp()
+  const response = await t.app.inject({ url: '/openapi.json' })
+  expect(response.statusCode).toBe(200)
+  doc = response.json()
+  operations = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, method.toUpperCase(), path, operation] as const),
+  ) as typeof operations
+})
+afterAll(async () => t.close())
+
+/** `path` with its parameters filled in: an id that exists nowhere, an image name, a delivery id. */
+const concrete = (path: string) =>
+  path
+    .replace('{name}', 'missing.png')
+    .replace('{deliveryId}', '0190a000-0000-7000-8000-000000000000')
+    .replace(/\{\w+\}/g, '999999')
+
+describe('the OpenAPI document', () => {
+  it('names every operation, each name once', () => {
+    const ids = operations.map(([, , , operation]) => operation.operationId)
+    expect(ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z]+$/.test(id))).toBe(true)
+    expect(new Set(ids).size).toBe(ids.length)
+    expect(operations.length).toBeGreaterThan(50)
+    const byKey = Object.fromEntries(operations.map(([key, , , operation]) => [key, operation.operationId]))
+    expect(byKey).toMatchObject({ 'GET /products': 'listProducts', 'POST /orders': 'createOrder', 'POST /auth/login': 'login' })
+  })
+
+  it('says which operations take a token, and they are the ones that answer 401 without one', async () => {
+    const declared = operations.map(([key, , , operation]) => [key, JSON.stringify(operation.security)] as const)
+    expect(declared.filter(([, security]) => security === undefined)).toEqual([])
+    expect(
+      declared
+        .filter(([, security]) => security === '[]')
+        .map(([key]) => key)
+        .sort(),
+    ).toEqual(PUBLIC)
+    expect(declared.filter(([, security]) => security !== '[]').every(([, security]) => security === '[{"bearerAuth":[]}]')).toBe(true)
+    for (const [key, method, path] of operations) {
+      const response = await t.app.inject({ method: method as 'GET', url: concrete(path), ...(method === 'GET' || method === 'DELETE' ? {} : { payload: {} }) })
+      if (PUBLIC.includes(key)) expect(response.statusCode, `${key} without a token`).not.toBe(401)
+      else expect({ key, status: response.statusCode }).toEqual({ key, status: 401 })
+    }
+  })
+
+  it('names the shapes once, in components, and the operations refer to them', () => {
+    for (const name of [
+      'Error',
+      'Message',
+      'Product',
+      'Category',
+      'User',
+      'Cart',
+      'CartItem',
+      'Order',
+      'OrderItem',
+      'Address',
+      'ShippingMethod',
+      'Webhook',
+      'WebhookDelivery',
+      'TokenPair',
+      'CountryCode',
+    ]) {
+      expect(doc.components.schemas[name], name).toBeDefined()
+    }
+    expect(doc.components.schemas.Product?.required).toEqual(expect.arrayContaining(['id', 'name', 'price', 'stock', 'imageUrl']))
+    const json = (key: string, status: string) => operations.find(([k]) => k === key)?.[3].responses[status]?.content?.['application/json']?.schema
+    expect(json('GET /products/{id}', '200')).toEqual({ $ref: '#/components/schemas/Product' })
+    expect(json('GET /products', '200')).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Product' } })
+    expect(json('GET /orders/{id}', '200')).toEqual({ $ref: '#/components/schemas/Order' })
+    expect(json('GET /cart', '200')).toEqual({ $ref: '#/components/schemas/Cart' })
+    expect(json('GET /products/{id}', '404')).toEqual({ $ref: '#/components/schemas/Error' })
+    // Only OpenAPI keywords: the validator's messages are an extension.
+    expect(JSON.stringify(doc)).not.toContain('"errorMessages"')
+  })
+
+  it('documents the paging headers where the lists send them', async () => {
+    const paged = operations.filter(([, , , operation]) => operation.responses['200']?.headers?.['X-Total-Count']).map(([key]) => key)
+    expect(paged).toEqual(['GET /orders', 'GET /products', 'GET /webhooks/{id}/deliveries'])
+    for (const key of paged) expect(Object.keys(operations.find(([k]) => k === key)?.[3].responses['200']?.headers ?? {})).toEqual(['X-Total-Count', 'Link'])
+    const admin = await makeUser(t.app, 'admin')
+    for (const url of ['/products', '/orders']) {
+      const response = await t.app.inject({ url, headers: bearer(admin) })
+      expect(response.headers['x-total-count'], url).toBe('0')
+    }
+  })
+
+  it('documents the rate-limit headers on every answer of the rate-limited routes, and Retry-After on their 429', async () => {
+    const limited = operations.filter(([, , , operation]) => operation.responses['429']).map(([key]) => key)
+    expect(limited).toEqual(['POST /auth/password-reset', 'POST /auth/password-reset/confirm', 'POST /auth/register', 'POST /auth/login'])
+    for (const key of limited) {
+      const responses = operations.find(([k]) => k === key)?.[3].responses ?? {}
+      for (const [status, response] of Object.entries(responses)) {
+        const expected = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', ...(status === '429' ? ['Retry-After'] : [])]
+        expect(Object.keys(response.headers ?? {}), `${key} ${status}`).toEqual(expected)
+      }
+    }
+    const login = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'nobody@shop.test', password: 'not-a-password' } })
+    expect(login.statusCode).toBe(401)
+    expect(Object.keys(login.headers)).toEqual(expect.arrayContaining(['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']))
+  })
+
+  it('shows the product forms: multipart with the image as a file, and the JSON change without one', () => {
+    const create = operations.find(([key]) => key === 'POST /products')?.[3]
+    expect(Object.keys(create?.requestBody?.content ?? {})).toEqual(['multipart/form-data'])
+    const form = create?.requestBody?.content['multipart/form-data']?.schema
+    expect(form?.required).toEqual(['name', 'price', 'image'])
+    expect(form?.properties?.image).toMatchObject({ type: 'string', format: 'binary' })
+    const update = operations.find(([key]) => key === 'PUT /products/{id}')?.[3]
+    expect(Object.keys(update?.requestBody?.content ?? {})).toEqual(['multipart/form-data', 'application/json'])
+    expect(update?.requestBody?.content['application/json']?.schema.properties?.image).toBeUndefined()
+    const image = operations.find(([key]) => key === 'GET /uploads/products/{name}')?.[3]
+    expect(Object.keys(image?.responses['200']?.content ?? {})).toEqual(['image/jpeg', 'image/png', 'image/webp', 'image/gif'])
+  })
+})
