@@ -104,6 +104,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       AUTH_RATE_LIMIT_MAX: '1000000',
       // METRICS_ENABLED=true npm run bench … measures the service with /metrics on (docs/operations.md).
       ...(process.env.METRICS_ENABLED ? { METRICS_ENABLED: process.env.METRICS_ENABLED } : {}),
+      // OTEL_EXPORTER_OTLP_ENDPOINT=… npm run bench … measures it with traces on (docs/operations.md#traces).
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('OTEL_'))),
       ...options.env,
     },
   })

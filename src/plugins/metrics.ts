@@ -2,16 +2,17 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import type { Config } from '../config.js'
 import type { DatabaseHandle } from '../db/connect.js'
 import { messages } from '../shared/errors.js'
 import type { ResponseCache } from './catalog-cache.js'
+import { RequestStats } from './request-metrics.js'
 
 /**
  * Prometheus metrics (`GET /metrics`, text exposition format), off unless METRICS_ENABLED=true. Off, this
  * plugin adds nothing: no hook, no route (`/metrics` is a 404 like any unknown path). On, a request costs one
- * counter increment and one histogram observation, in an onResponse hook; the product cache's answers given
+ * record of plain numbers (request-metrics.ts), in an onResponse hook; the product cache's answers given
  * before Fastify (catalog-cache.ts `frontDoor`) report themselves through `ResponseCache.observe`. Everything
  * else is read when Prometheus scrapes: the cache's own hit and miss counts, the database pool, Node's figures.
  *
@@ -46,14 +47,13 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions): Pro
   collectDefaultMetrics({ register: registry })
   const registers = [registry]
 
-  const labelNames = ['method', 'route', 'status_code'] as const
-  const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by route pattern and status', labelNames, registers })
-  const duration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time to answer an HTTP request, by route pattern and status',
-    labelNames,
-    buckets: DURATION_BUCKETS,
-    registers,
+  // Requests by method, route pattern and status: their count and a histogram of their durations.
+  const requests = new RequestStats(DURATION_BUCKETS)
+  requests.register(registry, {
+    counter: 'http_requests_total',
+    counterHelp: 'HTTP requests answered, by route pattern and status',
+    histogram: 'http_request_duration_seconds',
+    histogramHelp: 'Time to answer an HTTP request, by route pattern and status',
   })
   const rateLimited = new Counter({
     name: 'shop_auth_rate_limited_total',
@@ -111,17 +111,12 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions): Pro
 
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const status = reply.statusCode
-    const labels = { method: request.method, route: request.routeOptions.url ?? UNMATCHED, status_code: status }
-    requests.inc(labels)
-    duration.observe(labels, reply.elapsedTime / 1000)
-    if (status === 429) rateLimited.inc({ route: labels.route })
+    const route = request.routeOptions.url ?? UNMATCHED
+    requests.record(request.method, route, status, reply.elapsedTime / 1000)
+    if (status === 429) rateLimited.inc({ route })
     done()
   })
-  cache.observe = (route, ms) => {
-    const labels = { method: 'GET', route, status_code: 200 }
-    requests.inc(labels)
-    duration.observe(labels, ms / 1000)
-  }
+  cache.observe = (route, ms) => requests.record('GET', route, 200, ms / 1000)
   app.addHook('onClose', async () => {
     cache.observe = undefined
   })
