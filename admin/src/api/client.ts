@@ -126,25 +126,3 @@ function fieldOf(message: string, fields: readonly string[]): string | undefined
   if (fields.includes('role') && /rol/i.test(message)) return 'role'
   return undefined
 }
-
-/**
- * A call to a route this build's schema.d.ts does not know yet (the webhooks, which another part of the service
- * adds): same token, bounded wait, renewal and errors as the typed client. `npm run admin:types` types them.
- */
-export async function callApi<T>(
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-  path: string,
-  body?: unknown,
-  fields: readonly string[] = [],
-): Promise<{ data: T; total: number | null }> {
-  const headers = new Headers()
-  const session = readSession()
-  if (session) headers.set('Authorization', `Bearer ${session.token}`)
-  if (body !== undefined) headers.set('Content-Type', 'application/json')
-  const request = new Request(`${window.location.origin}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
-  const response = await reachingFetch(request)
-  const parsed: unknown = response.headers.get('content-type')?.includes('application/json') ? await response.json() : undefined
-  const data = unwrap<T>({ data: parsed as T, error: response.ok ? undefined : parsed, response }, fields)
-  const total = response.headers.get('X-Total-Count')
-  return { data, total: total === null ? null : Number(total) }
-}

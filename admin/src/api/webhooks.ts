@@ -1,4 +1,4 @@
-import { callApi } from './client'
+import { api, unwrap } from './client'
 import type { paths } from './schema'
 
 type Json<T> = T extends { content: { 'application/json': infer Body } } ? Body : never
@@ -24,14 +24,26 @@ export const WEBHOOK_EVENTS = [
 
 const fields = ['url', 'events', 'description', 'active'] as const
 
-export const listWebhooks = async () => (await callApi<Webhook[]>('GET', '/webhooks')).data
-export const getWebhook = async (id: number) => (await callApi<Webhook>('GET', `/webhooks/${id}`)).data
+type Events = NewWebhook['events']
+const id = (value: number) => ({ params: { path: { id: value } } })
+
+export const listWebhooks = async () => unwrap(await api.GET('/webhooks'))
+export const getWebhook = async (webhook: number) => unwrap(await api.GET('/webhooks/{id}', id(webhook)))
 export const createWebhook = async (body: { url: string; events: string[]; description?: string }) =>
-  (await callApi<Webhook>('POST', '/webhooks', body, fields)).data
-export const updateWebhook = async (id: number, body: Partial<Pick<Webhook, 'url' | 'events' | 'description' | 'active'>>) =>
-  (await callApi<Webhook>('PATCH', `/webhooks/${id}`, body, fields)).data
-export const deleteWebhook = async (id: number) => {
-  await callApi<{ message: string }>('DELETE', `/webhooks/${id}`)
+  unwrap(await api.POST('/webhooks', { body: { ...body, events: body.events as Events } }), fields)
+/** What PATCH /webhooks/{id} takes: any of url, events, description, active. */
+type WebhookChange = NonNullable<paths['/webhooks/{id}']['patch']['requestBody']>['content']['application/json']
+export const updateWebhook = async (webhook: number, body: Partial<Pick<Webhook, 'url' | 'events' | 'description' | 'active'>>) =>
+  // The events come from the form's list of the API's names (WEBHOOK_EVENTS); the service checks them again.
+  unwrap(await api.PATCH('/webhooks/{id}', { ...id(webhook), body: body as WebhookChange }), fields)
+export const deleteWebhook = async (webhook: number) => {
+  unwrap(await api.DELETE('/webhooks/{id}', id(webhook)))
 }
-export const listDeliveries = async (id: number, limit = 50) => callApi<Delivery[]>('GET', `/webhooks/${id}/deliveries?limit=${limit}&offset=0`)
-export const retryDelivery = async (id: number, deliveryId: string) => (await callApi<Delivery>('POST', `/webhooks/${id}/deliveries/${deliveryId}/retry`)).data
+/** A page of a webhook's deliveries, newest first, with how many there are in all (X-Total-Count). */
+export const listDeliveries = async (webhook: number, limit = 50) => {
+  const result = await api.GET('/webhooks/{id}/deliveries', { params: { path: { id: webhook }, query: { limit, offset: 0 } } })
+  const total = result.response.headers.get('X-Total-Count')
+  return { data: unwrap(result), total: total === null ? null : Number(total) }
+}
+export const retryDelivery = async (webhook: number, deliveryId: string) =>
+  unwrap(await api.POST('/webhooks/{id}/deliveries/{deliveryId}/retry', { params: { path: { id: webhook, deliveryId } } }))
