@@ -1,0 +1,48 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import ts from 'typescript'
+import { afterAll, describe, expect, it } from 'vitest'
+
+// The README shows the typed client in a few lines of TypeScript. They must compile against the generated types as
+// they are today: a renamed route or field breaks this test, not a reader's first try. (Once: it reads files only.)
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const dir = mkdtempSync(join(ROOT, 'clients/typescript/examples/.readme-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+/** The first ```ts block after `heading` in the README. */
+function snippet(heading: string): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const section = readme.slice(readme.indexOf(heading))
+  const block = /```ts\n([\s\S]*?)```/.exec(section)
+  if (!block?.[1]) throw new Error(`no TypeScript block after ${heading}`)
+  return block[1]
+}
+
+/** Type errors of `source` compiled as a module of the project (the settings of tsconfig.json). */
+function typeErrors(source: string): string[] {
+  const file = join(dir, 'snippet.ts')
+  // `export {}`: a module, so its top-level await and names are its own.
+  writeFileSync(file, `${source}\nexport {}\n`)
+  const config = ts.readConfigFile(join(ROOT, 'tsconfig.json'), (path) => ts.sys.readFile(path))
+  const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT)
+  const program = ts.createProgram([file], { ...options, noEmit: true, noUnusedLocals: false, rootDir: ROOT })
+  return ts
+    .getPreEmitDiagnostics(program)
+    .filter((diagnostic) => diagnostic.file?.fileName === file)
+    .map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'))
+}
+
+describe('the README', () => {
+  it("shows the typed client in TypeScript that compiles against today's types", () => {
+    const source = snippet('### A typed client for storefronts')
+    expect(source).toContain("from '@shop-api/client'")
+    expect(typeErrors(source)).toEqual([])
+  })
+
+  it('would say so if it did not (a path that is not in the API)', () => {
+    const broken = snippet('### A typed client for storefronts').replace("shop.GET('/products'", "shop.GET('/product'")
+    expect(typeErrors(broken).join('\n')).toMatch(/\/product/)
+  })
+})
