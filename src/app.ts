@@ -71,8 +71,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   // The product read cache answers its hits in the HTTP server's listener, before Fastify (plugins/catalog-cache.ts).
   const responseCache = new ResponseCache(config.catalogCacheMaxBytes, Boolean(config.corsOrigin))
-  // With traces on (loaded already by server.ts), a hit answered before Fastify still names its span after the route.
-  if (config.tracing) responseCache.traceRoute = (await import('./tracing.js')).traceRoute
+  // With traces on (loaded already by server.ts), a hit answered before Fastify still gets its server span.
+  if (config.tracing) responseCache.traceHit = (await import('./tracing.js')).traceCacheHit
   let log: FastifyBaseLogger | undefined
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs } = config.http
   const app = Fastify({

@@ -166,8 +166,8 @@ export class ResponseCache {
    * milliseconds), which Fastify's hooks never see. Undefined otherwise: a hit then pays nothing for it.
    */
   observe: ((route: string, ms: number) => void) | undefined = undefined
-  /** Set when traces are on (src/tracing.ts): names the request's span after the route of the answer `frontDoor` gives. */
-  traceRoute: ((route: string) => void) | undefined = undefined
+  /** Set when traces are on (src/tracing.ts): the server span of an answer `frontDoor` gives. */
+  traceHit: ((request: IncomingMessage, route: string, startedAt: number) => void) | undefined = undefined
 
   get(key: string, now: number): Entry | undefined {
     const entry = this.keys.get(key)
@@ -378,8 +378,8 @@ export function frontDoor(cache: ResponseCache, options: FrontDoorOptions) {
     response.end(entry.payload)
     const observe = cache.observe
     if (observe !== undefined) observe(entry.route, performance.now() - started)
-    const traceRoute = cache.traceRoute
-    if (traceRoute !== undefined) traceRoute(entry.route)
+    const traceHit = cache.traceHit
+    if (traceHit !== undefined) traceHit(request, entry.route, started)
     const logger = log()
     if (logger?.isLevelEnabled?.('info')) {
       logger.info(

@@ -90,6 +90,24 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('OpenTeleme
       expect(service.output()).not.toMatch(/error/i)
     })
 
+    it("continues the caller's trace (traceparent), through Fastify and through the cache's front door", async () => {
+      const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
+      const parent = '00f067aa0ba902b7'
+      const headers = { traceparent: `00-${traceId}-${parent}-01` }
+      // /products/3 read once first, so that the traced read is a cache hit; /categories always goes through Fastify.
+      expect((await json(service.base, '/products/3')).status).toBe(200)
+      expect((await fetch(`${service.base}/products/3`, { headers })).status).toBe(200)
+      expect((await fetch(`${service.base}/categories`, { headers })).status).toBe(200)
+      for (let i = 0; i < 50 && collector.spans.filter((span) => span.traceId === traceId && span.kind === SERVER).length < 2; i++) {
+        await new Promise((done) => setTimeout(done, 50))
+      }
+      const servers = collector.spans.filter((span) => span.traceId === traceId && span.kind === SERVER)
+      expect(servers.map((span) => [span.name, span.parentSpanId]).sort()).toEqual([
+        ['GET /categories', parent],
+        ['GET /products/:id', parent],
+      ])
+    })
+
     it('leaves probes out', async () => {
       expect((await json(service.base, '/ready')).status).toBe(200)
       expect((await json(service.base, '/categories')).status).toBe(200)
