@@ -11,7 +11,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { connectDatabase } from '../src/db/connect.js'
 import { addToCart } from '../src/modules/cart/cart.service.js'
-import { placeOrder } from '../src/modules/orders/orders.service.js'
+import { createOrdersDeps, placeOrder } from '../src/modules/orders/orders.service.js'
 import { createUser } from '../src/modules/users/users.service.js'
 import { nowIso } from '../src/shared/time.js'
 import { createPgSchema, type PgSchema } from '../test/helpers/pg-schema.js'
@@ -116,10 +116,11 @@ async function main(): Promise<void> {
   await new Promise((resolve) => child.once('exit', resolve))
 
   const { db } = open(target)
+  const orderDeps = createOrdersDeps(db)
   const direct = await loopFor(seconds, customers, async (i) => {
     const userId = (users[i] as { id: number }).id
     await addToCart(db, userId, { productId: pick(), quantity: 1 })
-    return (await placeOrder(db, userId)).created
+    return (await placeOrder(orderDeps, userId)).created
   })
   const stockSold = await db
     .selectFrom('order_items')

@@ -3,7 +3,7 @@
 // (SQLite file, or a PostgreSQL pool of the service's size). Started by the orchestrator with fork().
 import { connectDatabase } from '../src/db/connect.js'
 import { addToCart } from '../src/modules/cart/cart.service.js'
-import { placeOrder } from '../src/modules/orders/orders.service.js'
+import { createOrdersDeps, placeOrder } from '../src/modules/orders/orders.service.js'
 import type { DirectCheckoutResult } from './types.js'
 
 export interface DirectCheckoutSpec {
@@ -15,6 +15,7 @@ export interface DirectCheckoutSpec {
 
 async function runDirectCheckout(spec: DirectCheckoutSpec): Promise<DirectCheckoutResult> {
   const { db } = connectDatabase(spec.databaseUrl)
+  const orderDeps = createOrdersDeps(db)
   let orders = 0
   let failures = 0
   const started = performance.now()
@@ -24,7 +25,7 @@ async function runDirectCheckout(spec: DirectCheckoutSpec): Promise<DirectChecko
       const productId = spec.productIds[Math.floor(Math.random() * spec.productIds.length)] as number
       try {
         await addToCart(db, userId, { productId, quantity: 1 })
-        const { created } = await placeOrder(db, userId)
+        const { created } = await placeOrder(orderDeps, userId)
         if (created) orders += 1
       } catch {
         failures += 1

@@ -13,9 +13,13 @@ import { cartRoutes } from './modules/cart/cart.routes.js'
 import { catalogRoutes } from './modules/catalog/catalog.routes.js'
 import { healthRoutes } from './modules/health/health.routes.js'
 import { ordersRoutes } from './modules/orders/orders.routes.js'
-import outboxPlugin, { type OutboxPluginOptions } from './modules/outbox/dispatcher.js'
+import type { Inventory } from './modules/inventory/inventory.service.js'
+import type { OrderLifecycle } from './modules/orders/order-lifecycle.js'
+import { createOrdersDeps, type OrdersDeps } from './modules/orders/orders.service.js'
+import outboxPlugin, { emitEvent, emitStockChange, type OutboxPluginOptions } from './modules/outbox/dispatcher.js'
 import { shippingRoutes } from './modules/shipping/shipping.routes.js'
-import paymentsPlugin from './modules/payments/payments.plugin.js'
+import paymentsPlugin, { createPaymentProvider } from './modules/payments/payments.plugin.js'
+import { PaymentsService } from './modules/payments/payments.service.js'
 import webhooksPlugin from './modules/webhooks/webhooks.plugin.js'
 import type { ImageHost } from './modules/images/image-host.js'
 import { ensureAdmin } from './modules/users/users.service.js'
@@ -30,7 +34,23 @@ import errorsPlugin, { answerClientError, answerFrameworkError } from './plugins
 import invalidationPlugin from './plugins/invalidation.js'
 import metricsPlugin from './plugins/metrics.js'
 import rateLimitPlugin from './plugins/rate-limit.js'
+import type { EventSink } from './shared/event-sink.js'
 import { schemaErrorFormatter, validatorCompiler } from './shared/validation.js'
+
+/** The shop's services, built once here and handed to the modules that use them (nothing is looked up by `db`). */
+export interface Services {
+  events: EventSink
+  inventory: Inventory
+  lifecycle: OrderLifecycle
+  orders: OrdersDeps
+  payments: PaymentsService
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services
+  }
+}
 
 export interface AppOptions {
   /** An open database; by default the one named by config.databaseUrl, closed with the app. */
@@ -54,6 +74,8 @@ export interface AppOptions {
   adminUi?: AdminUiOptions
   /** The outbox dispatcher's settings (tests shorten its retry schedule, or turn it off to read rows as queued). */
   outbox?: OutboxPluginOptions['options']
+  /** Whether the timed jobs (payments' expiry and reconcile) run; on by default, off for the CLI. */
+  jobs?: boolean
 }
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/
@@ -155,12 +177,14 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // Off unless METRICS_ENABLED=true (then before the routes: it counts the orders placed).
   await app.register(metricsPlugin, { config, handle, cache: responseCache })
 
+  const services = await buildServices(app, config)
+  app.decorate('services', services)
+
   await app.register(healthRoutes)
   await app.register(usersRoutes, { config })
   await app.register(cartRoutes)
-  // Payments (before the orders' routes: its hook adds `payment` to their answers when Stripe is on).
-  await app.register(paymentsPlugin, { config })
-  await app.register(ordersRoutes, { config })
+  await app.register(paymentsPlugin, { config, payments: services.payments, jobs: options.jobs ?? true })
+  await app.register(ordersRoutes, { config, orders: services.orders })
   await app.register(addressesRoutes)
   await app.register(shippingRoutes)
   await app.register(catalogRoutes, { config, ...(options.imageHost ? { imageHost: options.imageHost } : {}) })
@@ -170,4 +194,20 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(adminUiPlugin, options.adminUi ?? {})
 
   return app
+}
+
+/**
+ * The services behind the routes, each given what it needs: events go to the outbox, stock to the inventory,
+ * every order status move through the lifecycle, whose hooks payments registers (docs/architecture.md).
+ */
+async function buildServices(app: FastifyInstance, config: Config): Promise<Services> {
+  const { db } = app
+  const events: EventSink = {
+    emit: (trx, event) => emitEvent(db, trx, event),
+    stockChanged: (trx, product, stockBefore) => emitStockChange(db, trx, product, stockBefore),
+  }
+  const provider = await createPaymentProvider(config)
+  const orders = createOrdersDeps(db, { provider: provider.name, currency: config.payments.currency }, events)
+  const payments = new PaymentsService({ db, provider, config: config.payments, log: app.log, lifecycle: orders.lifecycle })
+  return { events, inventory: orders.inventory, lifecycle: orders.lifecycle, payments, orders }
 }

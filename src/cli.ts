@@ -6,8 +6,6 @@ import { connectDatabase, startupFailureLine, waitForDatabase } from './db/conne
 import { migrateToLatest } from './db/migrate.js'
 import { CopyMismatchError, CopyRefusedError, copyData, copyReportLines, progressOn } from './ops/copy-data.js'
 import { seedCatalog } from './modules/catalog/catalog.seed.js'
-import { createPayments } from './modules/payments/payments.plugin.js'
-import { reconcilePayments } from './modules/payments/payments.service.js'
 import { createImageHost } from './modules/images/image-host.js'
 import { DEFAULT_SWEEP_GRACE_MS, sweepOrphanImages, sweepReport } from './modules/images/image-sweep.js'
 import { accountProblem } from './modules/users/users.schemas.js'
@@ -206,9 +204,11 @@ async function main(argv: string[]): Promise<number> {
           return 0
         }
         await databaseReady()
-        await migrateToLatest(db)
-        const log = { error: (o: object, m: string) => console.error(m, o), warn: (o: object, m: string) => console.error(m, o), info: () => {} }
-        const changes = await reconcilePayments(db, await createPayments(config, log))
+        // The whole service, without its timers or a listener: a change made here writes its events and e-mails
+        // like any other (the running service delivers them), and goes through the same order lifecycle.
+        const { buildApp } = await import('./app.js')
+        const app = await buildApp(config, { database: handle, jobs: false, changeFeed: false, logger: { level: 'warn', stream: process.stderr } })
+        const changes = await app.payments.reconcile().finally(() => app.close())
         for (const { orderId, outcome } of changes) console.log(`order ${orderId}: ${outcome}`)
         console.log(`${changes.length} order${changes.length === 1 ? '' : 's'} changed`)
         return 0

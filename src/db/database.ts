@@ -133,8 +133,44 @@ export interface PaymentsTable {
   intent_attempt: Generated<number>
   refund_attempt: Generated<number>
   mismatch: string | null
+  /** Σ of the order's refunds; `payment.status` is derived from it (refunded, partially_refunded). */
+  refunded_cents: Generated<number>
+  /** A refund recorded and committed before the provider is called, cleared when it settles. */
+  refund_pending_at: Timestamp | null
+  refund_pending_cents: number | null
+  /** What a success whose amount or currency did not match received (refunded if the order is cancelled). */
+  received_cents: number | null
+  /** 1 when an admin marked the order paid (a card success after that is a second charge). */
+  paid_manually: Generated<number>
   created_at: Timestamp
   updated_at: Timestamp
+}
+
+/** Every refund of an order: the shop's own, and those made in the provider's dashboard. */
+export interface RefundsTable {
+  id: Generated<number>
+  order_id: number
+  amount_cents: number
+  provider: 'manual' | 'stripe'
+  provider_ref: string | null
+  reason: string | null
+  actor_type: 'user' | 'system'
+  actor_id: number | null
+  actor_name: string | null
+  created_at: Timestamp
+}
+
+/** An order's timeline, written in the change's transaction. */
+export interface OrderEventsTable {
+  id: Generated<number>
+  order_id: number
+  type: string
+  at: Timestamp
+  actor_type: 'user' | 'system'
+  actor_id: number | null
+  actor_name: string | null
+  /** JSON. */
+  data: string
 }
 
 /** Stripe events already applied: the id is the primary key, so each is applied once. */
@@ -228,6 +264,8 @@ export interface Database {
   payments: PaymentsTable
   payment_events: PaymentEventsTable
   payment_jobs: PaymentJobsTable
+  refunds: RefundsTable
+  order_events: OrderEventsTable
   outbox: OutboxTable
   sessions: SessionsTable
   refresh_tokens: RefreshTokensTable

@@ -8,6 +8,7 @@ import * as outbox from './migrations/2026-11-25T0100-outbox.js'
 import * as webhooks from './migrations/2026-11-25T0200-webhooks.js'
 import * as ordersCreatedIndex from './migrations/2026-11-25T0300-orders-created-index.js'
 import * as outboxPartialIndexes from './migrations/2026-11-26T0000-outbox-partial-indexes.js'
+import * as orderLifecycle from './migrations/2026-11-27T0000-order-lifecycle.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T0200-webhooks': webhooks,
   '2026-11-25T0300-orders-created-index': ordersCreatedIndex,
   '2026-11-26T0000-outbox-partial-indexes': outboxPartialIndexes,
+  '2026-11-27T0000-order-lifecycle': orderLifecycle,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -87,6 +87,8 @@ export const messages = {
   invalidWebhookSignature: 'Firma de webhook inválida',
   refundFailed: 'No se pudo reembolsar el pago',
   paymentProviderUnavailable: 'El proveedor de pagos no responde',
+  paidByCard: 'La orden ya tiene un pago con tarjeta cobrado o en curso',
+  refundInProgress: 'La orden tiene un reembolso en curso',
   // Webhooks (src/modules/webhooks).
   webhookNotFound: 'Webhook no encontrado',
   webhookDeleted: 'Webhook eliminado',

@@ -94,6 +94,7 @@ describe('checkout with shipping', () => {
       shippingAddress: madridSnapshot,
       shippingMethod: { id: methodId, name: 'Standard', price: 4.9 },
       note: 'Ring twice',
+      payment: { provider: 'manual', status: 'unpaid', amount: 29.9, currency: 'EUR', refundedAmount: 0 },
     })
     expect(await stockOf(t.app, product.id)).toBe(8)
     expect(await cartOf(t.app, user.id)).toEqual({})
@@ -152,13 +153,29 @@ describe('checkout with shipping', () => {
     expect(res.json().items[0].name).toBe('Tea')
   })
 
-  it('without any shipping method, no body (or {}) keeps the plain order’s shape', async () => {
+  it('without any shipping method, no body (or {}) gives a plain order: the same fields, subtotal = total, no shipping', async () => {
     for (const payload of [undefined, {}]) {
       const { user } = await shopper()
       const res = await order(user, payload)
       expect(res.statusCode).toBe(201)
-      expect(Object.keys(res.json()).sort()).toEqual(['createdAt', 'id', 'items', 'status', 'total', 'updatedAt', 'userId'])
-      expect(Object.keys(res.json().items[0]).sort()).toEqual(['id', 'orderId', 'price', 'product', 'productId', 'quantity'])
+      const body = res.json()
+      expect(Object.keys(body).sort()).toEqual([
+        'createdAt',
+        'id',
+        'items',
+        'note',
+        'payment',
+        'shippingAddress',
+        'shippingMethod',
+        'shippingTotal',
+        'status',
+        'subtotal',
+        'total',
+        'updatedAt',
+        'userId',
+      ])
+      expect(body).toMatchObject({ subtotal: body.total, shippingTotal: 0, shippingAddress: null, shippingMethod: null, note: null })
+      expect(Object.keys(body.items[0]).sort()).toEqual(['id', 'name', 'orderId', 'price', 'product', 'productId', 'quantity'])
     }
   })
 
@@ -290,7 +307,7 @@ describe('admin reads: customer; GET /orders paging headers', () => {
     const placed = (await order(user)).json()
     const email = (await t.app.db.selectFrom('users').select('email').where('id', '=', user.id).executeTakeFirstOrThrow()).email
     const read = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(admin) })
-    expect(read.json()).toEqual({ ...placed, customer: { id: user.id, name: 'Carla Cliente', email } })
+    expect(read.json()).toEqual({ ...placed, customer: { id: user.id, name: 'Carla Cliente', email }, nextStatuses: ['paid', 'cancelled'] })
     const list = await t.app.inject({ method: 'GET', url: '/orders?limit=1000', headers: bearer(admin) })
     expect(list.json().find((o: { id: number }) => o.id === placed.id).customer).toEqual({ id: user.id, name: 'Carla Cliente', email })
     const own = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(user) })
@@ -388,7 +405,7 @@ describe('a failure in the middle of a checkout with shipping', () => {
     const key = `ship-crash-${failAt}`
     await expect(
       placeOrder(
-        t.app.db,
+        t.app.services.orders,
         user.id,
         {
           idempotencyKey: key,
@@ -402,7 +419,7 @@ describe('a failure in the middle of a checkout with shipping', () => {
     expect(await counts()).toEqual(before)
     expect(await cartOf(t.app, user.id)).toEqual({ [product.id]: 2 })
     expect(await stockOf(t.app, product.id)).toBe(10)
-    const retry = await placeOrder(t.app.db, user.id, { idempotencyKey: key }, checkout)
+    const retry = await placeOrder(t.app.services.orders, user.id, { idempotencyKey: key }, checkout)
     expect(retry.created).toBe(true)
     expect(retry.order).toMatchObject({ subtotal: 25, shippingTotal: 2, total: 27 })
   })

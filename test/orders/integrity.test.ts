@@ -260,7 +260,7 @@ describe('a deadlock with a product delete (PostgreSQL)', () => {
       await trx.deleteFrom('cart_items').where('product_id', '=', doomed.id).execute()
       await trx.deleteFrom('products').where('id', '=', doomed.id).execute()
     })
-    const placed = placeOrder(t.app.db, buyer!.id, {
+    const placed = placeOrder(t.app.services.orders, buyer!.id, {
       afterStep: async (step) => {
         steps.push(step)
         if (step === 'cart-taken' && steps.length === 1) {
@@ -319,7 +319,7 @@ describe('a failure in the middle of order creation', () => {
     const seen: PlaceOrderStep[] = []
 
     await expect(
-      placeOrder(t.app.db, buyer!.id, {
+      placeOrder(t.app.services.orders, buyer!.id, {
         idempotencyKey: `crash-${failAt}`,
         afterStep: (step) => {
           seen.push(step)
@@ -335,7 +335,7 @@ describe('a failure in the middle of order creation', () => {
     expect(await counts()).toEqual(before)
 
     // The same key works afterwards: nothing of the failed attempt was remembered.
-    const retry = await placeOrder(t.app.db, buyer!.id, { idempotencyKey: `crash-${failAt}` })
+    const retry = await placeOrder(t.app.services.orders, buyer!.id, { idempotencyKey: `crash-${failAt}` })
     expect(retry.created).toBe(true)
     expect(await stockOf(t.app, a.id)).toBe(3)
     expect(await stockOf(t.app, b.id)).toBe(0)

@@ -85,6 +85,7 @@ describe('POST /orders', () => {
           productId: lamp.id,
           quantity: 3,
           price: 19.99,
+          name: 'Lamp',
           product: { id: lamp.id, name: 'Lamp', imageUrl: expect.any(String) },
         },
         {
@@ -93,9 +94,17 @@ describe('POST /orders', () => {
           productId: clip.id,
           quantity: 1,
           price: 0.1,
+          name: 'Clip',
           product: { id: clip.id, name: 'Clip', imageUrl: expect.any(String) },
         },
       ],
+      // The same fields in every configuration (field for field): a plain order's checkout fields and payment.
+      subtotal: 60.07,
+      shippingTotal: 0,
+      shippingAddress: null,
+      shippingMethod: null,
+      note: null,
+      payment: { provider: 'manual', status: 'unpaid', amount: 60.07, currency: 'EUR', refundedAmount: 0 },
     })
     expect(await stockOf(t.app, lamp.id)).toBe(2)
     expect(await stockOf(t.app, clip.id)).toBe(3)
@@ -174,9 +183,16 @@ describe('POST /orders', () => {
           productId: p.id,
           quantity: 2,
           price: 4.5,
+          name: 'Bowl',
           product: { id: p.id, name: 'Bowl', imageUrl: expect.any(String) },
         },
       ],
+      subtotal: 9,
+      shippingTotal: 0,
+      shippingAddress: null,
+      shippingMethod: null,
+      note: null,
+      payment: { provider: 'manual', status: 'unpaid', amount: 9, currency: 'EUR', refundedAmount: 0 },
     })
     expect(await countRows(t.app, 'orders')).toBe(before + 1)
     expect(await stockOf(t.app, p.id)).toBe(1)
@@ -249,7 +265,7 @@ describe('Idempotency-Key', () => {
     const again = await order(user, { 'idempotency-key': 'pay-then-retry' })
     expect(again.statusCode).toBe(200)
     expect(again.json()).toEqual(paid.json())
-    expect(again.json()).toEqual({ ...first.json(), status: 'paid', updatedAt: paid.json().updatedAt })
+    expect(again.json()).toEqual({ ...first.json(), status: 'paid', payment: { ...first.json().payment, status: 'paid' }, updatedAt: paid.json().updatedAt })
     expect(await countRows(t.app, 'orders')).toBe(orders)
     expect(await cartOf(t.app, user.id)).toEqual({ [p.id]: 1 })
     expect(await stockOf(t.app, p.id)).toBe(8)
@@ -396,7 +412,7 @@ describe('GET /orders and /orders/:id', () => {
     await deleteProduct(t.app, product.id)
     const res = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(user) })
     expect(res.statusCode).toBe(200)
-    expect(res.json().items).toEqual([{ id: expect.any(Number), orderId: placed.id, productId: product.id, quantity: 2, price: 2.5 }])
+    expect(res.json().items).toEqual([{ name: expect.any(String), id: expect.any(Number), orderId: placed.id, productId: product.id, quantity: 2, price: 2.5 }])
     const list = await t.app.inject({ method: 'GET', url: '/orders', headers: bearer(user) })
     expect(list.json()[0].items[0]).not.toHaveProperty('product')
   })

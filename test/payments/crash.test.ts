@@ -1,6 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { PaymentStep } from '../../src/modules/payments/payments.service.js'
-import { reconcilePayments } from '../../src/modules/payments/payments.service.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { stockOf } from '../helpers/shop.js'
@@ -73,7 +72,7 @@ async function complete(how: (typeof completions)[number], event: unknown) {
     expect(answer.statusCode).toBe(200)
     expect(answer.json()).toEqual({ received: true })
   } else {
-    await reconcilePayments(t.app.db, t.app.payments)
+    await t.app.payments.reconcile({ pendingRefundAgeMs: 0 })
   }
 }
 
@@ -113,7 +112,9 @@ describe('a success on a pending order, crashed before the commit', () => {
 })
 
 describe('a success after the order was cancelled (refund), crashed before the commit', () => {
-  const steps: PaymentStep[] = ['event-recorded', 'refund-made', 'payment-moved']
+  // The refund is recorded and committed (refund-pending), Stripe is called (refund-made), then the event and the
+  // refunded payment are written in a second transaction (event-recorded, payment-moved).
+  const steps: PaymentStep[] = ['refund-pending', 'refund-made', 'event-recorded', 'payment-moved']
   for (const step of steps) {
     for (const how of completions) {
       it(`after ${step}: nothing kept; the ${how} refunds it, exactly once`, async () => {
@@ -125,7 +126,7 @@ describe('a success after the order was cancelled (refund), crashed before the c
         expect(crash.reached()).toBe(true)
         expect(await state(order, event.id)).toEqual({ order: 'cancelled', payment: 'unpaid', stock: STOCK, events: 0 })
         // A crash after Stripe refunded: the money is back at Stripe, the shop's row is not (yet) refunded.
-        expect(refundsOf(order.intentId)).toHaveLength(step === 'event-recorded' ? 0 : 1)
+        expect(refundsOf(order.intentId)).toHaveLength(step === 'refund-pending' ? 0 : 1)
 
         await complete(how, event)
         expect(await state(order, event.id)).toEqual({
@@ -142,28 +143,41 @@ describe('a success after the order was cancelled (refund), crashed before the c
 })
 
 describe('an admin cancelling a paid order (refund), crashed before the commit', () => {
-  const steps: PaymentStep[] = ['refund-made', 'payment-moved']
+  // The refund is recorded and committed first (refund-pending), Stripe refunds (refund-made), and the cancel's
+  // transaction settles it (payment-moved). A crash anywhere leaves the order paid with its stock held and the
+  // refund pending; the admin's retry, or the reconcile job once the refund is a minute old, finishes the cancel
+  // with the same idempotency key: exactly one refund at Stripe.
+  const steps: PaymentStep[] = ['refund-pending', 'refund-made', 'payment-moved']
   for (const step of steps) {
-    it(`after ${step}: still paid with its stock held; the admin's retry cancels and refunds it, exactly once`, async () => {
-      const order = await orderWithIntent()
-      const event = intentEvent('payment_intent.succeeded', fake.succeed(order.intentId))
-      expect((await deliver(t.app, event)).statusCode).toBe(200)
-      const crash = crashAfter(step)
-      expect((await setStatus(order.id, 'cancelled')).statusCode).toBe(500)
-      expect(crash.reached()).toBe(true)
-      expect(await state(order)).toEqual({ order: 'paid', payment: 'paid', stock: STOCK - QUANTITY, events: 0 })
-      expect(refundsOf(order.intentId)).toHaveLength(1)
+    for (const how of ['retry', 'reconcile'] as const) {
+      it(`after ${step}: still paid with its stock held; the ${how} cancels and refunds it, exactly once`, async () => {
+        const order = await orderWithIntent()
+        const event = intentEvent('payment_intent.succeeded', fake.succeed(order.intentId))
+        expect((await deliver(t.app, event)).statusCode).toBe(200)
+        const crash = crashAfter(step)
+        expect((await setStatus(order.id, 'cancelled')).statusCode).toBe(500)
+        expect(crash.reached()).toBe(true)
+        expect(await state(order)).toEqual({ order: 'paid', payment: 'paid', stock: STOCK - QUANTITY, events: 0 })
+        expect(refundsOf(order.intentId)).toHaveLength(step === 'refund-pending' ? 0 : 1)
+        expect((await paymentRow(t.app, order.id))?.refund_pending_at).not.toBeNull()
 
-      // Neither a redelivery nor the reconcile job moves a paid order: the cancel is the admin's to retry.
-      expect((await deliver(t.app, event)).statusCode).toBe(200)
-      await reconcilePayments(t.app.db, t.app.payments)
-      expect(await state(order)).toEqual({ order: 'paid', payment: 'paid', stock: STOCK - QUANTITY, events: 0 })
+        // A redelivery changes nothing, and the job leaves a refund younger than a minute alone (a request may
+        // still be waiting on Stripe).
+        expect((await deliver(t.app, event)).statusCode).toBe(200)
+        expect(await t.app.payments.reconcile()).toEqual([])
+        expect(await state(order)).toEqual({ order: 'paid', payment: 'paid', stock: STOCK - QUANTITY, events: 0 })
 
-      const retry = await setStatus(order.id, 'cancelled')
-      expect(retry.statusCode).toBe(200)
-      expect(retry.json()).toMatchObject({ id: order.id, status: 'cancelled', payment: { status: 'refunded' } })
-      expect(await state(order)).toEqual({ order: 'cancelled', payment: 'refunded', stock: STOCK, events: 0 })
-      expect(refundsOf(order.intentId)).toHaveLength(1)
-    })
+        if (how === 'retry') {
+          const retry = await setStatus(order.id, 'cancelled')
+          expect(retry.statusCode).toBe(200)
+          expect(retry.json()).toMatchObject({ id: order.id, status: 'cancelled', payment: { status: 'refunded', refundedAmount: 39.98 } })
+        } else {
+          expect(await t.app.payments.reconcile({ pendingRefundAgeMs: 0 })).toEqual([{ orderId: order.id, outcome: 'cancelled' }])
+        }
+        expect(await state(order)).toEqual({ order: 'cancelled', payment: 'refunded', stock: STOCK, events: 0 })
+        expect((await paymentRow(t.app, order.id))?.refund_pending_at).toBeNull()
+        expect(refundsOf(order.intentId)).toHaveLength(1)
+      })
+    }
   }
 })

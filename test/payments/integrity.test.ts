@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { claimJobRun } from '../../src/modules/payments/payments.repository.js'
-import { reconcilePayments } from '../../src/modules/payments/payments.service.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { stockOf } from '../helpers/shop.js'
@@ -227,7 +226,7 @@ describe('reconcile (lost webhooks)', () => {
     )
     expect(await orderStatus(t.app, old.id)).toBe('paid')
     expect(await orderStatus(t.app, young.id)).toBe('pending')
-    expect(await reconcilePayments(t.app.db, t.app.payments)).toEqual(expect.arrayContaining([{ orderId: young.id, outcome: 'paid' }]))
+    expect(await t.app.payments.reconcile({ pendingRefundAgeMs: 0 })).toEqual(expect.arrayContaining([{ orderId: young.id, outcome: 'paid' }]))
     expect(await orderStatus(t.app, young.id)).toBe('paid')
     expect((await paymentRow(t.app, failed.id))?.status).toBe('failed')
   })

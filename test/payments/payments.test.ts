@@ -32,6 +32,7 @@ describe('POST /orders/:id/payment with Stripe', () => {
       status: 'unpaid',
       amount: 39.98,
       currency: 'EUR',
+      refundedAmount: 0,
       clientSecret: expect.stringMatching(/^pi_/),
       publishableKey: 'pk_test_fake',
     })
@@ -109,7 +110,7 @@ describe('POST /orders/:id/payment with Stripe', () => {
   it('the order JSON carries payment {provider, status, amount, currency}', async () => {
     const order = await placeOrder(t.app)
     const read = (await t.app.inject({ url: `/orders/${order.id}`, headers: bearer(order.buyer) })).json() as { payment: unknown }
-    expect(read.payment).toEqual({ provider: 'stripe', status: 'unpaid', amount: 39.98, currency: 'EUR' })
+    expect(read.payment).toEqual({ provider: 'stripe', status: 'unpaid', amount: 39.98, currency: 'EUR', refundedAmount: 0 })
     await pay(t.app, order)
     fake.succeed(await intentOf(t.app, order.id))
     await deliver(t.app, intentEvent('payment_intent.succeeded', fake.intents.get(await intentOf(t.app, order.id))!))

@@ -39,6 +39,12 @@ export function addressInputToSnapshot(input: CreateAddressInput): AddressSnapsh
   }
 }
 
+/** The user's own address as an order keeps it, or undefined (unknown, or someone else's). */
+export async function findOwnAddressSnapshot(db: Db, userId: number, id: number): Promise<AddressSnapshot | undefined> {
+  const row = await repo.findOwnAddress(db, userId, id)
+  return row ? addressRowToSnapshot(row) : undefined
+}
+
 export async function listAddresses(db: Db, userId: number): Promise<Address[]> {
   return (await repo.listAddresses(db, userId)).map(addressRowToAddress)
 }

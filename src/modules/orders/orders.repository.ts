@@ -1,5 +1,5 @@
-import type { Kysely, Transaction } from 'kysely'
-import type { Database, OrderRow } from '../../db/database.js'
+import type { Insertable, Kysely, Transaction } from 'kysely'
+import type { Database, OrderEventsTable, OrderRow } from '../../db/database.js'
 import type { OrderStatus } from './orders.schemas.js'
 
 type Db = Kysely<Database>
@@ -10,33 +10,6 @@ type Trx = Transaction<Database>
 /** Empties the user's cart and returns what it held; the deleted rows stay locked until the transaction ends. */
 export async function takeCartLines(trx: Trx, userId: number) {
   return trx.deleteFrom('cart_items').where('user_id', '=', userId).returning(['product_id', 'quantity']).execute()
-}
-
-/**
- * Takes `quantity` units of a product when that many are in stock, in one conditional statement: racing buyers
- * cannot both pass the check. Returns undefined (and changes nothing) when the stock is short or the product is gone.
- */
-export async function reserveStock(trx: Trx, productId: number, quantity: number) {
-  return trx
-    .updateTable('products')
-    .set((eb) => ({ stock: eb('stock', '-', quantity) }))
-    .where('id', '=', productId)
-    .where('stock', '>=', quantity)
-    .returning(['id', 'name', 'price_cents', 'image_url', 'stock'])
-    .executeTakeFirst()
-}
-
-/** Puts units back (a cancelled order); a product deleted since is skipped. */
-export async function releaseStock(trx: Trx, productId: number, quantity: number): Promise<void> {
-  await trx
-    .updateTable('products')
-    .set((eb) => ({ stock: eb('stock', '+', quantity) }))
-    .where('id', '=', productId)
-    .execute()
-}
-
-export async function findProductName(trx: Trx, productId: number) {
-  return trx.selectFrom('products').select('name').where('id', '=', productId).executeTakeFirst()
 }
 
 /** What checkout adds to an order row; all null on an order placed the plain way. */
@@ -96,6 +69,8 @@ function selectOrdersWithItems(db: Db | Trx) {
       .leftJoin('products as p', 'p.id', 'i.product_id')
       // The customer, for admin reads; a deleted user leaves nulls.
       .leftJoin('users as u', 'u.id', 'o.user_id')
+      // `payment`, on every order (none yet: the shop's provider, unpaid).
+      .leftJoin('payments as pay', 'pay.order_id', 'o.id')
       .select([
         'o.id',
         'o.user_id',
@@ -118,6 +93,11 @@ function selectOrdersWithItems(db: Db | Trx) {
         'p.id as p_id',
         'p.name as p_name',
         'p.image_url as p_image_url',
+        'pay.provider as pay_provider',
+        'pay.status as pay_status',
+        'pay.amount_cents as pay_amount_cents',
+        'pay.currency as pay_currency',
+        'pay.refunded_cents as pay_refunded_cents',
       ])
   )
 }
@@ -163,7 +143,7 @@ export async function countOrders(db: Db, filter: { userId?: number; status?: Or
 // ---- status changes ----
 
 /** The order's status (and owner); with `ownerId`, only when it belongs to that user. */
-export async function findOrderStatus(trx: Trx, id: number, ownerId?: number) {
+export async function findOrderStatus(trx: Db | Trx, id: number, ownerId?: number) {
   return trx
     .selectFrom('orders')
     .select(['status', 'user_id'])
@@ -180,4 +160,10 @@ export async function updateOrderStatus(trx: Trx, id: number, from: OrderStatus,
 
 export async function listOrderLines(trx: Trx, orderId: number) {
   return trx.selectFrom('order_items').select(['product_id', 'quantity']).where('order_id', '=', orderId).orderBy('product_id').execute()
+}
+
+// ---- the timeline ----
+
+export async function insertOrderEvent(trx: Trx, row: Insertable<OrderEventsTable>): Promise<void> {
+  await trx.insertInto('order_events').values(row).execute()
 }

@@ -49,8 +49,9 @@ function orderPageLinks(publicUrl: string, query: ListOrdersQuery, total: number
   return links.length > 0 ? links.join(', ') : null
 }
 
-export async function ordersRoutes(fastify: FastifyInstance, options: { config: Config }): Promise<void> {
+export async function ordersRoutes(fastify: FastifyInstance, options: { config: Config; orders: service.OrdersDeps }): Promise<void> {
   const { publicUrl } = options.config
+  const { orders } = options
   const app = fastify.withTypeProvider<SchemaTypes>()
   const tags = ['orders']
   const security = [{ bearerAuth: [] }]
@@ -70,7 +71,7 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
     },
     handler: async (request, reply) => {
       const checkout: PlaceOrderInput = request.body
-      const { order, created } = await service.placeOrder(app.db, request.user.id, { idempotencyKey: request.headers['idempotency-key'] }, checkout)
+      const { order, created } = await service.placeOrder(orders, request.user.id, { idempotencyKey: request.headers['idempotency-key'] }, checkout)
       return reply.code(created ? 201 : 200).send(order)
     },
   })
@@ -85,18 +86,18 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
       response: { 200: paged(OrderList), ...errors },
     },
     handler: async (request, reply) => {
-      const { orders, total } = await service.listOrders(app.db, request.user, request.query)
+      const { orders: page, total } = await service.listOrders(orders, request.user, request.query)
       reply.header('X-Total-Count', total)
       const links = orderPageLinks(publicUrl, request.query, total)
       if (links) reply.header('Link', links)
-      return orders
+      return page
     },
   })
 
   app.get('/orders/:id', {
     onRequest: app.authenticate,
     schema: { tags, summary: 'One order (someone else’s is not found)', security, params: IdParams, response: { 200: Order, ...errors } },
-    handler: async (request) => service.getOrder(app.db, request.user, request.params.id),
+    handler: async (request) => service.getOrder(orders, request.user, request.params.id),
   })
 
   app.post('/orders/:id/cancel', {
@@ -105,7 +106,7 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
     config: { invalidates: ['catalog'] },
     preValidation: rejectBody,
     schema: { tags, summary: 'Cancel one’s own pending order; the stock comes back', security, params: IdParams, response: { 200: Order, ...errors } },
-    handler: async (request) => service.cancelOwnOrder(app.db, request.user.id, request.params.id, request.log),
+    handler: async (request) => service.cancelOwnOrder(orders, request.user.id, request.params.id, request.log),
   })
 
   const statusRoute = {
@@ -121,7 +122,7 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
       response: { 200: Order, ...errors },
     },
     handler: async (request: FastifyRequest<{ Params: IdParams; Body: UpdateStatusInput }>, _reply: FastifyReply) =>
-      service.changeOrderStatus(app.db, request.params.id, request.body.status, request.log),
+      service.changeOrderStatus(orders, request.user, request.params.id, request.body.status, request.log),
   }
   app.patch('/orders/:id/status', statusRoute)
   app.put('/orders/:id/status', statusRoute)

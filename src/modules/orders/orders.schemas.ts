@@ -2,7 +2,7 @@ import type { FromSchema } from 'json-schema-to-ts'
 import { PageQueryProperties } from '../../shared/validation.js'
 import { AddressSnapshot, CreateAddressBody } from '../addresses/addresses.schemas.js'
 import { ShippingMethodSnapshot } from '../shipping/shipping.schemas.js'
-// Payments: `payment` on the order JSON, present when the shop takes payments through Stripe.
+// Payments: `payment` on every order JSON.
 import { PaymentSummary } from '../payments/payments.schemas.js'
 
 export const orderStatuses = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const
@@ -50,14 +50,14 @@ export const UpdateStatusBody = {
 export const OrderItem = {
   title: 'OrderItem',
   type: 'object',
-  required: ['id', 'orderId', 'productId', 'quantity', 'price'],
+  required: ['id', 'orderId', 'productId', 'quantity', 'price', 'name'],
   properties: {
     id: { type: 'integer' },
     orderId: { type: 'integer' },
     productId: { type: 'integer' },
     quantity: { type: 'integer' },
     price: { type: 'number' },
-    /** The product's name at purchase; on checkout orders. */
+    /** The product's name at purchase (null only on lines written before names were kept, of a product deleted since). */
     name: { type: ['string', 'null'] },
     product: {
       type: 'object',
@@ -70,7 +70,21 @@ export const OrderItem = {
 export const Order = {
   title: 'Order',
   type: 'object',
-  required: ['id', 'userId', 'total', 'status', 'createdAt', 'updatedAt', 'items'],
+  required: [
+    'id',
+    'userId',
+    'total',
+    'status',
+    'createdAt',
+    'updatedAt',
+    'items',
+    'subtotal',
+    'shippingTotal',
+    'shippingAddress',
+    'shippingMethod',
+    'note',
+    'payment',
+  ],
   properties: {
     id: { type: 'integer' },
     userId: { type: 'integer' },
@@ -79,7 +93,7 @@ export const Order = {
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
     items: { type: 'array', items: OrderItem },
-    // Checkout orders only (placed with a body, or while shipping is on): orders placed the plain way keep the shape above.
+    // On every order: a plain one (no body, no shipping) has subtotal = total, shippingTotal 0 and nulls.
     subtotal: { type: 'number' },
     shippingTotal: { type: 'number' },
     shippingAddress: { anyOf: [AddressSnapshot, { type: 'null' }] },
@@ -92,8 +106,9 @@ export const Order = {
         { type: 'null' },
       ],
     },
-    // Payments (src/modules/payments): added by its hook when Stripe is on; absent with manual payments.
     payment: PaymentSummary,
+    /** Admin reads only: the statuses an admin may move this order to now (the lifecycle's table). */
+    nextStatuses: { type: 'array', items: { type: 'string', enum: orderStatuses } },
   },
 } as const
 

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { nowIso } from '../../shared/time.js'
 import { claimJobRun } from './payments.repository.js'
-import { expireUnpaidOrders, type Payments, RECONCILE_AGE_MS, reconcilePayments } from './payments.service.js'
+import { type PaymentsService, RECONCILE_AGE_MS } from './payments.service.js'
 
 /** The reconcile job runs every 10 minutes. */
 export const RECONCILE_EVERY_MS = 10 * 60_000
@@ -25,7 +25,7 @@ export class PaymentJobs {
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly payments: Payments,
+    private readonly payments: PaymentsService,
     /** Tells the caches that stock came back (an expired order). */
     private readonly stockChanged: () => void,
   ) {}
@@ -38,11 +38,11 @@ export class PaymentJobs {
 
   /** Once per claimed run: intents of pending orders older than 10 minutes. */
   async reconcile() {
-    return reconcilePayments(this.db, this.payments, { olderThanMs: RECONCILE_AGE_MS })
+    return this.payments.reconcile({ olderThanMs: RECONCILE_AGE_MS })
   }
 
   async expire() {
-    const expired = await expireUnpaidOrders(this.db, this.payments)
+    const expired = await this.payments.expireUnpaidOrders()
     if (expired.length > 0) this.stockChanged()
     return expired
   }

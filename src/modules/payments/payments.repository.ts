@@ -1,5 +1,5 @@
-import { type Kysely, PostgresAdapter, sql, type Transaction } from 'kysely'
-import type { Database, PaymentRow } from '../../db/database.js'
+import { type Insertable, type Kysely, PostgresAdapter, type Transaction } from 'kysely'
+import type { Database, OrderEventsTable, PaymentRow, RefundsTable } from '../../db/database.js'
 import type { PaymentStatus } from './payments.schemas.js'
 
 type Db = Kysely<Database>
@@ -31,14 +31,9 @@ export async function lockPayment(trx: Trx, orderId: number): Promise<PaymentRow
     .executeTakeFirst()
 }
 
-/** The payment of the intent the shop created, locked as lockPayment. */
-export async function lockPaymentByIntent(trx: Trx, intentId: string): Promise<PaymentRow | undefined> {
-  return trx
-    .selectFrom('payments')
-    .selectAll()
-    .where('intent_id', '=', intentId)
-    .$if(isPostgres(trx), (qb) => qb.forUpdate())
-    .executeTakeFirst()
+/** The order of the intent the shop created (not locked: the order row is locked first, then the payment). */
+export async function findOrderOfIntent(db: Db | Trx, intentId: string): Promise<number | undefined> {
+  return (await db.selectFrom('payments').select('order_id').where('intent_id', '=', intentId).executeTakeFirst())?.order_id
 }
 
 export async function findPayments(db: Db, orderIds: number[]) {
@@ -80,19 +75,99 @@ export async function movePayment(trx: Trx, orderId: number, from: readonly Paym
   return Number(result.numUpdatedRows) > 0
 }
 
-export async function recordMismatch(trx: Trx, orderId: number, mismatch: string, now: string): Promise<void> {
-  await trx.updateTable('payments').set({ mismatch, updated_at: now }).where('order_id', '=', orderId).execute()
+/** A success that did not match the order: what it said, and what it received (refunded if the order is cancelled). */
+export async function recordMismatch(trx: Trx, orderId: number, mismatch: string, receivedCents: number, now: string): Promise<void> {
+  await trx.updateTable('payments').set({ mismatch, received_cents: receivedCents, updated_at: now }).where('order_id', '=', orderId).execute()
 }
 
-/** After a definite refusal, the next refund attempt takes the next idempotency key (once, whoever asks). */
-export async function nextRefundAttempt(db: Db, orderId: number, attempt: number): Promise<void> {
+/** An admin marked the order paid: the card is not how it was paid. */
+export async function markPaidManually(trx: Trx, orderId: number, now: string): Promise<void> {
+  await trx.updateTable('payments').set({ status: 'paid', paid_manually: 1, updated_at: now }).where('order_id', '=', orderId).execute()
+}
+
+/** Records a refund about to be asked of the provider (committed before the call); an existing one is kept. */
+export async function markRefundPending(trx: Trx, orderId: number, cents: number, now: string): Promise<void> {
+  await trx
+    .updateTable('payments')
+    .set({ refund_pending_at: now, refund_pending_cents: cents, updated_at: now })
+    .where('order_id', '=', orderId)
+    .where('refund_pending_at', 'is', null)
+    .execute()
+}
+
+/** The provider refused the pending refund: it is gone, and the next attempt takes the next key. */
+export async function dropRefundPending(db: Db | Trx, orderId: number, attempt: number, now: string): Promise<void> {
   await db
     .updateTable('payments')
-    .set({ refund_attempt: attempt + 1 })
+    .set({ refund_pending_at: null, refund_pending_cents: null, refund_attempt: attempt + 1, updated_at: now })
     .where('order_id', '=', orderId)
     .where('refund_attempt', '=', attempt)
     .execute()
 }
+
+/**
+ * The pending refund was made: its amount joins `refunded_cents`, the marker goes, and the payment becomes
+ * `refunded` once everything paid has come back. Returns the amount settled (0 when nothing was pending).
+ */
+export async function settleRefundPending(trx: Trx, row: PaymentRow, now: string): Promise<number> {
+  const cents = Number(row.refund_pending_cents ?? 0)
+  if (row.refund_pending_at === null) return 0
+  const refunded = Number(row.refunded_cents) + cents
+  await trx
+    .updateTable('payments')
+    .set({
+      refunded_cents: refunded,
+      refund_pending_at: null,
+      refund_pending_cents: null,
+      // A paid order is refunded once all of it came back (part of it shows as partially_refunded); a success that
+      // was never applied (a mismatch, a late one on a cancelled order) is refunded by this one refund.
+      status: refunded >= Number(row.amount_cents) || row.status !== 'paid' ? 'refunded' : row.status,
+      updated_at: now,
+    })
+    .where('order_id', '=', row.order_id)
+    .execute()
+  return cents
+}
+
+/** A second payment was refunded: the marker goes, and the row says what happened (the order stays paid). */
+export async function clearSecondCharge(trx: Trx, orderId: number, note: string, now: string): Promise<void> {
+  await trx
+    .updateTable('payments')
+    .set({ refund_pending_at: null, refund_pending_cents: null, mismatch: note, updated_at: now })
+    .where('order_id', '=', orderId)
+    .execute()
+}
+
+/** Adds a refund made outside the shop (or by its own means) to `refunded_cents`; `refunded` once it covers the amount. */
+export async function addRefunded(trx: Trx, row: PaymentRow, cents: number, now: string): Promise<void> {
+  const refunded = Number(row.refunded_cents) + cents
+  await trx
+    .updateTable('payments')
+    .set({ refunded_cents: refunded, ...(refunded >= Number(row.amount_cents) && row.status === 'paid' ? { status: 'refunded' as const } : {}), updated_at: now })
+    .where('order_id', '=', row.order_id)
+    .execute()
+}
+
+export async function insertRefund(trx: Trx, row: Insertable<RefundsTable>): Promise<void> {
+  await trx.insertInto('refunds').values(row).execute()
+}
+
+export async function insertOrderEvent(trx: Trx, row: Insertable<OrderEventsTable>): Promise<void> {
+  await trx.insertInto('order_events').values(row).execute()
+}
+
+/** Refunds recorded and committed before `before` and never settled: a crash or a timeout left them. */
+export async function listPendingRefunds(db: Db, before: string) {
+  return db
+    .selectFrom('payments as p')
+    .innerJoin('orders as o', 'o.id', 'p.order_id')
+    .select(['p.order_id', 'o.status'])
+    .where('p.refund_pending_at', 'is not', null)
+    .where('p.refund_pending_at', '<', before)
+    .orderBy('p.order_id')
+    .execute()
+}
+
 
 // ---- events ----
 
@@ -136,40 +211,13 @@ export async function listExpiredOrders(db: Db, before: string, limit: number) {
   return db
     .selectFrom('orders as o')
     .leftJoin('payments as p', 'p.order_id', 'o.id')
-    .select(['o.id', 'p.intent_id'])
+    .select(['o.id'])
     .where('o.status', '=', 'pending')
     .where('o.created_at', '<', before)
     .where((eb) => eb.or([eb('p.status', 'is', null), eb('p.status', 'in', ['unpaid', 'failed'])]))
     .orderBy('o.id')
     .limit(limit)
     .execute()
-}
-
-/**
- * Cancels an expired order in one conditional statement: still pending, and no payment under way or done. A
- * payment that lands at the same moment either commits first (this changes nothing) or finds the order cancelled
- * (and is refunded).
- */
-export async function cancelExpiredOrder(trx: Trx, orderId: number, before: string, now: string): Promise<boolean> {
-  const result = await trx
-    .updateTable('orders')
-    .set({ status: 'cancelled', updated_at: now })
-    .where('id', '=', orderId)
-    .where('status', '=', 'pending')
-    .where('created_at', '<', before)
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('payments')
-            .select(sql.lit(1).as('one'))
-            .where('payments.order_id', '=', orderId)
-            .where('payments.status', 'in', ['processing', 'paid', 'refunded']),
-        ),
-      ),
-    )
-    .executeTakeFirst()
-  return Number(result.numUpdatedRows) > 0
 }
 
 /**

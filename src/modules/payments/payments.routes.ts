@@ -2,11 +2,11 @@ import type { FastifyInstance } from 'fastify'
 import { rejectBody } from '../../shared/no-body.js'
 import { ErrorResponse, IdParams, type SchemaTypes } from '../../shared/validation.js'
 import { PaymentAnswer } from './payments.schemas.js'
-import * as service from './payments.service.js'
+import type { PaymentsService } from './payments.service.js'
 
 const errors = { 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 502: ErrorResponse }
 
-export async function paymentsRoutes(fastify: FastifyInstance): Promise<void> {
+export async function paymentsRoutes(fastify: FastifyInstance, options: { payments: PaymentsService }): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>()
 
   app.post('/orders/:id/payment', {
@@ -21,6 +21,6 @@ export async function paymentsRoutes(fastify: FastifyInstance): Promise<void> {
       params: IdParams,
       response: { 200: PaymentAnswer, ...errors },
     },
-    handler: async (request) => service.startPayment(app.db, { ...app.payments, log: request.log }, request.user.id, request.params.id),
+    handler: async (request) => options.payments.startPayment(request.user.id, request.params.id, request.log),
   })
 }

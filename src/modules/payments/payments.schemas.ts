@@ -1,18 +1,23 @@
 import type { FromSchema } from 'json-schema-to-ts'
 
+/** A payment row's stored status. */
 export const paymentStatuses = ['unpaid', 'processing', 'paid', 'failed', 'refunded'] as const
 export type PaymentStatus = (typeof paymentStatuses)[number]
+/** The status the API shows: the stored one, with `partially_refunded` derived from what was refunded. */
+export const shownPaymentStatuses = [...paymentStatuses, 'partially_refunded'] as const
 
-/** `payment` on the order JSON (when the shop takes payments through Stripe). */
+/** `payment` on every order JSON (`provider: "manual"` without Stripe). */
 export const PaymentSummary = {
   title: 'Payment',
   type: 'object',
-  required: ['provider', 'status', 'amount', 'currency'],
+  required: ['provider', 'status', 'amount', 'currency', 'refundedAmount'],
   properties: {
     provider: { type: 'string', enum: ['manual', 'stripe'] },
-    status: { type: 'string', enum: paymentStatuses },
+    status: { type: 'string', enum: shownPaymentStatuses },
     amount: { type: 'number' },
     currency: { type: 'string' },
+    /** The sum of the order's refunds: the shop's own and those made in the provider's dashboard. */
+    refundedAmount: { type: 'number' },
   },
 } as const
 

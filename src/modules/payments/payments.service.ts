@@ -1,57 +1,26 @@
+import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { PaymentsConfig } from '../../config.js'
 import type { Database, PaymentRow } from '../../db/database.js'
 import { AppError, messages } from '../../shared/errors.js'
-import { centsToAmount } from '../../shared/money.js'
 import { nowIso } from '../../shared/time.js'
-import * as orders from '../orders/orders.repository.js'
-// A cycle (orders.service calls onOrderStatusChange): both sides only call each other's functions, never at load.
-import { emitStatusEvents } from '../orders/orders.service.js'
-import type { OrderStatus } from '../orders/orders.schemas.js'
+import type { LifecycleHook, OrderLifecycle, OrderMove } from '../orders/order-lifecycle.js'
+import { paymentSummary } from '../orders/order-view.js'
 import { RefundError, type PaymentProvider, type RemoteIntent, type RemoteProvider } from './providers/provider.js'
 import * as repo from './payments.repository.js'
-import type { PaymentAnswer, PaymentStatus, PaymentSummary } from './payments.schemas.js'
+import type { PaymentAnswer, PaymentStatus } from './payments.schemas.js'
 
 type Db = Kysely<Database>
 type Trx = Transaction<Database>
-
-/** What the payments module needs to act: its provider, its settings and a logger (no card data ever reaches it). */
-export interface Payments {
-  readonly provider: PaymentProvider
-  readonly config: PaymentsConfig
-  readonly log: { error: (obj: object, msg: string) => void; warn: (obj: object, msg: string) => void; info: (obj: object, msg: string) => void }
-  /**
-   * Test-only seam: awaited after each step of applying an event and of refunding a cancelled order, so a test
-   * can make it throw (a crash between steps) and check that nothing half-done was kept. Nothing in the service
-   * sets it, so it cannot be reached over HTTP.
-   */
-  afterStep?: ((step: PaymentStep) => void | Promise<void>) | undefined
-}
+export type PaymentsLog = Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>
 
 /**
- * Steps of the payment paths, in order, named for the test-only seam: `event-recorded` (its id is stored),
- * `order-paid` (the order row moved), `refund-made` (Stripe refunded), `payment-moved` (the payment row moved,
+ * Steps of the payment paths, in order, named for the test-only seam `afterStep`: `refund-pending` (a refund
+ * recorded and committed, the provider not yet called), `refund-made` (the provider refunded), `event-recorded`
+ * (a Stripe event's id is stored), `order-paid` (the order row moved), `payment-moved` (the payment row moved,
  * the last write before the commit) and `committed` (after the commit, before the answer).
  */
-export type PaymentStep = 'event-recorded' | 'order-paid' | 'refund-made' | 'payment-moved' | 'committed'
-
-async function step(payments: Payments, name: PaymentStep): Promise<void> {
-  if (payments.afterStep) await payments.afterStep(name)
-}
-
-/**
- * The payments of each open database, so that the orders service reaches them through the one `db` it is given
- * (orders.service.ts calls onOrderStatusChange). Several apps in one process (the tests) each have their own.
- */
-const registry = new WeakMap<Db, Payments>()
-
-export function attachPayments(db: Db, payments: Payments): void {
-  registry.set(db, payments)
-}
-
-export function detachPayments(db: Db): void {
-  registry.delete(db)
-}
+export type PaymentStep = 'refund-pending' | 'refund-made' | 'event-recorded' | 'order-paid' | 'payment-moved' | 'committed'
 
 /** The refund's idempotency key: the order and the attempt (a definite refusal moves to the next number). */
 export function refundKey(orderId: number, attempt: number): string {
@@ -67,182 +36,15 @@ export function intentKey(order: { id: number; created_at: string }, attempt: nu
   return `order-${order.id}-${Date.parse(order.created_at)}-intent-${attempt}`
 }
 
-function summary(row: Pick<PaymentRow, 'provider' | 'status' | 'amount_cents' | 'currency'>): PaymentSummary {
-  return { provider: row.provider, status: row.status, amount: centsToAmount(row.amount_cents), currency: row.currency }
-}
-
-// ---- POST /orders/:id/payment ----
-
+/** Lost webhooks: how old a pending order's intent must be before the periodic job asks Stripe about it. */
+export const RECONCILE_AGE_MS = 10 * 60_000
 /**
- * The payment of the caller's own pending order. With Stripe: the order's PaymentIntent, created once under an
- * idempotency key (racing calls get the same one), the same one while it can be paid, a new one once canceled.
+ * A refund recorded but never settled is finished by the reconcile job once it is this old: longer than any call
+ * to Stripe can last (two attempts of 10 s and the SDK's back-off), so the job never races a request still waiting.
  */
-export async function startPayment(db: Db, payments: Payments, userId: number, orderId: number): Promise<PaymentAnswer> {
-  const order = await repo.findOrderForPayment(db, orderId)
-  if (!order || order.user_id !== userId) throw new AppError(404, messages.orderNotFound)
-  if (order.status !== 'pending') throw new AppError(409, messages.orderNotPayable)
-  const { provider, config } = payments
-  const existing = await repo.findPayment(db, orderId)
-  if (provider.name === 'manual') {
-    return summary(existing ?? { provider: 'manual', status: 'unpaid', amount_cents: order.total_cents, currency: config.currency })
-  }
-
-  if (existing?.intent_id) {
-    const intent = await callProvider(payments, orderId, () => provider.retrieveIntent(existing.intent_id as string))
-    if (intent.status !== 'canceled') return answer(provider, existing, intent)
-  }
-  const attempt = (existing?.intent_attempt ?? 0) + 1
-  const intent = await callProvider(payments, orderId, () =>
-    provider.createIntent({ orderId, amountCents: order.total_cents, currency: config.currency, idempotencyKey: intentKey(order, attempt) }),
-  )
-  const stored = await db.transaction().execute(async (trx) => {
-    const now = nowIso()
-    await repo.insertPayment(trx, {
-      order_id: orderId,
-      provider: 'stripe',
-      status: 'unpaid',
-      amount_cents: order.total_cents,
-      currency: config.currency,
-      created_at: now,
-    })
-    await repo.storeIntent(trx, orderId, intent.id, attempt, now)
-    return repo.findPayment(trx, orderId)
-  })
-  if (!stored) throw new AppError(404, messages.orderNotFound)
-  // A racing call stored a newer intent: answer that one.
-  if (stored.intent_id !== intent.id && stored.intent_id !== null) {
-    return answer(provider, stored, await callProvider(payments, orderId, () => provider.retrieveIntent(stored.intent_id as string)))
-  }
-  return answer(provider, stored, intent)
-}
-
-function answer(provider: RemoteProvider, row: PaymentRow, intent: RemoteIntent): PaymentAnswer {
-  return {
-    ...summary(row),
-    ...(intent.clientSecret !== null ? { clientSecret: intent.clientSecret } : {}),
-    ...(provider.publishableKey !== null ? { publishableKey: provider.publishableKey } : {}),
-  }
-}
-
-/** A call to the provider that did not succeed is a 502; its cause goes to the log. */
-async function callProvider<T>(payments: Payments, orderId: number, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call()
-  } catch (error) {
-    payments.log.warn({ orderId, err: error }, 'the payment provider did not answer')
-    throw new AppError(502, messages.paymentProviderUnavailable, { cause: error })
-  }
-}
-
-// ---- the order JSON's `payment` ----
-
-/** `payment` for each order (by id), from its row, or `unpaid` when the provider has not seen it yet. */
-export async function paymentSummaries(db: Db, payments: Payments, list: Array<{ id: number; total: number }>): Promise<Map<number, PaymentSummary>> {
-  const rows = new Map(
-    (
-      await repo.findPayments(
-        db,
-        list.map((o) => o.id),
-      )
-    ).map((row) => [row.order_id, row]),
-  )
-  const result = new Map<number, PaymentSummary>()
-  for (const order of list) {
-    const row = rows.get(order.id)
-    result.set(order.id, row ? summary(row) : { provider: payments.provider.name, status: 'unpaid', amount: order.total, currency: payments.config.currency })
-  }
-  return result
-}
-
-// ---- the orders' status changes (called by orders.service.ts inside its transaction) ----
-
-/** A manual payment's row, made when an admin's move first concerns money (marked paid, or a paid order cancelled). */
-async function recordManualPayment(trx: Trx, payments: Payments, orderId: number, status: 'paid' | 'refunded', now: string): Promise<void> {
-  const order = await repo.findOrderForPayment(trx, orderId)
-  if (!order) return
-  await repo.insertPayment(trx, {
-    order_id: orderId,
-    provider: 'manual',
-    status,
-    amount_cents: order.total_cents,
-    currency: payments.config.currency,
-    created_at: now,
-  })
-}
-
-/**
- * Called by the orders service once an order's status has moved, inside the same transaction:
- * - to `paid` (an admin): the payment is `paid`; an open Stripe intent is cancelled after the commit;
- * - `paid` to `cancelled`: the payment is refunded now, through the provider, before the commit; a failed
- *   refund throws a 502 and the whole change rolls back (`manual` refunds by the shop's own means: `refunded`);
- * - `pending` to `cancelled`: the order's intent is cancelled after the commit, so it can no longer be paid.
- * Returns the work to do after the commit.
- */
-export async function onOrderStatusChange(
-  db: Db,
-  trx: Trx,
-  change: { orderId: number; from: OrderStatus; to: OrderStatus; log?: Payments['log'] | undefined },
-): Promise<() => Promise<void>> {
-  const attached = registry.get(db)
-  const nothing = async () => {}
-  if (!attached) return nothing
-  // During a request its own logger, so that the lines carry its reqId.
-  const payments = change.log ? { ...attached, log: change.log } : attached
-  const { orderId, from, to } = change
-  const now = nowIso()
-  const row = await repo.lockPayment(trx, orderId)
-  if (to === 'paid') {
-    if (!row) {
-      await recordManualPayment(trx, payments, orderId, 'paid', now)
-      return nothing
-    }
-    await repo.movePayment(trx, orderId, ['unpaid', 'processing', 'failed'], 'paid', now)
-    return row.intent_id !== null ? () => cancelIntentQuietly(payments, orderId, row.intent_id as string) : nothing
-  }
-  if (to !== 'cancelled') return nothing
-  if (from === 'paid') {
-    if (!row) {
-      await recordManualPayment(trx, payments, orderId, 'refunded', now)
-      return nothing
-    }
-    if (row.status === 'paid' && row.provider === 'stripe' && row.intent_id !== null) {
-      await refund(db, payments, row)
-      await step(payments, 'refund-made')
-    }
-    await repo.movePayment(trx, orderId, ['paid'], 'refunded', now)
-    await step(payments, 'payment-moved')
-    return nothing
-  }
-  return row?.intent_id ? () => cancelIntentQuietly(payments, orderId, row.intent_id as string) : nothing
-}
-
-/** Refunds a Stripe payment in full, or throws the 502; a definite refusal moves the next attempt to a new key. */
-async function refund(db: Db, payments: Payments, row: PaymentRow): Promise<void> {
-  const { provider } = payments
-  if (provider.name !== 'stripe' || row.intent_id === null) return
-  try {
-    await provider.refund({ intentId: row.intent_id, idempotencyKey: refundKey(row.order_id, row.refund_attempt) })
-  } catch (error) {
-    const definite = error instanceof RefundError && error.definite
-    payments.log.error({ orderId: row.order_id, attempt: row.refund_attempt, definite }, 'refund failed')
-    // Outside the transaction that is about to roll back: the next attempt must not replay this refusal.
-    // (On SQLite it runs once the rollback has freed the connection.)
-    if (definite) void repo.nextRefundAttempt(db, row.order_id, row.refund_attempt).catch(() => {})
-    throw new AppError(502, messages.refundFailed, { cause: error })
-  }
-}
-
-async function cancelIntentQuietly(payments: Payments, orderId: number, intentId: string): Promise<void> {
-  if (payments.provider.name !== 'stripe') return
-  try {
-    await payments.provider.cancelIntent(intentId)
-  } catch (error) {
-    // A success that still comes is refunded when its event (or the reconcile job) arrives.
-    payments.log.warn({ orderId, err: error }, 'could not cancel the payment intent')
-  }
-}
-
-// ---- Stripe events (the webhook and the reconcile job) ----
+export const PENDING_REFUND_AGE_MS = 60_000
+/** A cancelled order's intent is still watched this long: a success whose webhook was lost is refunded. */
+const CANCELLED_WATCH_MS = 24 * 60 * 60_000
 
 export type IntentEventType = 'payment_intent.succeeded' | 'payment_intent.processing' | 'payment_intent.payment_failed' | 'payment_intent.canceled'
 
@@ -253,130 +55,487 @@ export function isIntentEvent(type: string): type is IntentEventType {
 }
 
 /** What an event did, for the log and the reconcile command's report. */
-export type EventOutcome = 'duplicate' | 'unknown-intent' | 'unchanged' | 'paid' | 'processing' | 'failed' | 'refunded' | 'mismatch'
+export type EventOutcome = 'duplicate' | 'unknown-intent' | 'unchanged' | 'paid' | 'processing' | 'failed' | 'refunded' | 'mismatch' | 'cancelled'
 
-/**
- * Applies what Stripe says about an intent, once and only forward: with an event id, a duplicate delivery is
- * ignored (the id is unique); the payment row is locked while it is read and changed, so concurrent deliveries
- * of different events take turns; no event moves a `paid` or `refunded` payment back. The intent is matched by
- * the id the shop stored, never by its metadata.
- */
-export async function applyIntentEvent(
-  db: Db,
-  payments: Payments,
-  event: { id?: string; type: IntentEventType; intent: { id: string; amountReceivedCents: number; currency: string } },
-): Promise<{ outcome: EventOutcome; orderId?: number }> {
-  const result = await db.transaction().execute(async (trx) => {
-    const now = nowIso()
-    if (event.id !== undefined) {
-      if (!(await repo.recordEvent(trx, event.id, event.type, now))) return { outcome: 'duplicate' as const }
-      await step(payments, 'event-recorded')
-    }
-    const row = await repo.lockPaymentByIntent(trx, event.intent.id)
-    if (!row) return { outcome: 'unknown-intent' as const }
-    const orderId = row.order_id
-    const done = (outcome: EventOutcome) => ({ outcome, orderId })
-    const moved = async (yes: boolean) => {
-      if (yes) await step(payments, 'payment-moved')
-      return yes
-    }
-    switch (event.type) {
-      case 'payment_intent.processing':
-        return done((await moved(await repo.movePayment(trx, orderId, ['unpaid', 'failed'], 'processing', now))) ? 'processing' : 'unchanged')
-      case 'payment_intent.payment_failed':
-      case 'payment_intent.canceled':
-        return done((await moved(await repo.movePayment(trx, orderId, ['unpaid', 'processing'], 'failed', now))) ? 'failed' : 'unchanged')
-      case 'payment_intent.succeeded':
-        return done(await applySuccess(db, trx, payments, row, event.intent, event.id, now))
-    }
-  })
-  await step(payments, 'committed')
-  return result
+const ACTIVE: PaymentStatus[] = ['unpaid', 'processing', 'failed']
+
+export interface PaymentsDeps {
+  db: Db
+  provider: PaymentProvider
+  config: PaymentsConfig
+  log: PaymentsLog
+  lifecycle: OrderLifecycle
 }
 
-async function applySuccess(
-  db: Db,
-  trx: Trx,
-  payments: Payments,
-  row: PaymentRow,
-  intent: { amountReceivedCents: number; currency: string },
-  eventId: string | undefined,
-  now: string,
-): Promise<EventOutcome> {
-  const active: PaymentStatus[] = ['unpaid', 'processing', 'failed']
-  if (!active.includes(row.status)) return 'unchanged'
-  const orderId = row.order_id
-  if (intent.amountReceivedCents !== row.amount_cents || intent.currency.toUpperCase() !== row.currency) {
-    await repo.recordMismatch(
-      trx,
-      orderId,
-      `received ${intent.amountReceivedCents} ${intent.currency.toUpperCase()}, expected ${row.amount_cents} ${row.currency}`,
-      now,
+/**
+ * The payments module: the order's payment row, the provider's intents and refunds, Stripe's events, and the
+ * timed jobs. It never writes `orders.status`: it asks the order lifecycle for moves, and registers its hook there
+ * for the moves others make (a refund before a paid order is cancelled, an intent cancelled after a pending one
+ * is). No call to the provider is ever made inside a database transaction: a refund is recorded and committed
+ * first (`refund_pending_at`), the provider called, and the refund settled in a second transaction; the reconcile
+ * job finishes what a crash or a timeout left in between.
+ */
+export class PaymentsService {
+  readonly provider: PaymentProvider
+  readonly config: PaymentsConfig
+  readonly log: PaymentsLog
+  /**
+   * Test-only seam: awaited after each step of the payment paths, so a test can make it throw (a crash between
+   * steps) and check that nothing half-done was kept. Nothing in the service sets it.
+   */
+  afterStep: ((step: PaymentStep) => void | Promise<void>) | undefined
+  private readonly db: Db
+  private readonly lifecycle: OrderLifecycle
+
+  constructor(deps: PaymentsDeps) {
+    this.db = deps.db
+    this.provider = deps.provider
+    this.config = deps.config
+    this.log = deps.log
+    this.lifecycle = deps.lifecycle
+    this.afterStep = undefined
+    deps.lifecycle.use(this.lifecycleHook())
+  }
+
+  private async step(name: PaymentStep): Promise<void> {
+    if (this.afterStep) await this.afterStep(name)
+  }
+
+  private get remote(): RemoteProvider | undefined {
+    return this.provider.name === 'stripe' ? this.provider : undefined
+  }
+
+  // ---- POST /orders/:id/payment ----
+
+  /**
+   * The payment of the caller's own pending order. With Stripe: the order's PaymentIntent, created once under an
+   * idempotency key (racing calls get the same one), the same one while it can be paid, a new one once canceled.
+   */
+  async startPayment(userId: number, orderId: number, log: PaymentsLog = this.log): Promise<PaymentAnswer> {
+    const { db, config } = this
+    const order = await repo.findOrderForPayment(db, orderId)
+    if (!order || order.user_id !== userId) throw new AppError(404, messages.orderNotFound)
+    if (order.status !== 'pending') throw new AppError(409, messages.orderNotPayable)
+    const existing = await repo.findPayment(db, orderId)
+    const provider = this.remote
+    if (!provider) {
+      return paymentSummary(existing ?? { provider: 'manual', status: 'unpaid', amount_cents: order.total_cents, currency: config.currency, refunded_cents: 0 })
+    }
+    if (existing?.intent_id) {
+      const intent = await this.call(log, orderId, () => provider.retrieveIntent(existing.intent_id as string))
+      if (intent.status !== 'canceled') return answer(provider, existing, intent)
+    }
+    const attempt = (existing?.intent_attempt ?? 0) + 1
+    const intent = await this.call(log, orderId, () =>
+      provider.createIntent({ orderId, amountCents: order.total_cents, currency: config.currency, idempotencyKey: intentKey(order, attempt) }),
     )
-    payments.log.error({ eventId, orderId }, 'payment amount or currency does not match the order: not applied')
-    return 'mismatch'
+    const stored = await db.transaction().execute(async (trx) => {
+      const now = nowIso()
+      await repo.insertPayment(trx, { order_id: orderId, provider: 'stripe', status: 'unpaid', amount_cents: order.total_cents, currency: config.currency, created_at: now })
+      await repo.storeIntent(trx, orderId, intent.id, attempt, now)
+      return repo.findPayment(trx, orderId)
+    })
+    if (!stored) throw new AppError(404, messages.orderNotFound)
+    // A racing call stored a newer intent: answer that one.
+    if (stored.intent_id !== intent.id && stored.intent_id !== null) {
+      return answer(provider, stored, await this.call(log, orderId, () => provider.retrieveIntent(stored.intent_id as string)))
+    }
+    return answer(provider, stored, intent)
   }
-  // Conditional on `pending`: of this and a cancel (or the expiry), exactly one wins the order row.
-  if (await orders.updateOrderStatus(trx, orderId, 'pending', 'paid', now)) {
-    await emitStatusEvents(db, trx, orderId, 'paid')
-    await step(payments, 'order-paid')
-    await repo.movePayment(trx, orderId, active, 'paid', now)
-    await step(payments, 'payment-moved')
-    return 'paid'
+
+  /** A call to the provider that did not succeed is a 502; its cause goes to the log. */
+  private async call<T>(log: PaymentsLog, orderId: number, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call()
+    } catch (error) {
+      log.warn({ orderId, err: error }, 'the payment provider did not answer')
+      throw new AppError(502, messages.paymentProviderUnavailable, { cause: error })
+    }
   }
-  const order = await repo.findOrderForPayment(trx, orderId)
-  if (order?.status === 'cancelled') {
-    // Paid after the order was cancelled (by its owner, an admin or the expiry): the money goes back.
-    await refund(db, payments, row)
-    await step(payments, 'refund-made')
-    await repo.movePayment(trx, orderId, active, 'refunded', now)
-    await step(payments, 'payment-moved')
-    return 'refunded'
+
+  // ---- the lifecycle's hook: what an order move means for its payment ----
+
+  private lifecycleHook(): LifecycleHook {
+    return {
+      prepare: (move) => this.prepareMove(move),
+      apply: (trx, move) => this.applyMove(trx, move),
+      afterCommit: (move) => this.afterMove(move),
+    }
   }
-  // Marked paid by an admin meanwhile (or moved on since).
-  await repo.movePayment(trx, orderId, active, 'paid', now)
-  await step(payments, 'payment-moved')
-  return 'paid'
+
+  /**
+   * Before the move's transaction (network calls belong here):
+   * - an admin's move to `paid` is refused (409) while the order's card payment has succeeded or is under way:
+   *   the customer would pay twice. Stripe is asked when the shop has not heard yet;
+   * - cancelling a paid order refunds it first: the refund is recorded and committed, Stripe called, and the move
+   *   (whose transaction settles the refund) goes on only once Stripe has refunded. A refusal is a 502 and changes
+   *   nothing; a timeout is a 502 too, and leaves the refund pending for the admin's retry or the reconcile job.
+   */
+  private async prepareMove(move: OrderMove): Promise<void> {
+    const provider = this.remote
+    if (!provider) return
+    if (move.to === 'paid' && move.cause === 'admin') {
+      const row = await repo.findPayment(this.db, move.orderId)
+      if (row?.status === 'processing') throw new AppError(409, messages.paidByCard)
+      if (row?.intent_id && (row.status === 'unpaid' || row.status === 'failed')) {
+        const intentId = row.intent_id
+        const intent = await this.call(move.log, move.orderId, () => provider.retrieveIntent(intentId))
+        if (intent.status === 'succeeded' || intent.status === 'processing') throw new AppError(409, messages.paidByCard)
+      }
+      return
+    }
+    if (move.from === 'paid' && move.to === 'cancelled') await this.refundBeforeCancel(provider, move)
+  }
+
+  private async refundBeforeCancel(provider: RemoteProvider, move: OrderMove): Promise<void> {
+    const row = await this.db.transaction().execute(async (trx) => {
+      const order = await this.lifecycle.lock(trx, move.orderId)
+      if (order?.status !== 'paid') throw new AppError(409, messages.transitionNotAllowed(order?.status ?? move.from, move.to))
+      const payment = await repo.lockPayment(trx, move.orderId)
+      if (!payment || !needsCardRefund(payment)) return undefined
+      await repo.markRefundPending(trx, move.orderId, Number(payment.amount_cents) - Number(payment.refunded_cents), nowIso())
+      return repo.findPayment(trx, move.orderId)
+    })
+    if (!row) return
+    await this.step('refund-pending')
+    await this.refundPending(provider, row, move.log)
+    await this.step('refund-made')
+  }
+
+  /** Asks the provider for the pending refund of `row`; a failure is the 502, after dropping a refused one. */
+  private async refundPending(provider: RemoteProvider, row: PaymentRow, log: PaymentsLog): Promise<void> {
+    if (row.intent_id === null) return
+    const intentId = row.intent_id
+    try {
+      const amountCents = row.refund_pending_cents === null ? undefined : Number(row.refund_pending_cents)
+      await provider.refund({ intentId, idempotencyKey: refundKey(row.order_id, row.refund_attempt), amountCents })
+    } catch (error) {
+      const definite = error instanceof RefundError && error.definite
+      log.error({ orderId: row.order_id, attempt: row.refund_attempt, definite }, 'refund failed')
+      // A refusal: nothing was refunded, the pending refund goes, and the next attempt must not replay this
+      // refusal (Stripe keeps an answer under its key for 24 h). A timeout keeps both: the retry reuses the key.
+      if (definite) await repo.dropRefundPending(this.db, row.order_id, row.refund_attempt, nowIso())
+      throw new AppError(502, messages.refundFailed, { cause: error })
+    }
+  }
+
+  /** Inside the move's transaction, with the order row locked: the payment row follows the move. */
+  private async applyMove(trx: Trx, move: OrderMove): Promise<void> {
+    const now = nowIso()
+    const row = await repo.lockPayment(trx, move.orderId)
+    if (move.to === 'paid') {
+      if (move.cause === 'payment') {
+        await repo.movePayment(trx, move.orderId, ACTIVE, 'paid', now)
+        await this.step('payment-moved')
+        return
+      }
+      // An admin marked it paid (money taken by other means): the card is not how it was paid.
+      if (row?.status === 'processing') throw new AppError(409, messages.paidByCard)
+      if (!row) await this.insertManual(trx, move.orderId, 'paid', now)
+      else await repo.markPaidManually(trx, move.orderId, now)
+      return
+    }
+    if (move.from === 'paid' && row?.refund_pending_at && move.to !== 'cancelled') throw new AppError(409, messages.refundInProgress)
+    if (move.from !== 'paid' || move.to !== 'cancelled') return
+    if (!row) {
+      await this.insertManual(trx, move.orderId, 'refunded', now)
+      const order = await repo.findOrderForPayment(trx, move.orderId)
+      await this.recordRefund(trx, move.orderId, Number(order?.total_cents ?? 0), 'manual', move.actorId, now)
+      return
+    }
+    if (needsCardRefund(row)) {
+      // The refund was made before this transaction (prepareMove); it settles here, with the cancel.
+      if (row.refund_pending_at === null) throw new AppError(409, messages.transitionNotAllowed('paid', 'cancelled'))
+      const settled = await repo.settleRefundPending(trx, row, now)
+      await this.recordRefund(trx, move.orderId, settled, 'stripe', move.actorId, now)
+      await this.step('payment-moved')
+      return
+    }
+    // Paid by the shop's own means (manual, or marked paid by an admin): refunded by them too.
+    const rest = Number(row.amount_cents) - Number(row.refunded_cents)
+    await repo.addRefunded(trx, row, rest, now)
+    await repo.movePayment(trx, move.orderId, ['paid'], 'refunded', now)
+    if (rest > 0) await this.recordRefund(trx, move.orderId, rest, 'manual', move.actorId, now)
+  }
+
+  /** After the commit: an intent that must no longer be paid is cancelled; money a cancelled order received goes back. */
+  private async afterMove(move: OrderMove): Promise<void> {
+    if (!this.remote) return
+    const adminPaid = move.to === 'paid' && move.cause === 'admin'
+    if (!adminPaid && !(move.from === 'pending' && move.to === 'cancelled')) return
+    const row = await repo.findPayment(this.db, move.orderId)
+    if (!row?.intent_id) return
+    await this.cancelIntentQuietly(move.log, move.orderId, row.intent_id)
+    // A success that did not match the order (amount or currency) took money that was never applied.
+    if (move.to === 'cancelled' && row.received_cents !== null && Number(row.received_cents) > 0) {
+      await this.returnMoney(move.orderId, move.log).catch((error: unknown) => {
+        move.log.warn({ orderId: move.orderId, err: error }, 'could not refund a mismatched payment yet: the reconcile job will')
+      })
+    }
+  }
+
+  private async insertManual(trx: Trx, orderId: number, status: 'paid' | 'refunded', now: string): Promise<void> {
+    const order = await repo.findOrderForPayment(trx, orderId)
+    if (!order) return
+    await repo.insertPayment(trx, { order_id: orderId, provider: 'manual', status, amount_cents: order.total_cents, currency: this.config.currency, created_at: now })
+    if (status === 'paid') await repo.markPaidManually(trx, orderId, now)
+    if (status === 'refunded') await trx.updateTable('payments').set({ refunded_cents: order.total_cents }).where('order_id', '=', orderId).execute()
+  }
+
+  private async recordRefund(
+    trx: Trx,
+    orderId: number,
+    cents: number,
+    provider: 'manual' | 'stripe',
+    actorId: number | null,
+    now: string,
+    reason: string | null = null,
+  ) {
+    if (cents <= 0) return
+    await repo.insertRefund(trx, {
+      order_id: orderId,
+      amount_cents: cents,
+      provider,
+      provider_ref: null,
+      reason,
+      actor_type: actorId === null ? 'system' : 'user',
+      actor_id: actorId,
+      actor_name: null,
+      created_at: now,
+    })
+  }
+
+  private async cancelIntentQuietly(log: PaymentsLog, orderId: number, intentId: string): Promise<void> {
+    const provider = this.remote
+    if (!provider) return
+    try {
+      await provider.cancelIntent(intentId)
+    } catch (error) {
+      // A success that still comes is refunded when its event (or the reconcile job) arrives.
+      log.warn({ orderId, err: error }, 'could not cancel the payment intent')
+    }
+  }
+
+  /**
+   * Gives back money the shop must not keep: a success on an order cancelled meanwhile (or a mismatched one, once
+   * its order is cancelled). Recorded, committed, refunded, settled; with `eventId`, the event is recorded with the
+   * settlement (so a failure leaves it unrecorded and Stripe's redelivery tries again). A 502 when the provider fails.
+   */
+  private async returnMoney(orderId: number, log: PaymentsLog, eventId?: { id: string; type: string }): Promise<EventOutcome> {
+    const provider = this.remote
+    if (!provider) return 'unchanged'
+    const row = await this.db.transaction().execute(async (trx) => {
+      await this.lifecycle.lock(trx, orderId)
+      const payment = await repo.lockPayment(trx, orderId)
+      if (!payment || !owesCardMoney(payment) || payment.intent_id === null) return undefined
+      await repo.markRefundPending(trx, orderId, Number(payment.received_cents ?? payment.amount_cents), nowIso())
+      return repo.findPayment(trx, orderId)
+    })
+    if (!row) return 'unchanged'
+    await this.step('refund-pending')
+    // The whole of what the intent received (no amount: Stripe refunds all that is left).
+    await this.refundPending(provider, { ...row, refund_pending_cents: null }, log)
+    await this.step('refund-made')
+    const outcome = await this.db.transaction().execute(async (trx) => {
+      const now = nowIso()
+      if (eventId !== undefined) {
+        if (!(await repo.recordEvent(trx, eventId.id, eventId.type, now))) return 'duplicate' as const
+        await this.step('event-recorded')
+      }
+      await this.lifecycle.lock(trx, orderId)
+      const payment = await repo.lockPayment(trx, orderId)
+      if (!payment || !owesCardMoney(payment) || payment.refund_pending_at === null) return 'unchanged' as const
+      if (payment.status === 'paid') {
+        // A second payment (the admin had marked the order paid): the card's money went back, the order stays paid.
+        await repo.clearSecondCharge(trx, orderId, 'paid twice (marked paid, then by card): the card payment was refunded', now)
+        await this.recordRefund(trx, orderId, Number(payment.refund_pending_cents ?? 0), 'stripe', null, now, 'second payment')
+        await this.step('payment-moved')
+        return 'refunded' as const
+      }
+      const settled = await repo.settleRefundPending(trx, payment, now)
+      await this.recordRefund(trx, orderId, settled, 'stripe', null, now)
+      await this.step('payment-moved')
+      return 'refunded' as const
+    })
+    await this.step('committed')
+    return outcome
+  }
+
+  // ---- Stripe events (the webhook and the reconcile job) ----
+
+  /**
+   * Applies what Stripe says about an intent, once and only forward: with an event id, a duplicate delivery is
+   * ignored (the id is unique); the order row, then the payment row, are locked while they are read and changed
+   * (the lifecycle's lock order), so concurrent deliveries, a cancel and the expiry take turns; no event moves a
+   * `paid` or `refunded` payment back. The intent is matched by the id the shop stored, never by its metadata.
+   */
+  async applyIntentEvent(
+    event: { id?: string; type: IntentEventType; intent: { id: string; amountReceivedCents: number; currency: string } },
+    log: PaymentsLog = this.log,
+  ): Promise<{ outcome: EventOutcome; orderId?: number }> {
+    const orderId = await repo.findOrderOfIntent(this.db, event.intent.id)
+    let after: () => Promise<void> = async () => {}
+    const result = await this.db.transaction().execute(async (trx): Promise<{ outcome: EventOutcome; orderId?: number }> => {
+      const now = nowIso()
+      if (orderId === undefined) {
+        if (event.id !== undefined) await repo.recordEvent(trx, event.id, event.type, now)
+        return { outcome: 'unknown-intent' }
+      }
+      const done = (outcome: EventOutcome) => ({ outcome, orderId })
+      const order = await this.lifecycle.lock(trx, orderId)
+      const row = await repo.lockPayment(trx, orderId)
+      if (!order || !row) return { outcome: 'unknown-intent' }
+      // Money to give back is settled apart, with the event (returnMoney): nothing is recorded here. That is a
+      // success on a cancelled order, or on one an admin marked paid meanwhile (the customer would pay twice).
+      if (event.type === 'payment_intent.succeeded' && (order.status === 'cancelled' ? ACTIVE.includes(row.status) : isManuallyPaid(row))) {
+        return done('refunded')
+      }
+      if (event.id !== undefined) {
+        if (!(await repo.recordEvent(trx, event.id, event.type, now))) return done('duplicate')
+        await this.step('event-recorded')
+      }
+      const moved = async (yes: boolean) => {
+        if (yes) await this.step('payment-moved')
+        return yes
+      }
+      switch (event.type) {
+        case 'payment_intent.processing':
+          return done((await moved(await repo.movePayment(trx, orderId, ['unpaid', 'failed'], 'processing', now))) ? 'processing' : 'unchanged')
+        case 'payment_intent.payment_failed':
+        case 'payment_intent.canceled':
+          return done((await moved(await repo.movePayment(trx, orderId, ['unpaid', 'processing'], 'failed', now))) ? 'failed' : 'unchanged')
+        case 'payment_intent.succeeded': {
+          if (!ACTIVE.includes(row.status)) return done('unchanged')
+          const { amountReceivedCents, currency } = event.intent
+          if (amountReceivedCents !== Number(row.amount_cents) || currency.toUpperCase() !== row.currency) {
+            const what = `received ${amountReceivedCents} ${currency.toUpperCase()}, expected ${row.amount_cents} ${row.currency}`
+            await repo.recordMismatch(trx, orderId, what, amountReceivedCents, now)
+            log.error({ eventId: event.id, orderId }, 'payment amount or currency does not match the order: not applied; refunded if the order is cancelled')
+            return done('mismatch')
+          }
+          if (order.status === 'pending') {
+            after = await this.lifecycle.moveWithin(trx, { orderId, from: 'pending', to: 'paid', cause: 'payment', actorId: null, log })
+            await this.step('order-paid')
+            return done('paid')
+          }
+          // Marked paid by an admin meanwhile (or moved on since): the card's money is the order's now.
+          await repo.movePayment(trx, orderId, ACTIVE, 'paid', now)
+          await this.step('payment-moved')
+          return done('paid')
+        }
+      }
+    })
+    if (result.outcome === 'refunded' && result.orderId !== undefined) {
+      // Paid after the order was cancelled (by its owner, an admin or the expiry): the money goes back.
+      const outcome = await this.returnMoney(result.orderId, log, event.id === undefined ? undefined : { id: event.id, type: event.type })
+      return { outcome: outcome === 'unchanged' ? 'refunded' : outcome, orderId: result.orderId }
+    }
+    await this.step('committed')
+    await after()
+    return result
+  }
+
+  // ---- jobs ----
+
+  /**
+   * Finishes what a crash or a timeout left half done, then asks Stripe about the intent of each pending order
+   * (older than `olderThanMs`; every one without it) and of orders cancelled in the last 24 hours with an unsettled
+   * payment, and applies what it says by the webhook's rules (a success on a cancelled order is refunded). Returns
+   * what changed.
+   */
+  async reconcile(options: { olderThanMs?: number; pendingRefundAgeMs?: number } = {}): Promise<Array<{ orderId: number; outcome: EventOutcome }>> {
+    const { db, log } = this
+    const provider = this.remote
+    const changes: Array<{ orderId: number; outcome: EventOutcome }> = []
+    if (!provider) return changes
+    const pendingBefore = new Date(Date.now() - (options.pendingRefundAgeMs ?? PENDING_REFUND_AGE_MS)).toISOString()
+    for (const pending of await repo.listPendingRefunds(db, pendingBefore)) {
+      try {
+        if (pending.status === 'paid') {
+          // An admin's cancel whose refund was recorded and never settled: the same key, then the cancel.
+          await this.lifecycle.move({ orderId: pending.order_id, to: 'cancelled', cause: 'admin', actorId: null, log })
+          changes.push({ orderId: pending.order_id, outcome: 'cancelled' })
+        } else {
+          const outcome = await this.returnMoney(pending.order_id, log)
+          if (outcome === 'refunded') changes.push({ orderId: pending.order_id, outcome })
+        }
+      } catch (error) {
+        log.warn({ orderId: pending.order_id, err: error }, 'reconcile: could not finish a pending refund')
+      }
+    }
+    const before = options.olderThanMs === undefined ? undefined : new Date(Date.now() - options.olderThanMs).toISOString()
+    const cancelledSince = new Date(Date.now() - CANCELLED_WATCH_MS).toISOString()
+    for (const { order_id: orderId, intent_id: intentId } of await repo.listOpenIntents(db, { before, cancelledSince })) {
+      if (intentId === null) continue
+      let intent: RemoteIntent
+      try {
+        intent = await provider.retrieveIntent(intentId)
+      } catch (error) {
+        log.warn({ orderId, err: error }, 'reconcile: Stripe did not answer about an intent')
+        continue
+      }
+      const type = intentEventType(intent.status)
+      if (type === undefined) continue
+      try {
+        const { outcome } = await this.applyIntentEvent({ type, intent })
+        if (outcome !== 'unchanged' && outcome !== 'unknown-intent') changes.push({ orderId, outcome })
+      } catch (error) {
+        // A refund Stripe did not make: the next run tries again.
+        log.warn({ orderId, err: error }, 'reconcile: could not apply an intent')
+      }
+    }
+    return changes
+  }
+
+  /**
+   * Cancels the pending orders still unpaid ORDER_PAYMENT_TTL after their creation, through the lifecycle (their
+   * units come back, their intents are cancelled). A payment under way or done holds its order. Returns the ids.
+   */
+  async expireUnpaidOrders(options: { batch?: number } = {}): Promise<number[]> {
+    const ttl = this.config.orderPaymentTtlMs
+    if (ttl <= 0) return []
+    const before = new Date(Date.now() - ttl).toISOString()
+    const expired: number[] = []
+    for (const candidate of await repo.listExpiredOrders(this.db, before, options.batch ?? 100)) {
+      const after = await this.db.transaction().execute(async (trx) => {
+        const order = await this.lifecycle.lock(trx, candidate.id)
+        if (order?.status !== 'pending') return undefined
+        // A payment that landed meanwhile either committed first (this changes nothing) or finds the order
+        // cancelled (and is refunded).
+        const row = await repo.lockPayment(trx, candidate.id)
+        if (row && !['unpaid', 'failed'].includes(row.status)) return undefined
+        return this.lifecycle.moveWithin(trx, { orderId: candidate.id, from: 'pending', to: 'cancelled', cause: 'expiry', actorId: null, log: this.log })
+      })
+      if (!after) continue
+      expired.push(candidate.id)
+      await after()
+    }
+    if (expired.length > 0) this.log.info({ orders: expired }, 'unpaid orders expired; their stock is back')
+    return expired
+  }
 }
 
-// ---- jobs ----
+/** An order an admin marked paid while it had an intent: a card success after that is a second payment. */
+function isManuallyPaid(row: PaymentRow): boolean {
+  return row.status === 'paid' && row.paid_manually === 1 && row.intent_id !== null
+}
 
-/** Lost webhooks: how old a pending order's intent must be before the periodic job asks Stripe about it. */
-export const RECONCILE_AGE_MS = 10 * 60_000
-/** A cancelled order's intent is still watched this long: a success whose webhook was lost is refunded. */
-const CANCELLED_WATCH_MS = 24 * 60 * 60_000
+/** The intent holds money the shop must give back: never applied (still active), or a second payment. */
+function owesCardMoney(row: PaymentRow): boolean {
+  return ACTIVE.includes(row.status) || isManuallyPaid(row)
+}
 
-/**
- * Asks Stripe about the intent of each pending order (older than `olderThanMs`; every one without it), and of
- * orders cancelled in the last 24 hours with an unsettled payment, and applies what it says by the webhook's
- * rules (a success on a cancelled order is refunded). Returns what changed.
- */
-export async function reconcilePayments(db: Db, payments: Payments, options: { olderThanMs?: number } = {}) {
-  const { provider } = payments
-  const changes: Array<{ orderId: number; outcome: EventOutcome }> = []
-  if (provider.name !== 'stripe') return changes
-  const before = options.olderThanMs === undefined ? undefined : new Date(Date.now() - options.olderThanMs).toISOString()
-  const cancelledSince = new Date(Date.now() - CANCELLED_WATCH_MS).toISOString()
-  for (const { order_id: orderId, intent_id: intentId } of await repo.listOpenIntents(db, { before, cancelledSince })) {
-    if (intentId === null) continue
-    let intent: RemoteIntent
-    try {
-      intent = await provider.retrieveIntent(intentId)
-    } catch (error) {
-      payments.log.warn({ orderId, err: error }, 'reconcile: Stripe did not answer about an intent')
-      continue
-    }
-    const type = intentEventType(intent.status)
-    if (type === undefined) continue
-    try {
-      const { outcome } = await applyIntentEvent(db, payments, { type, intent })
-      if (outcome !== 'unchanged' && outcome !== 'unknown-intent') changes.push({ orderId, outcome })
-    } catch (error) {
-      // A refund Stripe did not make: the next run tries again.
-      payments.log.warn({ orderId, err: error }, 'reconcile: could not apply an intent')
-    }
+/** A card payment the provider holds and must refund: Stripe's, paid by card (not marked paid by an admin). */
+function needsCardRefund(row: PaymentRow): boolean {
+  return row.provider === 'stripe' && row.intent_id !== null && row.status === 'paid' && row.paid_manually === 0
+}
+
+function answer(provider: RemoteProvider, row: PaymentRow, intent: RemoteIntent): PaymentAnswer {
+  return {
+    ...paymentSummary(row),
+    ...(intent.clientSecret !== null ? { clientSecret: intent.clientSecret } : {}),
+    ...(provider.publishableKey !== null ? { publishableKey: provider.publishableKey } : {}),
   }
-  return changes
 }
 
 function intentEventType(status: string): IntentEventType | undefined {
@@ -386,26 +545,3 @@ function intentEventType(status: string): IntentEventType | undefined {
   return undefined
 }
 
-/**
- * Cancels the pending orders still unpaid ORDER_PAYMENT_TTL after their creation, puts their units back and
- * cancels their intents. A payment in `processing` holds its order. Returns the ids cancelled.
- */
-export async function expireUnpaidOrders(db: Db, payments: Payments, options: { batch?: number } = {}): Promise<number[]> {
-  const ttl = payments.config.orderPaymentTtlMs
-  if (ttl <= 0) return []
-  const before = new Date(Date.now() - ttl).toISOString()
-  const expired: number[] = []
-  for (const candidate of await repo.listExpiredOrders(db, before, options.batch ?? 100)) {
-    const cancelled = await db.transaction().execute(async (trx) => {
-      if (!(await repo.cancelExpiredOrder(trx, candidate.id, before, nowIso()))) return false
-      for (const line of await orders.listOrderLines(trx, candidate.id)) await orders.releaseStock(trx, line.product_id, line.quantity)
-      await emitStatusEvents(db, trx, candidate.id, 'cancelled')
-      return true
-    })
-    if (!cancelled) continue
-    expired.push(candidate.id)
-    if (candidate.intent_id !== null) await cancelIntentQuietly(payments, candidate.id, candidate.intent_id)
-  }
-  if (expired.length > 0) payments.log.info({ orders: expired }, 'unpaid orders expired; their stock is back')
-  return expired
-}

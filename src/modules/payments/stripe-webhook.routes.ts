@@ -3,7 +3,7 @@ import Stripe from 'stripe'
 import { AppError, messages } from '../../shared/errors.js'
 import { ErrorResponse } from '../../shared/validation.js'
 import { WebhookAnswer } from './payments.schemas.js'
-import { applyIntentEvent, isIntentEvent } from './payments.service.js'
+import { isIntentEvent, type PaymentsService } from './payments.service.js'
 
 /** Stripe's events are a few kilobytes; this leaves room and refuses anything far larger before reading it. */
 const WEBHOOK_BODY_LIMIT = 256 * 1024
@@ -12,7 +12,7 @@ const WEBHOOK_BODY_LIMIT = 256 * 1024
  * POST /payments/stripe/webhook: the signature is checked on the raw bytes (this scope parses no JSON), by the
  * SDK, with its 5-minute tolerance. Only the event's id and type are logged, never its payload.
  */
-export async function stripeWebhookRoutes(app: FastifyInstance, options: { webhookSecret: string | null }): Promise<void> {
+export async function stripeWebhookRoutes(app: FastifyInstance, options: { webhookSecret: string | null; payments: PaymentsService }): Promise<void> {
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) => done(null, body))
 
@@ -47,14 +47,9 @@ export async function stripeWebhookRoutes(app: FastifyInstance, options: { webho
       }
       const amountReceived = typeof intent.amount_received === 'number' ? intent.amount_received : 0
       const currency = typeof intent.currency === 'string' ? intent.currency : ''
-      const { outcome, orderId } = await applyIntentEvent(
-        app.db,
-        { ...app.payments, log: request.log },
-        {
-          id: eventId,
-          type,
-          intent: { id: intent.id, amountReceivedCents: amountReceived, currency },
-        },
+      const { outcome, orderId } = await options.payments.applyIntentEvent(
+        { id: eventId, type, intent: { id: intent.id, amountReceivedCents: amountReceived, currency } },
+        request.log,
       )
       request.log.info({ eventId, type, orderId, outcome }, 'stripe event')
       return { received: true }

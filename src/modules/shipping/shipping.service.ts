@@ -33,9 +33,15 @@ export function shipsTo(row: ShippingMethodRow, country: string): boolean {
   return countries.length === 0 || countries.includes(country)
 }
 
-/** What the method costs on this subtotal: 0 from `freeOver` on. */
-export function shippingCentsFor(row: ShippingMethodRow, subtotalCents: number): number {
-  return row.free_over_cents !== null && subtotalCents >= row.free_over_cents ? 0 : row.price_cents
+/** An active method by id, or undefined (unknown or inactive): what a checkout may name. */
+export async function findActiveShippingMethod(db: Db, id: number): Promise<ShippingMethodRow | undefined> {
+  const row = await repo.findShippingMethod(db, id)
+  return row && row.active === 1 ? row : undefined
+}
+
+/** Whether the shop ships at all (some method is active): then a checkout needs an address and a method. */
+export async function shopShips(db: Db): Promise<boolean> {
+  return repo.hasActiveShippingMethod(db)
 }
 
 export function shippingMethodRowToMethod(row: ShippingMethodRow): ShippingMethod {

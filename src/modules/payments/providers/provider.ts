@@ -24,8 +24,8 @@ export interface RemoteProvider {
   retrieveIntent(intentId: string): Promise<RemoteIntent>
   /** Cancels an intent so it can no longer be paid; an intent already canceled or succeeded is left as it is. */
   cancelIntent(intentId: string): Promise<void>
-  /** Refunds the whole payment; throws a RefundError. */
-  refund(input: { intentId: string; idempotencyKey: string }): Promise<void>
+  /** Refunds `amountCents` of the payment (all that is left without it); throws a RefundError. */
+  refund(input: { intentId: string; idempotencyKey: string; amountCents?: number | undefined }): Promise<void>
 }
 
 /**

@@ -68,9 +68,9 @@ export function createStripeProvider(settings: StripeSettings, timeoutMs?: numbe
         throw error
       }
     },
-    async refund({ intentId, idempotencyKey }) {
+    async refund({ intentId, idempotencyKey, amountCents }) {
       try {
-        await stripe.refunds.create({ payment_intent: intentId }, { idempotencyKey })
+        await stripe.refunds.create({ payment_intent: intentId, ...(amountCents === undefined ? {} : { amount: amountCents }) }, { idempotencyKey })
       } catch (error) {
         const status = (error as { statusCode?: number }).statusCode
         // A 4xx other than 409 (a request still in flight under the key) and 429 (slow down) is Stripe's answer.

@@ -1,0 +1,190 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { type Kysely, PostgresAdapter, type Transaction } from 'kysely'
+import type { Database } from '../../db/database.js'
+import { AppError, messages } from '../../shared/errors.js'
+import type { EventSink } from '../../shared/event-sink.js'
+import { nowIso } from '../../shared/time.js'
+import type { Inventory } from '../inventory/inventory.service.js'
+import { loadOrder, type PaymentDefaults } from './order-view.js'
+import * as repo from './orders.repository.js'
+import type { OrderStatus } from './orders.schemas.js'
+
+type Db = Kysely<Database>
+type Trx = Transaction<Database>
+type Log = Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>
+
+/**
+ * The order lifecycle: the only writer of `orders.status`. It holds the transition table, and runs the hooks that
+ * other modules register (payments: refunds and intents) around every move, whoever asks for it: an admin, the
+ * customer's cancel, a payment event, the expiry job.
+ *
+ * A move has three phases:
+ * 1. `prepare`, outside any transaction: where a network call belongs (a refund through the provider). Throwing
+ *    refuses the move and nothing has changed.
+ * 2. One transaction: the order row is locked first (then, by the hooks, its payment row: one lock order
+ *    everywhere, so two paths never wait on each other in a cycle), the status checked again and moved by a
+ *    conditional update, the hooks' `apply` run (payments' rows), the stock put back on a cancel (inventory), the
+ *    timeline and the events written (outbox).
+ * 3. `afterCommit`: work that must not hold the transaction open (cancelling an intent); failures are logged.
+ */
+
+/** The moves an admin may make; anything else is a 409. */
+export const transitions: Readonly<Record<OrderStatus, readonly OrderStatus[]>> = {
+  pending: ['paid', 'cancelled'],
+  paid: ['shipped', 'cancelled'],
+  shipped: ['delivered'],
+  delivered: [],
+  cancelled: [],
+}
+
+/** Who moves the order: an admin, its customer (cancel only), a payment event, or the expiry job. */
+export type MoveCause = 'admin' | 'customer' | 'payment' | 'expiry'
+
+export interface OrderMove {
+  orderId: number
+  from: OrderStatus
+  to: OrderStatus
+  cause: MoveCause
+  /** The user who asked (admin or customer); null for the service's own moves. */
+  actorId: number | null
+  log: Log
+}
+
+export interface LifecycleHook {
+  prepare?(move: OrderMove): Promise<void>
+  apply?(trx: Trx, move: OrderMove): Promise<void>
+  afterCommit?(move: OrderMove): Promise<void>
+}
+
+export interface MoveRequest {
+  orderId: number
+  to: OrderStatus
+  cause: MoveCause
+  actorId?: number | null
+  /** Only this user's order (a customer's cancel): someone else's is "not found". */
+  ownerId?: number | undefined
+  log: Log
+}
+
+export interface LifecycleDeps {
+  db: Db
+  inventory: Inventory
+  events: EventSink
+  payments: PaymentDefaults
+}
+
+function isPostgres(db: Db | Trx): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter
+}
+
+export class OrderLifecycle {
+  private readonly hooks: LifecycleHook[] = []
+
+  constructor(private readonly deps: LifecycleDeps) {}
+
+  /** Registers a module's hook; hooks run in the order they were registered. */
+  use(hook: LifecycleHook): void {
+    this.hooks.push(hook)
+  }
+
+  /** The statuses an admin may move an order in `status` to. */
+  nextStatuses(status: OrderStatus): readonly OrderStatus[] {
+    return transitions[status]
+  }
+
+  /**
+   * Locks the order row until the transaction ends (PostgreSQL; SQLite runs one transaction at a time) and returns
+   * its status. Every path that changes an order or its payment takes this lock first.
+   */
+  async lock(trx: Trx, orderId: number, ownerId?: number): Promise<{ status: OrderStatus; user_id: number } | undefined> {
+    return trx
+      .selectFrom('orders')
+      .select(['status', 'user_id'])
+      .where('id', '=', orderId)
+      .$if(ownerId !== undefined, (qb) => qb.where('user_id', '=', ownerId as number))
+      .$if(isPostgres(trx), (qb) => qb.forUpdate())
+      .executeTakeFirst()
+  }
+
+  /** Whether `cause` may move an order from `from` to `to` (a 409 otherwise). */
+  private check(cause: MoveCause, from: OrderStatus, to: OrderStatus): void {
+    const allowed = cause === 'customer' ? from === 'pending' && to === 'cancelled' : transitions[from].includes(to)
+    if (!allowed) throw new AppError(409, messages.transitionNotAllowed(from, to))
+  }
+
+  /** A whole move: prepare, one transaction, after-commit work. Answers 404 for an unknown (or someone else's) order, 409 for a move not allowed. */
+  async move(request: MoveRequest): Promise<void> {
+    const { db } = this.deps
+    const current = await repo.findOrderStatus(db, request.orderId, request.ownerId)
+    if (!current) throw new AppError(404, messages.orderNotFound)
+    this.check(request.cause, current.status, request.to)
+    const move: OrderMove = {
+      orderId: request.orderId,
+      from: current.status,
+      to: request.to,
+      cause: request.cause,
+      actorId: request.actorId ?? null,
+      log: request.log,
+    }
+    for (const hook of this.hooks) if (hook.prepare) await hook.prepare(move)
+    const after = await db.transaction().execute(async (trx) => {
+      const locked = await this.lock(trx, move.orderId, request.ownerId)
+      if (!locked) throw new AppError(404, messages.orderNotFound)
+      // Moved by someone else since it was read: the move is judged again from where it is now.
+      if (locked.status !== move.from) throw new AppError(409, messages.transitionNotAllowed(locked.status, move.to))
+      return this.moveWithin(trx, move)
+    })
+    await after()
+  }
+
+  /**
+   * A move inside a transaction the caller holds, with the order locked by `lock()` and found in `move.from`
+   * (a payment event, the expiry). No prepare phase: a move that needs one goes through `move()`. Returns the
+   * after-commit work, for the caller to run once it has committed.
+   */
+  async moveWithin(trx: Trx, move: OrderMove): Promise<() => Promise<void>> {
+    this.check(move.cause === 'customer' ? 'customer' : 'admin', move.from, move.to)
+    const now = nowIso()
+    if (!(await repo.updateOrderStatus(trx, move.orderId, move.from, move.to, now))) {
+      const found = await repo.findOrderStatus(trx, move.orderId)
+      throw new AppError(409, messages.transitionNotAllowed(found?.status ?? move.from, move.to))
+    }
+    for (const hook of this.hooks) if (hook.apply) await hook.apply(trx, move)
+    if (move.to === 'cancelled') {
+      const lines = await repo.listOrderLines(trx, move.orderId)
+      await this.deps.inventory.release(
+        trx,
+        lines.map((line) => ({ productId: line.product_id, quantity: line.quantity })),
+      )
+    }
+    await repo.insertOrderEvent(trx, {
+      order_id: move.orderId,
+      type: 'order.status_changed',
+      at: now,
+      actor_type: move.actorId === null ? 'system' : 'user',
+      actor_id: move.actorId,
+      actor_name: null,
+      data: JSON.stringify({ from: move.from, to: move.to, cause: move.cause }),
+    })
+    await this.emitStatusEvents(trx, move.orderId, move.to)
+    return async () => {
+      for (const hook of this.hooks) {
+        if (!hook.afterCommit) continue
+        try {
+          await hook.afterCommit(move)
+        } catch (error) {
+          move.log.error({ err: error, orderId: move.orderId }, 'after-commit work of an order move failed')
+        }
+      }
+    }
+  }
+
+  /** order.status_changed always, and order.paid or order.cancelled for those moves, with the order as it now is. */
+  private async emitStatusEvents(trx: Trx, orderId: number, to: OrderStatus): Promise<void> {
+    const order = await loadOrder(trx, this.deps.payments, orderId)
+    const { events } = this.deps
+    await events.emit(trx, { type: 'order.status_changed', data: order })
+    if (to === 'paid') await events.emit(trx, { type: 'order.paid', data: order })
+    if (to === 'cancelled') await events.emit(trx, { type: 'order.cancelled', data: order })
+  }
+}

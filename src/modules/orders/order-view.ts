@@ -1,0 +1,166 @@
+import type { Kysely, Transaction } from 'kysely'
+import type { Database } from '../../db/database.js'
+import { AppError, messages } from '../../shared/errors.js'
+import { centsToAmount } from '../../shared/money.js'
+import type { AddressSnapshot } from '../addresses/addresses.schemas.js'
+import type { PaymentSummary } from '../payments/payments.schemas.js'
+import type { ShippingMethodSnapshot } from '../shipping/shipping.schemas.js'
+import * as repo from './orders.repository.js'
+import type { Order, OrderItem, OrderStatus } from './orders.schemas.js'
+
+type Db = Kysely<Database> | Transaction<Database>
+
+/** What `payment` says of an order the provider has not seen yet: the shop's provider and currency. */
+export interface PaymentDefaults {
+  provider: 'manual' | 'stripe'
+  currency: string
+}
+
+/** A payment row's columns as an order read carries them (null when the order has no payment row). */
+export interface PaymentColumns {
+  provider: 'manual' | 'stripe'
+  status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
+  amount_cents: number
+  currency: string
+  refunded_cents: number
+}
+
+/**
+ * `payment` as the API shows it. Its status is derived from what was refunded: all of it is `refunded`, some of it
+ * `partially_refunded`; `refundedAmount` is the sum of the order's refunds (the shop's and the provider's own).
+ */
+export function paymentSummary(row: PaymentColumns): PaymentSummary {
+  const refunded = Number(row.refunded_cents)
+  const amount = Number(row.amount_cents)
+  let status: PaymentSummary['status'] = row.status
+  if (refunded > 0 && (row.status === 'paid' || row.status === 'refunded')) status = refunded >= amount ? 'refunded' : 'partially_refunded'
+  return { provider: row.provider, status, amount: centsToAmount(amount), currency: row.currency, refundedAmount: centsToAmount(refunded) }
+}
+
+/** An order as stored, in the shape both the joined read and the checkout transaction have it. */
+export interface OrderRecord {
+  id: number
+  user_id: number
+  total_cents: number
+  status: OrderStatus
+  created_at: string
+  updated_at: string
+  subtotal_cents: number | null
+  shipping_cents: number | null
+  shipping_address: string | null
+  shipping_method: string | null
+  note: string | null
+}
+
+export interface OrderLineRecord {
+  id: number
+  product_id: number
+  quantity: number
+  price_cents: number
+  name: string | null
+  product?: { id: number; name: string; image_url: string } | undefined
+}
+
+/** Who ordered, for admin reads: null once the user is deleted. */
+type Customer = { id: number; name: string; email: string } | null
+
+/**
+ * The one place an order's JSON is assembled. Every order carries the same fields in every configuration (the
+ * contract's "field for field"): `payment` (`unpaid` on the shop's provider until one is recorded), `subtotal`,
+ * `shippingTotal` and the checkout snapshots (null when unset), and a `name` on every line. An order placed the
+ * plain way (no checkout body, no shipping) stores no checkout columns: its subtotal is its total, its shipping 0.
+ */
+export function toOrder(
+  record: OrderRecord,
+  lines: OrderLineRecord[],
+  payment: PaymentColumns | null,
+  defaults: PaymentDefaults,
+  extra: { customer?: Customer; nextStatuses?: readonly OrderStatus[] } = {},
+): Order {
+  const order: Order = {
+    id: record.id,
+    userId: record.user_id,
+    total: centsToAmount(record.total_cents),
+    status: record.status,
+    createdAt: record.created_at,
+    updatedAt: record.updated_at,
+    items: lines.map((line) => {
+      const item: OrderItem = {
+        id: line.id,
+        orderId: record.id,
+        productId: line.product_id,
+        quantity: line.quantity,
+        price: centsToAmount(line.price_cents),
+        name: line.name ?? line.product?.name ?? null,
+      }
+      if (line.product) item.product = { id: line.product.id, name: line.product.name, imageUrl: line.product.image_url }
+      return item
+    }),
+    subtotal: centsToAmount(record.subtotal_cents ?? record.total_cents),
+    shippingTotal: centsToAmount(record.shipping_cents ?? 0),
+    shippingAddress: record.shipping_address === null ? null : (JSON.parse(record.shipping_address) as AddressSnapshot),
+    shippingMethod: record.shipping_method === null ? null : (JSON.parse(record.shipping_method) as ShippingMethodSnapshot),
+    note: record.note,
+    payment: paymentSummary(
+      payment ?? { provider: defaults.provider, status: 'unpaid', amount_cents: record.total_cents, currency: defaults.currency, refunded_cents: 0 },
+    ),
+  }
+  if (extra.customer !== undefined) order.customer = extra.customer
+  if (extra.nextStatuses !== undefined) order.nextStatuses = [...extra.nextStatuses]
+  return order
+}
+
+/** Groups the rows of the joined order query into API orders, keeping the rows' order. */
+export function rowsToOrders(
+  rows: repo.OrderWithItemRow[],
+  defaults: PaymentDefaults,
+  admin?: { nextStatuses: (status: OrderStatus) => readonly OrderStatus[] },
+): Order[] {
+  const orders: Order[] = []
+  let current: { first: repo.OrderWithItemRow; lines: OrderLineRecord[] } | undefined
+  const flush = () => {
+    if (!current) return
+    const row = current.first
+    const payment: PaymentColumns | null =
+      row.pay_provider !== null && row.pay_status !== null && row.pay_amount_cents !== null && row.pay_currency !== null
+        ? { provider: row.pay_provider, status: row.pay_status, amount_cents: row.pay_amount_cents, currency: row.pay_currency, refunded_cents: row.pay_refunded_cents ?? 0 }
+        : null
+    const extra = admin
+      ? {
+          customer: row.customer_name !== null && row.customer_email !== null ? { id: row.user_id, name: row.customer_name, email: row.customer_email } : null,
+          nextStatuses: admin.nextStatuses(row.status),
+        }
+      : {}
+    orders.push(toOrder(row, current.lines, payment, defaults, extra))
+  }
+  for (const row of rows) {
+    if (current?.first.id !== row.id) {
+      flush()
+      current = { first: row, lines: [] }
+    }
+    if (row.item_id === null || row.product_id === null || row.quantity === null || row.price_cents === null) continue
+    current.lines.push({
+      id: row.item_id,
+      product_id: row.product_id,
+      quantity: row.quantity,
+      price_cents: row.price_cents,
+      name: row.item_name,
+      product:
+        row.p_id !== null && row.p_name !== null && row.p_image_url !== null ? { id: row.p_id, name: row.p_name, image_url: row.p_image_url } : undefined,
+    })
+  }
+  flush()
+  return orders
+}
+
+/** One order, or 404; with `ownerId`, only when it belongs to that user. */
+export async function loadOrder(
+  db: Db,
+  defaults: PaymentDefaults,
+  id: number,
+  options: { ownerId?: number | undefined; admin?: { nextStatuses: (status: OrderStatus) => readonly OrderStatus[] } | undefined } = {},
+): Promise<Order> {
+  const [order] = rowsToOrders(await repo.findOrderWithItems(db, id, options.ownerId), defaults, options.admin)
+  if (!order) throw new AppError(404, messages.orderNotFound)
+  return order
+}
