@@ -11,15 +11,24 @@ export async function backendPid(db: Kysely<any>): Promise<number> {
 }
 
 /**
- * Waits until some session waits for a lock that the session `pid` holds (pg_blocking_pids), polling
- * through `db`, which must not be that session. Fails after `timeout` ms.
+ * Waits until some session (or `sessions` of them) waits for a lock that the session `pid` holds
+ * (pg_blocking_pids), polling through `db`, which must not be that session. Fails after `timeout` ms.
  */
-export async function waitUntilBlockedBy(db: Kysely<any>, pid: number, timeout = 5000): Promise<void> {
+export async function waitUntilBlockedBy(db: Kysely<any>, pid: number, timeout = 5000, sessions = 1): Promise<void> {
   await vi.waitUntil(
     async () => {
-      const { rows } = await sql<{ waiting: boolean }>`
-        select exists (select 1 from pg_stat_activity where ${pid}::int = any(pg_blocking_pids(pid))) as waiting`.execute(db)
-      return rows[0]!.waiting
+      // Directly or behind another waiter (the second session waiting for a row waits for the first one's tuple lock).
+      const { rows } = await sql<{ waiting: number | string }>`
+        select count(*) as waiting from pg_stat_activity a
+        where exists (
+          with recursive chain(p) as (
+            select unnest(pg_blocking_pids(a.pid))
+            union
+            select unnest(pg_blocking_pids(c.p)) from chain c
+          )
+          select 1 from chain where p = ${pid}::int
+        )`.execute(db)
+      return Number(rows[0]!.waiting) >= sessions
     },
     { timeout, interval: 10 },
   )

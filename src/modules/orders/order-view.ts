@@ -33,7 +33,9 @@ export function paymentSummary(row: PaymentColumns): PaymentSummary {
   const refunded = Number(row.refunded_cents)
   const amount = Number(row.amount_cents)
   let status: PaymentSummary['status'] = row.status
-  if (refunded > 0 && (row.status === 'paid' || row.status === 'refunded')) status = refunded >= amount ? 'refunded' : 'partially_refunded'
+  // A paid payment with part of it back is partially refunded; all of it back, refunded (a payment that was never
+  // applied, a mismatch or a late success, is `refunded` once what it received went back, whatever the amount).
+  if (refunded > 0 && row.status === 'paid') status = refunded >= amount ? 'refunded' : 'partially_refunded'
   return { provider: row.provider, status, amount: centsToAmount(amount), currency: row.currency, refundedAmount: centsToAmount(refunded) }
 }
 
@@ -123,7 +125,13 @@ export function rowsToOrders(
     const row = current.first
     const payment: PaymentColumns | null =
       row.pay_provider !== null && row.pay_status !== null && row.pay_amount_cents !== null && row.pay_currency !== null
-        ? { provider: row.pay_provider, status: row.pay_status, amount_cents: row.pay_amount_cents, currency: row.pay_currency, refunded_cents: row.pay_refunded_cents ?? 0 }
+        ? {
+            provider: row.pay_provider,
+            status: row.pay_status,
+            amount_cents: row.pay_amount_cents,
+            currency: row.pay_currency,
+            refunded_cents: row.pay_refunded_cents ?? 0,
+          }
         : null
     const extra = admin
       ? {

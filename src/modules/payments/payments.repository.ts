@@ -143,7 +143,11 @@ export async function addRefunded(trx: Trx, row: PaymentRow, cents: number, now:
   const refunded = Number(row.refunded_cents) + cents
   await trx
     .updateTable('payments')
-    .set({ refunded_cents: refunded, ...(refunded >= Number(row.amount_cents) && row.status === 'paid' ? { status: 'refunded' as const } : {}), updated_at: now })
+    .set({
+      refunded_cents: refunded,
+      ...(refunded >= Number(row.amount_cents) && row.status === 'paid' ? { status: 'refunded' as const } : {}),
+      updated_at: now,
+    })
     .where('order_id', '=', row.order_id)
     .execute()
 }
@@ -167,7 +171,6 @@ export async function listPendingRefunds(db: Db, before: string) {
     .orderBy('p.order_id')
     .execute()
 }
-
 
 // ---- events ----
 

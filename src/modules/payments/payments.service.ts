@@ -131,7 +131,14 @@ export class PaymentsService {
     )
     const stored = await db.transaction().execute(async (trx) => {
       const now = nowIso()
-      await repo.insertPayment(trx, { order_id: orderId, provider: 'stripe', status: 'unpaid', amount_cents: order.total_cents, currency: config.currency, created_at: now })
+      await repo.insertPayment(trx, {
+        order_id: orderId,
+        provider: 'stripe',
+        status: 'unpaid',
+        amount_cents: order.total_cents,
+        currency: config.currency,
+        created_at: now,
+      })
       await repo.storeIntent(trx, orderId, intent.id, attempt, now)
       return repo.findPayment(trx, orderId)
     })
@@ -277,7 +284,14 @@ export class PaymentsService {
   private async insertManual(trx: Trx, orderId: number, status: 'paid' | 'refunded', now: string): Promise<void> {
     const order = await repo.findOrderForPayment(trx, orderId)
     if (!order) return
-    await repo.insertPayment(trx, { order_id: orderId, provider: 'manual', status, amount_cents: order.total_cents, currency: this.config.currency, created_at: now })
+    await repo.insertPayment(trx, {
+      order_id: orderId,
+      provider: 'manual',
+      status,
+      amount_cents: order.total_cents,
+      currency: this.config.currency,
+      created_at: now,
+    })
     if (status === 'paid') await repo.markPaidManually(trx, orderId, now)
     if (status === 'refunded') await trx.updateTable('payments').set({ refunded_cents: order.total_cents }).where('order_id', '=', orderId).execute()
   }
@@ -544,4 +558,3 @@ function intentEventType(status: string): IntentEventType | undefined {
   if (status === 'canceled') return 'payment_intent.canceled'
   return undefined
 }
-
