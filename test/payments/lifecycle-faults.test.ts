@@ -58,7 +58,7 @@ describe('a Stripe refund that never answers', () => {
     await expect.poll(refundCalls, { timeout: 5000, interval: 5 }).toBe(before + 1)
 
     const timings: Record<string, number[]> = { product: [], me: [], orders: [], login: [], cart: [], ready: [] }
-    const requests: Array<[keyof typeof timings, () => ReturnType<typeof t.app.inject>]> = [
+    const requests: Array<[keyof typeof timings, () => Promise<{ statusCode: number; body: string }>]> = [
       ['product', () => t.app.inject({ url: `/products/${order.product.id}` })],
       ['me', () => t.app.inject({ url: '/auth/me', headers: bearer(buyer) })],
       ['orders', () => t.app.inject({ url: '/orders', headers: bearer(buyer) })],
