@@ -229,10 +229,29 @@ describe('POST /auth/refresh', () => {
     }
     expect(testConfig({ REFRESH_TOKEN_TTL: '3600' }).sessions.refreshTokenTtlMs).toBe(3_600_000)
     expect(testConfig({ RESET_TOKEN_TTL: '90m' }).sessions.resetTokenTtlMs).toBe(90 * 60_000)
-    expect(testConfig().sessions).toEqual({ refreshTokenTtlMs: 30 * 86_400_000, resetTokenTtlMs: 3_600_000, shopUrl: 'http://shop.test' })
+    expect(testConfig().sessions).toEqual({
+      refreshTokenTtlMs: 30 * 86_400_000,
+      refreshReuseGraceMs: 10_000,
+      resetTokenTtlMs: 3_600_000,
+      shopUrl: 'http://shop.test',
+    })
     expect(() => testConfig({ REFRESH_TOKEN_TTL: 'soon' })).toThrow(ConfigError)
     expect(() => testConfig({ RESET_TOKEN_TTL: '0' })).toThrow(/RESET_TOKEN_TTL must be a duration/)
     expect(() => testConfig({ SHOP_URL: 'tienda' })).toThrow(/SHOP_URL must be an absolute http\(s\) URL/)
+  })
+
+  it('REFRESH_REUSE_GRACE: 10 s by default, in JWT_EXPIRES_IN’s forms, 0 turns it off, at most 5 minutes', () => {
+    const grace = (value: string) => testConfig({ REFRESH_REUSE_GRACE: value }).sessions.refreshReuseGraceMs
+    expect(testConfig().sessions.refreshReuseGraceMs).toBe(10_000)
+    expect(grace('30s')).toBe(30_000)
+    expect(grace('30')).toBe(30_000)
+    expect(grace('2m')).toBe(120_000)
+    expect(grace('500ms')).toBe(500)
+    expect(grace('0')).toBe(0)
+    expect(grace('5m')).toBe(300_000)
+    for (const bad of ['soon', '-1', '6m', '1h']) {
+      expect(() => grace(bad)).toThrow(`REFRESH_REUSE_GRACE must be a duration of at most 5 minutes such as 10s, 30s or 2m, or 0 to turn it off (got "${bad}")`)
+    }
   })
 
   it('a deleted user or a changed role ends the sessions: refresh and access tokens answer 401', async () => {
