@@ -4,7 +4,7 @@ import { AppError, messages } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import type { Role } from '../../plugins/auth.js'
 import * as repo from './sessions.repository.js'
-import { hashToken, randomToken, successorToken } from './tokens.js'
+import { hashToken, isRefreshTokenForm, randomToken, successorToken } from './tokens.js'
 
 type Db = Kysely<Database>
 
@@ -71,6 +71,8 @@ const invalidToken = () => new AppError(401, messages.invalidToken)
  * read what it did and are duplicates.
  */
 export async function refreshSession(db: Db, refreshToken: string, settings: RefreshSettings, onSessionEnded: () => void): Promise<Refreshed> {
+  // Not one of ours (an access token, a long string): refused unhashed, without a query.
+  if (!isRefreshTokenForm(refreshToken)) throw invalidToken()
   const tokenHash = hashToken(refreshToken)
   let row = await repo.findRefreshToken(db, tokenHash)
   if (!row || !sessionLives(row, row.credentials_changed_at)) throw invalidToken()

@@ -13,6 +13,14 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex')
 }
 
+/** The form of every refresh token the service hands out: 32 bytes, base64url (43 characters). */
+const REFRESH_TOKEN_FORM = /^[A-Za-z0-9_-]{43}$/
+
+/** Whether a string can be one of our refresh tokens; anything else is refused unhashed, without a query. */
+export function isRefreshTokenForm(token: string): boolean {
+  return REFRESH_TOKEN_FORM.test(token)
+}
+
 /**
  * The key refresh tokens' successors are derived with: an HMAC of a fixed label under the JWT secret, so the
  * secret itself signs nothing but access tokens, and every instance (sharing JWT_SECRET) derives the same.
