@@ -55,6 +55,11 @@ export interface Config {
 export interface SessionsConfig {
   /** Each refresh token is valid this long from its own issue. */
   readonly refreshTokenTtlMs: number
+  /**
+   * A spent refresh token presented again this soon after its rotation is a duplicate (tabs refreshing at
+   * once) and gets the same successor pair; later, it is a theft. 0: every second presentation is a theft.
+   */
+  readonly refreshReuseGraceMs: number
   /** A password-reset link is valid this long. */
   readonly resetTokenTtlMs: number
   /** The storefront's address, without a trailing slash: reset links point there. */
@@ -265,6 +270,7 @@ export function loadConfig(env: Env = process.env): Config {
   const tracing = tracingConfig(value, problems)
   const refreshTokenTtlMs = duration('REFRESH_TOKEN_TTL', '30d')
   const resetTokenTtlMs = duration('RESET_TOKEN_TTL', '1h')
+  const refreshReuseGraceMs = refreshReuseGrace(value('REFRESH_REUSE_GRACE'), problems)
   let shopUrl = value('SHOP_URL') ?? publicUrl
   if (!/^https?:\/\/[^/\s]+/.test(shopUrl)) problems.push(`SHOP_URL must be an absolute http(s) URL (got "${shopUrl}")`)
   shopUrl = shopUrl.replace(/\/+$/, '')
@@ -298,10 +304,26 @@ export function loadConfig(env: Env = process.env): Config {
     lowStockThreshold,
     metrics: Object.freeze({ enabled: metricsEnabled === 'true', port: metricsPort }),
     tracing,
-    sessions: Object.freeze({ refreshTokenTtlMs, resetTokenTtlMs, shopUrl }),
+    sessions: Object.freeze({ refreshTokenTtlMs, refreshReuseGraceMs, resetTokenTtlMs, shopUrl }),
     webhooksAllowPrivate: webhooksAllowPrivateRaw === 'true',
     mail,
   })
+}
+
+// ---- sessions (src/modules/sessions) ----
+
+/** The longest REFRESH_REUSE_GRACE: past a few minutes, a copied refresh token would be a working one. */
+const MAX_REFRESH_REUSE_GRACE_MS = 300_000
+
+/** REFRESH_REUSE_GRACE: a duration in JWT_EXPIRES_IN's forms, `10s` by default, 0 (off) to 5 minutes. */
+function refreshReuseGrace(raw: string | undefined, problems: string[]): number {
+  if (raw === undefined) return 10_000
+  const ms = durationMs(raw)
+  if (ms === undefined || ms > MAX_REFRESH_REUSE_GRACE_MS) {
+    problems.push(`REFRESH_REUSE_GRACE must be a duration of at most 5 minutes such as 10s, 30s or 2m, or 0 to turn it off (got "${raw}")`)
+    return 10_000
+  }
+  return ms
 }
 
 // ---- traces (src/tracing.ts) ----

@@ -39,8 +39,11 @@ declare module 'fastify' {
     authenticate: onRequestHookHandler[]
     /** onRequest hooks: authenticate, then 403 unless the token's role is one of `roles`. */
     requireRole: (...roles: Role[]) => onRequestHookHandler[]
-    /** An access token for the user, in the session `sessionId` (every token the service hands out has one). */
-    signToken: (user: { id: number; role: Role }, sessionId?: number) => string
+    /**
+     * An access token for the user, in the session `sessionId` (every token the service hands out has one),
+     * issued at `issuedAt` (ms; now by default). The same arguments sign the same token.
+     */
+    signToken: (user: { id: number; role: Role }, sessionId?: number, issuedAt?: number) => string
   }
 }
 
@@ -130,8 +133,9 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
   const sign = createSigner({ key: jwtSecret, algorithm: 'HS256', expiresIn: jwtExpiresIn })
   const verify = createVerifier({ key: jwtSecret, algorithms: ['HS256'], cache: VERIFIED_TOKENS })
 
-  app.decorate('signToken', (user: { id: number; role: Role }, sessionId?: number) =>
-    sign({ sub: String(user.id), role: user.role, iat_ms: Date.now(), ...(sessionId === undefined ? {} : { sid: sessionId }) }),
+  // `iat` given rather than read from the clock by the signer: `exp` follows from it, so the token is a function of its arguments.
+  app.decorate('signToken', (user: { id: number; role: Role }, sessionId?: number, issuedAt = Date.now()) =>
+    sign({ sub: String(user.id), role: user.role, iat_ms: issuedAt, ...(sessionId === undefined ? {} : { sid: sessionId }), iat: Math.floor(issuedAt / 1000) }),
   )
 
   const states = new CredentialsChangedCache()

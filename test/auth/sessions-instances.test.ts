@@ -84,6 +84,20 @@ describe('sessions on two instances', () => {
     expect(heardOnB).toBeGreaterThanOrEqual(1)
   })
 
+  it('refreshes of one token on both instances at once: every client gets the same successor pair (the instances derive it alike)', async () => {
+    const user = await makeUser(a)
+    let current = await login(a, user)
+    for (let round = 0; round < 5; round++) {
+      const refresh = (app: FastifyInstance) => app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: current.refreshToken } })
+      const answers = await Promise.all([a, b, a, b].map(refresh))
+      expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 200])
+      const pairs = answers.map((answer) => answer.json<Pair>())
+      for (const pair of pairs) expect(pair).toEqual(pairs[0])
+      for (const app of [a, b]) expect((await me(app, pairs[0]!.token)).statusCode).toBe(200)
+      current = pairs[0]!
+    }
+  })
+
   it('logout-all on B ends the sessions A knows; a password change on B keeps the caller’s own session on A', async () => {
     const user = await makeUser(a)
     const first = await login(a, user)

@@ -10,6 +10,7 @@ import { updateOwnAccount } from '../users/users.service.js'
 import { confirmPasswordReset, requestPasswordReset } from './password-reset.service.js'
 import { LogoutBody, PasswordResetBody, PasswordResetConfirmBody, RefreshBody, TokenPair } from './sessions.schemas.js'
 import { logout, logoutEverywhere, refreshSession } from './sessions.service.js'
+import { successorKey } from './tokens.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
 
@@ -21,7 +22,8 @@ async function emptyBodyIsObject(request: FastifyRequest): Promise<void> {
 /** Refresh, logout, the caller's own account, and password reset (docs/sessions.md). */
 export async function sessionsRoutes(fastify: FastifyInstance, options: { config: Config }): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>()
-  const { refreshTokenTtlMs, resetTokenTtlMs, shopUrl } = options.config.sessions
+  const { refreshTokenTtlMs, refreshReuseGraceMs, resetTokenTtlMs, shopUrl } = options.config.sessions
+  const refreshSettings = { ttlMs: refreshTokenTtlMs, graceMs: refreshReuseGraceMs, successorKey: successorKey(options.config.jwtSecret) }
   const tags = ['auth']
   const secured = [{ bearerAuth: [] }]
 
@@ -31,8 +33,9 @@ export async function sessionsRoutes(fastify: FastifyInstance, options: { config
     config: { invalidates: [] },
     schema: { tags, summary: 'A new token pair for a refresh token, which is spent', body: RefreshBody, response: { 200: TokenPair, ...errors } },
     handler: async (request) => {
-      const refreshed = await refreshSession(app.db, request.body.refreshToken, refreshTokenTtlMs, () => app.changeFeed.publish('sessions'))
-      return { token: app.signToken(refreshed.user, refreshed.sessionId), refreshToken: refreshed.refreshToken }
+      const refreshed = await refreshSession(app.db, request.body.refreshToken, refreshSettings, () => app.changeFeed.publish('sessions'))
+      // Signed as of the pair's issue: a duplicate of the refresh gets the very token the first one got.
+      return { token: app.signToken(refreshed.user, refreshed.sessionId, refreshed.issuedAt), refreshToken: refreshed.refreshToken }
     },
   })
 

@@ -4,7 +4,7 @@ import { AppError, messages } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import type { Role } from '../../plugins/auth.js'
 import * as repo from './sessions.repository.js'
-import { hashToken, randomToken } from './tokens.js'
+import { hashToken, isRefreshTokenForm, randomToken, successorToken } from './tokens.js'
 
 type Db = Kysely<Database>
 
@@ -43,32 +43,69 @@ export async function startSession(db: Db, userId: number, credentialsAt: string
 
 export interface Refreshed extends SessionTokens {
   user: { id: number; role: Role }
+  /** When the pair was issued (ms): its access token is signed as of then, so a duplicate is answered the same one. */
+  issuedAt: number
 }
 
+export interface RefreshSettings {
+  /** Each refresh token is valid this long from its issue. */
+  ttlMs: number
+  /** A spent token presented again this soon after its rotation is a duplicate, not a theft; 0: never. */
+  graceMs: number
+  /** The key successors are derived with (tokens.ts successorKey). */
+  successorKey: Buffer
+}
+
+const invalidToken = () => new AppError(401, messages.invalidToken)
+
 /**
- * Spends a refresh token for a new one in the same session. A token already spent is a theft signal:
- * its whole session ends (`onSessionEnded` tells the caches), and the answer is 401. Of two refreshes of
- * one token racing each other, the conditional update lets exactly one win; the other is refused without
- * ending the session, which the winner now holds (a client that sent its refresh twice at once, from two
- * tabs, is not logged out for it).
+ * Spends a refresh token for its successor in the same session (tokens.ts successorToken: derived from the
+ * spent token, never stored). A token already spent, presented again:
+ *
+ * - within `graceMs` of its rotation, while its successor is still unspent, is a duplicate (tabs refreshing
+ *   at once, a retry of an answer that got lost): it is answered the same successor pair;
+ * - later, or once the successor has itself been rotated, is a theft signal: the whole session ends
+ *   (`onSessionEnded` tells the caches), and the answer is 401.
+ *
+ * Of refreshes racing each other, the conditional update lets exactly one spend the token; the others then
+ * read what it did and are duplicates.
  */
-export async function refreshSession(db: Db, refreshToken: string, ttlMs: number, onSessionEnded: () => void): Promise<Refreshed> {
-  const row = await repo.findRefreshToken(db, hashToken(refreshToken))
-  if (!row) throw new AppError(401, messages.invalidToken)
-  const now = nowIso()
-  if (row.spent_at !== null) {
-    if (await repo.endSession(db, row.user_id, row.session_id, 'reuse', now)) onSessionEnded()
-    throw new AppError(401, messages.invalidToken)
+export async function refreshSession(db: Db, refreshToken: string, settings: RefreshSettings, onSessionEnded: () => void): Promise<Refreshed> {
+  // Not one of ours (an access token, a long string): refused unhashed, without a query.
+  if (!isRefreshTokenForm(refreshToken)) throw invalidToken()
+  const tokenHash = hashToken(refreshToken)
+  let row = await repo.findRefreshToken(db, tokenHash)
+  if (!row || !sessionLives(row, row.credentials_changed_at)) throw invalidToken()
+  const successor = successorToken(settings.successorKey, refreshToken)
+  if (row.spent_at === null) {
+    const now = nowIso()
+    if (row.expires_at <= now) throw invalidToken()
+    const { id, session_id } = row
+    const won = await db.transaction().execute(async (trx) => {
+      if (!(await repo.spendRefreshToken(trx, id, now))) return false
+      await repo.insertRefreshToken(trx, { session_id, token_hash: hashToken(successor), created_at: now, expires_at: expiry(now, settings.ttlMs) })
+      return true
+    })
+    if (won) return { user: { id: row.user_id, role: row.role }, sessionId: row.session_id, refreshToken: successor, issuedAt: Date.parse(now) }
+    // Another request spent it first, and has committed: this one is its duplicate.
+    row = await repo.findRefreshToken(db, tokenHash)
+    if (!row?.spent_at) throw invalidToken()
   }
-  if (!sessionLives(row, row.credentials_changed_at) || row.expires_at <= now) throw new AppError(401, messages.invalidToken)
-  const next = randomToken()
-  const won = await db.transaction().execute(async (trx) => {
-    if (!(await repo.spendRefreshToken(trx, row.id, now))) return false
-    await repo.insertRefreshToken(trx, { session_id: row.session_id, token_hash: hashToken(next), created_at: now, expires_at: expiry(now, ttlMs) })
-    return true
-  })
-  if (!won) throw new AppError(401, messages.invalidToken)
-  return { user: { id: row.user_id, role: row.role }, sessionId: row.session_id, refreshToken: next }
+  const spentAt = Date.parse(row.spent_at)
+  if (Date.now() - spentAt < settings.graceMs) {
+    const next = await repo.findRefreshToken(db, hashToken(successor))
+    // Not found: the token was rotated under another JWT_SECRET, or by a version that drew successors at
+    // random. No sign of theft, and no successor to answer: refused, the session left alone.
+    if (!next || next.session_id !== row.session_id || !sessionLives(next, next.credentials_changed_at) || next.expires_at <= nowIso()) {
+      throw invalidToken()
+    }
+    if (next.spent_at === null) {
+      return { user: { id: next.user_id, role: next.role }, sessionId: next.session_id, refreshToken: successor, issuedAt: spentAt }
+    }
+    // The successor has been rotated since: whoever holds this copy is not the client that moved the session on.
+  }
+  if (await repo.endSession(db, row.user_id, row.session_id, 'reuse', nowIso())) onSessionEnded()
+  throw invalidToken()
 }
 
 /**
