@@ -227,3 +227,56 @@ describe('money taken and neither refunded nor flagged', () => {
     })
   }
 })
+
+describe('refunds and disputes made in Stripe’s dashboard', () => {
+  const chargeEvent = (type: string, order: { intentId: string }, fields: Record<string, unknown>) =>
+    intentEvent(type, { id: `ch_${order.intentId}`, object: 'charge', payment_intent: order.intentId, currency: 'eur', ...fields })
+  const refundRows = (orderId: number) => t.app.db.selectFrom('refunds').selectAll().where('order_id', '=', orderId).orderBy('id').execute()
+  const timeline = (orderId: number) => t.app.db.selectFrom('order_events').selectAll().where('order_id', '=', orderId).orderBy('id').execute()
+
+  it('charge.refunded is recorded as an outside refund: partially_refunded, then refunded; the order stays paid; once per event', async () => {
+    const order = await paidOrder()
+    const part = chargeEvent('charge.refunded', order, { amount: 3998, amount_refunded: 1000 })
+    expect((await deliver(t.app, part)).statusCode).toBe(200)
+    expect((await deliver(t.app, part)).statusCode).toBe(200)
+    let read = (await t.app.inject({ url: `/orders/${order.id}`, headers: bearer(order.buyer) })).json()
+    expect(read).toMatchObject({ status: 'paid', payment: { status: 'partially_refunded', refundedAmount: 10 } })
+    expect((await deliver(t.app, chargeEvent('charge.refunded', order, { amount: 3998, amount_refunded: 3998 }))).statusCode).toBe(200)
+    read = (await t.app.inject({ url: `/orders/${order.id}`, headers: bearer(order.buyer) })).json()
+    expect(read).toMatchObject({ status: 'paid', payment: { status: 'refunded', refundedAmount: 39.98 } })
+    expect(await refundRows(order.id)).toEqual([
+      expect.objectContaining({ amount_cents: 1000, provider: 'stripe', actor_type: 'system', reason: 'charge.refunded' }),
+      expect.objectContaining({ amount_cents: 2998, provider: 'stripe', actor_type: 'system', reason: 'charge.refunded' }),
+    ])
+    expect((await timeline(order.id)).map((e) => e.type)).toEqual(['order.status_changed', 'order.refunded', 'order.refunded'])
+    expect(await stockOf(t.app, order.product.id)).toBe(8)
+  })
+
+  it('the charge.refunded of the shop’s own refund adds nothing', async () => {
+    const order = await paidOrder()
+    expect((await setStatus(order.id, 'cancelled')).statusCode).toBe(200)
+    expect((await deliver(t.app, chargeEvent('charge.refunded', order, { amount: 3998, amount_refunded: 3998 }))).statusCode).toBe(200)
+    expect(await refundRows(order.id)).toEqual([expect.objectContaining({ amount_cents: 3998, actor_type: 'user', actor_id: admin.id })])
+    expect(await paymentRow(t.app, order.id)).toMatchObject({ status: 'refunded', refunded_cents: 3998 })
+  })
+
+  it('charge.dispute.created adds payment.disputed to the order’s timeline, and changes nothing else', async () => {
+    const order = await paidOrder()
+    const dispute = intentEvent('charge.dispute.created', {
+      id: 'dp_1',
+      object: 'dispute',
+      charge: `ch_${order.intentId}`,
+      payment_intent: order.intentId,
+      amount: 3998,
+      currency: 'eur',
+      reason: 'fraudulent',
+      status: 'needs_response',
+    })
+    expect((await deliver(t.app, dispute)).statusCode).toBe(200)
+    const events = await timeline(order.id)
+    expect(events.at(-1)).toMatchObject({ type: 'payment.disputed', actor_type: 'system' })
+    expect(JSON.parse(events.at(-1)!.data)).toEqual({ disputeId: 'dp_1', amount: 39.98, currency: 'EUR', reason: 'fraudulent' })
+    expect(await orderStatus(t.app, order.id)).toBe('paid')
+    expect((await paymentRow(t.app, order.id))?.status).toBe('paid')
+  })
+})

@@ -46,6 +46,12 @@ export const PENDING_REFUND_AGE_MS = 60_000
 /** A cancelled order's intent is still watched this long: a success whose webhook was lost is refunded. */
 const CANCELLED_WATCH_MS = 24 * 60 * 60_000
 
+export type ChargeEventType = 'charge.refunded' | 'charge.dispute.created'
+
+export function isChargeEvent(type: string): type is ChargeEventType {
+  return type === 'charge.refunded' || type === 'charge.dispute.created'
+}
+
 export type IntentEventType = 'payment_intent.succeeded' | 'payment_intent.processing' | 'payment_intent.payment_failed' | 'payment_intent.canceled'
 
 const handled = new Set<string>(['payment_intent.succeeded', 'payment_intent.processing', 'payment_intent.payment_failed', 'payment_intent.canceled'])
@@ -448,6 +454,62 @@ export class PaymentsService {
     await after()
     return result
   }
+
+  /**
+   * What Stripe says of a charge, beyond the intents: a refund made in its dashboard (`charge.refunded`, whose
+   * `amount_refunded` is the charge's running total) is recorded as a refund by the system, so that
+   * `payment.status` and `refundedAmount` stay true (the shop's own refunds, settled or pending, are already
+   * counted: only the difference is new); a dispute (`charge.dispute.created`) goes on the order's timeline, and
+   * to the admins by e-mail. Neither changes the order's status. Applied once per event id, under the order's lock.
+   */
+  async applyChargeEvent(
+    event: { id: string; type: ChargeEventType; intentId: string; chargeId: string; amountCents: number; reason: string | null },
+    log: PaymentsLog = this.log,
+  ): Promise<{ outcome: EventOutcome | 'disputed'; orderId?: number }> {
+    const orderId = await repo.findOrderOfIntent(this.db, event.intentId)
+    return this.db.transaction().execute(async (trx): Promise<{ outcome: EventOutcome | 'disputed'; orderId?: number }> => {
+      const now = nowIso()
+      if (!(await repo.recordEvent(trx, event.id, event.type, now))) return { outcome: 'duplicate' }
+      if (orderId === undefined) return { outcome: 'unknown-intent' }
+      await this.lifecycle.lock(trx, orderId)
+      const row = await repo.lockPayment(trx, orderId)
+      if (!row) return { outcome: 'unknown-intent' }
+      const system = { actor_type: 'system' as const, actor_id: null, actor_name: null }
+      if (event.type === 'charge.dispute.created') {
+        const data = { disputeId: event.chargeId, amount: event.amountCents / 100, currency: row.currency, reason: event.reason }
+        await repo.insertOrderEvent(trx, { order_id: orderId, type: 'payment.disputed', at: now, ...system, data: JSON.stringify(data) })
+        await this.notifyDispute(trx, orderId, data)
+        log.warn({ eventId: event.id, orderId }, 'a payment of the order is disputed')
+        return { outcome: 'disputed', orderId }
+      }
+      const known = Number(row.refunded_cents) + Number(row.refund_pending_cents ?? 0)
+      const outside = event.amountCents - known
+      if (outside <= 0) return { outcome: 'unchanged', orderId }
+      await repo.addRefunded(trx, row, outside, now)
+      await repo.insertRefund(trx, {
+        order_id: orderId,
+        amount_cents: outside,
+        provider: 'stripe',
+        provider_ref: event.chargeId,
+        reason: 'charge.refunded',
+        ...system,
+        created_at: now,
+      })
+      await repo.insertOrderEvent(trx, {
+        order_id: orderId,
+        type: 'order.refunded',
+        at: now,
+        ...system,
+        data: JSON.stringify({ amount: outside / 100, currency: row.currency, source: 'stripe' }),
+      })
+      log.info({ eventId: event.id, orderId, cents: outside }, 'a refund made in Stripe was recorded')
+      return { outcome: 'refunded', orderId }
+    })
+  }
+
+  /** Hook for the dispute e-mail to the admins (set by app.ts, where the outbox is). */
+  notifyDispute: (trx: Trx, orderId: number, dispute: { disputeId: string; amount: number; currency: string; reason: string | null }) => Promise<void> =
+    async () => {}
 
   // ---- jobs ----
 

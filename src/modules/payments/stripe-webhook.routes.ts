@@ -3,7 +3,7 @@ import Stripe from 'stripe'
 import { AppError, messages } from '../../shared/errors.js'
 import { ErrorResponse } from '../../shared/validation.js'
 import { WebhookAnswer } from './payments.schemas.js'
-import { isIntentEvent, type PaymentsService } from './payments.service.js'
+import { isChargeEvent, isIntentEvent, type PaymentsService } from './payments.service.js'
 
 /** Stripe's events are a few kilobytes; this leaves room and refuses anything far larger before reading it. */
 const WEBHOOK_BODY_LIMIT = 256 * 1024
@@ -40,6 +40,16 @@ export async function stripeWebhookRoutes(app: FastifyInstance, options: { webho
       }
       const eventId = typeof event.id === 'string' ? event.id : undefined
       const type = typeof event.type === 'string' ? event.type : ''
+      if (eventId !== undefined && isChargeEvent(type)) {
+        const charge = chargeOf(type, (event.data as { object?: unknown } | undefined)?.object)
+        if (!charge) {
+          request.log.info({ eventId, type }, 'stripe event ignored')
+          return { received: true }
+        }
+        const { outcome, orderId } = await options.payments.applyChargeEvent({ id: eventId, type, ...charge }, request.log)
+        request.log.info({ eventId, type, orderId, outcome }, 'stripe event')
+        return { received: true }
+      }
       const intent = (event.data as { object?: unknown } | undefined)?.object as Partial<Stripe.PaymentIntent> | undefined
       if (eventId === undefined || !isIntentEvent(type) || !intent || typeof intent.id !== 'string') {
         request.log.info({ eventId, type }, 'stripe event ignored')
@@ -55,4 +65,18 @@ export async function stripeWebhookRoutes(app: FastifyInstance, options: { webho
       return { received: true }
     },
   })
+}
+
+/**
+ * The fields of a charge event the shop reads: the intent (how the payment is found), the charge's or the dispute's
+ * id, and the amount (`amount_refunded`, the charge's running total, or the disputed amount). Undefined when the
+ * object lacks them.
+ */
+function chargeOf(type: string, object: unknown): { intentId: string; chargeId: string; amountCents: number; reason: string | null } | undefined {
+  if (typeof object !== 'object' || object === null) return undefined
+  const o = object as { id?: unknown; payment_intent?: unknown; amount_refunded?: unknown; amount?: unknown; reason?: unknown }
+  const intentId = typeof o.payment_intent === 'string' ? o.payment_intent : undefined
+  const amount = type === 'charge.refunded' ? o.amount_refunded : o.amount
+  if (intentId === undefined || typeof o.id !== 'string' || typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0) return undefined
+  return { intentId, chargeId: o.id, amountCents: amount, reason: typeof o.reason === 'string' ? o.reason.slice(0, 200) : null }
 }
