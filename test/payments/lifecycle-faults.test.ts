@@ -45,20 +45,26 @@ function p99(samples: number[]): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)] as number
 }
 
+/** p99 per request name, of `rounds` rounds of each request one after another (each must succeed). */
+async function measure(requests: Array<[string, () => Promise<{ statusCode: number; body: string }>]>, rounds: number) {
+  const timings = new Map<string, number[]>(requests.map(([name]) => [name, []]))
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, request] of requests) {
+      const started = performance.now()
+      const response = await request()
+      timings.get(name)!.push(performance.now() - started)
+      expect(response.statusCode, `${name}: ${response.body}`).toBeLessThan(300)
+    }
+  }
+  return Object.fromEntries([...timings].map(([name, samples]) => [name, Math.round(p99(samples) * 10) / 10]))
+}
+
 describe('a Stripe refund that never answers', () => {
   it('holds no transaction: reads, log-in and the cart answer (p99 < 100 ms) and /ready stays 200 while it hangs', async () => {
     const order = await paidOrder()
     const buyer = order.buyer
     const plenty = await makeProduct(t.app, { stock: 1000 })
-    const refundCalls = () => fake.calls.filter((c) => c.route === 'create-refund').length
-    const before = refundCalls()
-    fake.fail('create-refund', 'hang', 1)
-    const cancelling = setStatus(order.id, 'cancelled')
-    // Stripe has the refund request, and does not answer it.
-    await expect.poll(refundCalls, { timeout: 5000, interval: 5 }).toBe(before + 1)
-
-    const timings: Record<string, number[]> = { product: [], me: [], orders: [], login: [], cart: [], ready: [] }
-    const requests: Array<[keyof typeof timings, () => Promise<{ statusCode: number; body: string }>]> = [
+    const requests: Array<[string, () => Promise<{ statusCode: number; body: string }>]> = [
       ['product', () => t.app.inject({ url: `/products/${order.product.id}` })],
       ['me', () => t.app.inject({ url: '/auth/me', headers: bearer(buyer) })],
       ['orders', () => t.app.inject({ url: '/orders', headers: bearer(buyer) })],
@@ -66,15 +72,21 @@ describe('a Stripe refund that never answers', () => {
       ['cart', () => t.app.inject({ method: 'POST', url: '/cart/add', headers: bearer(buyer), payload: { productId: plenty.id, quantity: 1 } })],
       ['ready', () => t.app.inject({ url: '/ready' })],
     ]
-    for (let round = 0; round < 20; round++) {
-      for (const [name, request] of requests) {
-        const started = performance.now()
-        const response = await request()
-        timings[name]!.push(performance.now() - started)
-        expect(response.statusCode, `${name}: ${response.body}`).toBeLessThan(300)
-      }
-    }
-    for (const [name, samples] of Object.entries(timings)) expect(p99(samples), `${name} p99 (ms)`).toBeLessThan(100)
+    const calm = await measure(requests, 10)
+    const refundCalls = () => fake.calls.filter((c) => c.route === 'create-refund').length
+    const before = refundCalls()
+    fake.fail('create-refund', 'hang', 1)
+    const cancelling = setStatus(order.id, 'cancelled')
+    // Stripe has the refund request, and does not answer it.
+    await expect.poll(refundCalls, { timeout: 5000, interval: 5 }).toBe(before + 1)
+
+    const during = await measure(requests, 20)
+    // The bound: 100 ms, or three times what the same requests take with no refund hanging, on a machine busy
+    // enough (a loaded CI runner hashing passwords) that the requests themselves take longer. Holding the
+    // database for the refund, as before, took the full wait of Stripe's timeout (over 10 s).
+    if (process.env.SHOW_P99) console.log(JSON.stringify({ calm, during }))
+    for (const [name, value] of Object.entries(during))
+      expect(value, `${name} p99 (ms), with ${JSON.stringify(calm)} calm`).toBeLessThan(Math.max(100, 3 * calm[name]!))
     // The refund is recorded (committed) and pending; the order is still paid with its stock held.
     expect((await paymentRow(t.app, order.id))?.refund_pending_at).not.toBeNull()
     expect(await orderStatus(t.app, order.id)).toBe('paid')
@@ -278,5 +290,24 @@ describe('refunds and disputes made in Stripe’s dashboard', () => {
     expect(JSON.parse(events.at(-1)!.data)).toEqual({ disputeId: 'dp_1', amount: 39.98, currency: 'EUR', reason: 'fraudulent' })
     expect(await orderStatus(t.app, order.id)).toBe('paid')
     expect((await paymentRow(t.app, order.id))?.status).toBe('paid')
+  })
+})
+
+describe('a refund under way', () => {
+  it('holds the order: moving it anywhere but cancelled is 409 La orden tiene un reembolso en curso', async () => {
+    const order = await paidOrder()
+    // As a cancel leaves it when Stripe has not answered its refund yet.
+    await t.app.db
+      .updateTable('payments')
+      .set({ refund_pending_at: new Date().toISOString(), refund_pending_cents: 3998 })
+      .where('order_id', '=', order.id)
+      .execute()
+    const shipped = await setStatus(order.id, 'shipped')
+    expect(shipped.statusCode).toBe(409)
+    expect(shipped.json()).toEqual({ error: 'La orden tiene un reembolso en curso' })
+    expect(await orderStatus(t.app, order.id)).toBe('paid')
+    // The cancel goes on with the same idempotency key: one refund.
+    expect((await setStatus(order.id, 'cancelled')).statusCode).toBe(200)
+    expect(refundsOf(order.intentId)).toHaveLength(1)
   })
 })
