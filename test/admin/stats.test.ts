@@ -48,12 +48,14 @@ describe('GET /admin/api/stats', () => {
     await t.app.db.deleteFrom('products').execute()
   })
 
-  async function insertOrder(createdAtMs: number, totalCents: number, status: Status = 'pending'): Promise<void> {
+  async function insertOrder(createdAtMs: number, totalCents: number, status: Status = 'paid'): Promise<number> {
     const createdAt = new Date(createdAtMs).toISOString()
-    await t.app.db
+    const row = await t.app.db
       .insertInto('orders')
       .values({ user_id: customer.id, total_cents: totalCents, status, created_at: createdAt, updated_at: createdAt })
-      .execute()
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    return row.id
   }
 
   async function stats(query = ''): Promise<StatsBody> {
@@ -77,7 +79,28 @@ describe('GET /admin/api/stats', () => {
     })
   })
 
-  it('counts and sums the orders of each day, cancelled ones excluded, with exact money', async () => {
+  it('counts as revenue only the orders paid for: a pending and a cancelled order add nothing, a paid one does', async () => {
+    const today = todayStart()
+    const day = async () => (await stats('?days=1')).series[0]
+    await insertOrder(today + 1000, 12_345, 'pending')
+    expect(await day()).toEqual({ date: dayOf(today), orders: 1, revenue: 0 })
+    await insertOrder(today + 2000, 50_000, 'cancelled')
+    expect(await day()).toEqual({ date: dayOf(today), orders: 1, revenue: 0 })
+    const paid = await insertOrder(today + 3000, 2_550, 'paid')
+    expect(await day()).toEqual({ date: dayOf(today), orders: 2, revenue: 25.5 })
+    // Shipped and delivered orders were paid for too.
+    await insertOrder(today + 4000, 100, 'shipped')
+    await insertOrder(today + 5000, 1, 'delivered')
+    expect(await day()).toEqual({ date: dayOf(today), orders: 4, revenue: 26.51 })
+    // A paid order that is cancelled is refunded: it leaves both the orders and the revenue.
+    await t.app.db.updateTable('orders').set({ status: 'cancelled' }).where('id', '=', paid).execute()
+    const body = await stats('?days=1')
+    expect(body.series).toEqual([{ date: dayOf(today), orders: 3, revenue: 1.01 }])
+    expect(body.totals).toEqual({ orders: 3, revenue: 1.01 })
+    expect(body.ordersByStatus).toEqual({ pending: 1, paid: 0, shipped: 1, delivered: 1, cancelled: 2 })
+  })
+
+  it('counts the orders of each day that are not cancelled, and sums the revenue of those paid for, with exact money', async () => {
     const today = todayStart()
     await insertOrder(today + 1000, 1999, 'paid')
     await insertOrder(today + 2000, 1, 'shipped')
@@ -90,11 +113,12 @@ describe('GET /admin/api/stats', () => {
 
     const body = await stats('?days=3')
     expect(body.series).toEqual([
-      { date: dayOf(today - 2 * DAY_MS), orders: 2, revenue: 0.3 },
+      // The pending order is counted, but it is no revenue until it is paid.
+      { date: dayOf(today - 2 * DAY_MS), orders: 2, revenue: 0.1 },
       { date: dayOf(today - DAY_MS), orders: 0, revenue: 0 },
       { date: dayOf(today), orders: 2, revenue: 20 },
     ])
-    expect(body.totals).toEqual({ orders: 4, revenue: 20.3 })
+    expect(body.totals).toEqual({ orders: 4, revenue: 20.1 })
     expect(body.ordersByStatus).toEqual({ pending: 1, paid: 2, shipped: 1, delivered: 1, cancelled: 2 })
     expect(body.ordersToShip).toBe(2)
   })
@@ -123,7 +147,7 @@ describe('GET /admin/api/stats', () => {
     expect(body.series[5]).toEqual({ date: dayOf(today - DAY_MS), orders: 1, revenue: 3 })
     expect(body.series[6]).toEqual({ date: dayOf(today), orders: 1, revenue: 4 })
     expect(body.totals).toEqual({ orders: 3, revenue: 9 })
-    expect(body.ordersByStatus.pending).toBe(5)
+    expect(body.ordersByStatus.paid).toBe(5)
 
     const one = await stats('?days=1')
     expect(one.series).toEqual([{ date: dayOf(today), orders: 1, revenue: 4 }])

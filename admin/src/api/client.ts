@@ -27,6 +27,10 @@ export function writeSession(session: Session | null): void {
 }
 
 export const UNREACHABLE = 'The shop API cannot be reached. Check that the service is running, then try again.'
+export const NOT_SIGNED_IN = 'Sign in to use the dashboard.'
+
+/** The one call the dashboard makes without a token: the sign-in itself. */
+const SIGN_IN_PATH = '/auth/login'
 
 const bearer: Middleware = {
   onRequest({ request }) {
@@ -73,8 +77,15 @@ function refreshSession(): Promise<boolean> {
 /**
  * The client's fetch: a bounded wait, "no answer at all" as one clear message, and a 401 retried once with a renewed
  * token when the session can be renewed (sign-in itself excepted).
+ *
+ * No call but the sign-in leaves without the admin's token. react-admin renders a page (and its lists ask for their
+ * rows) while it is still finding out that nobody is signed in; such a call fails here, as the API would answer it
+ * (401, so react-admin goes on to the sign-in page), without reaching the service, whose log would show a 401 for it.
  */
 async function reachingFetch(input: Request): Promise<Response> {
+  if (!input.headers.has('Authorization') && new URL(input.url).pathname !== SIGN_IN_PATH) {
+    throw new HttpError(NOT_SIGNED_IN, 401, { error: NOT_SIGNED_IN })
+  }
   const again = input.clone()
   const send = async (request: Request) => {
     try {

@@ -111,10 +111,16 @@ async function getList(resource: string, params: GetListParams) {
       return { data: all.slice(offset, offset + limit), total: all.length }
     }
     case 'users': {
-      // No total from this route: ask one more than a page to know whether another page exists.
+      // No X-Total-Count from this route: ask one more than a page to know whether another page exists. On the last
+      // page the total is known, and given: without it react-admin shows "1-25 of 25" for 3 users, and its phone
+      // pagination offers a next page that is not there (and comes back to page 1 when asked for it).
       const result = await api.GET('/auth/users', { params: { query: { limit: limit + 1, offset } } })
       const rows = unwrap(result)
-      return { data: rows.slice(0, limit), pageInfo: { hasNextPage: rows.length > limit, hasPreviousPage: offset > 0 } }
+      const data = rows.slice(0, limit)
+      if (rows.length > limit) return { data, pageInfo: { hasNextPage: true, hasPreviousPage: offset > 0 } }
+      // An empty page past the end says nothing of the total: react-admin goes back to the first page.
+      if (rows.length === 0 && offset > 0) return { data, pageInfo: { hasNextPage: false, hasPreviousPage: true } }
+      return { data, total: offset + rows.length }
     }
   }
   throw new Error(`Unknown resource ${resource}`)

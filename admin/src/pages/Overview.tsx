@@ -92,9 +92,11 @@ function Figure({ label, value, to }: { label: string; value: string | number; t
 
 /** The overview: one call to /admin/api/stats for the chart, the orders to ship and the products low on stock. */
 export default function Overview() {
-  useAuthenticated()
+  // The figures are asked for once the sign-in is confirmed, not while react-admin is still checking it.
+  const { authenticated } = useAuthenticated()
   const dataProvider = useDataProvider<typeof shopDataProvider>()
-  const { data: stats, error, isPending } = useQuery({ queryKey: ['admin-stats', 30], queryFn: () => dataProvider.getStats(30) })
+  const query = useQuery({ queryKey: ['admin-stats', 30], queryFn: () => dataProvider.getStats(30), enabled: authenticated === true })
+  const { data: stats, error, isPending } = query
   return (
     <Box sx={{ py: 2 }}>
       <Title title="Overview" />

@@ -1,0 +1,65 @@
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { makeUser } from '../helpers/factories.js'
+import { DESKTOP, hasChromium, launchBrowser, openPage, PHONE, type Shop, signIn, startShop } from '../helpers/browser.js'
+
+/**
+ * The Users page pages through GET /auth/users, which sends no X-Total-Count: the dashboard asks for one more
+ * row than a page to know whether there is a next page, and knows the total once it reaches the last page.
+ */
+describe.skipIf(!hasChromium)('the Users page’s paging', () => {
+  let shop: Shop
+  let browser: Browser
+
+  beforeAll(async () => {
+    ;[shop, browser] = await Promise.all([startShop(), launchBrowser()])
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await shop?.close()
+  })
+
+  /** The pagination's "1-3 of 3", as shown. */
+  const range = (page: Page) => page.locator('.MuiTablePagination-displayedRows')
+  const next = (page: Page) => page.getByRole('button', { name: /next page/i })
+  /** Whether a next page is offered: a desktop shows no page buttons for one page, a phone a disabled arrow. */
+  const nextOffered = async (page: Page) => (await next(page).count()) > 0 && (await next(page).isEnabled())
+
+  async function openUsers(viewport: typeof DESKTOP): Promise<{ page: Page; close: () => Promise<void> }> {
+    const { context, page } = await openPage(browser, shop, viewport)
+    await signIn(page)
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
+    await page.goto('/admin/#/users')
+    return { page, close: () => context.close() }
+  }
+
+  it('says "1-3 of 3" for 3 users, with no next page, on a desktop and on a phone', async () => {
+    await makeUser(shop.app, 'customer', 'Second User')
+    await makeUser(shop.app, 'customer', 'Third User')
+    for (const viewport of [DESKTOP, PHONE]) {
+      const { page, close } = await openUsers(viewport)
+      await page.getByText('Third User').waitFor()
+      await expect.poll(() => range(page).textContent()).toBe('1-3 of 3')
+      expect(await nextOffered(page), `next page at ${viewport.width} px`).toBe(false)
+      await close()
+    }
+  })
+
+  it('goes to the next page and back on a phone and on a desktop, and shows the total once it is known', async () => {
+    for (let i = 0; i < 25; i += 1) await makeUser(shop.app, 'customer', `Paged User ${String(i).padStart(2, '0')}`)
+    // 28 users: 25 on the first page, 3 on the second.
+    for (const viewport of [PHONE, DESKTOP]) {
+      const { page, close } = await openUsers(viewport)
+      await page.getByText('Paged User 21').waitFor()
+      await expect.poll(() => range(page).textContent()).toBe('1-25 of more than 25')
+      await next(page).click()
+      await page.getByText('Paged User 24').waitFor()
+      await expect.poll(() => range(page).textContent()).toBe('26-28 of 28')
+      expect(page.url()).toContain('page=2')
+      expect(await nextOffered(page), `next page at ${viewport.width} px`).toBe(false)
+      await page.getByRole('button', { name: /previous page/i }).click()
+      await page.getByText('Paged User 21').waitFor()
+      await close()
+    }
+  })
+})
