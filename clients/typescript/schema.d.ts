@@ -1031,17 +1031,18 @@ export interface components {
       /** Format: date-time */
       updatedAt: string
       items: components['schemas']['OrderItem'][]
-      subtotal?: number
-      shippingTotal?: number
-      shippingAddress?: components['schemas']['AddressSnapshot'] | null
-      shippingMethod?: components['schemas']['ShippingMethodSnapshot'] | null
-      note?: string | null
+      subtotal: number
+      shippingTotal: number
+      shippingAddress: components['schemas']['AddressSnapshot'] | null
+      shippingMethod: components['schemas']['ShippingMethodSnapshot'] | null
+      note: string | null
       customer?: {
         id: number
         name: string
         email: string
       } | null
-      payment?: components['schemas']['Payment']
+      payment: components['schemas']['Payment']
+      nextStatuses?: ('pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled')[]
     }
     /** OrderItem */
     OrderItem: {
@@ -1050,7 +1051,7 @@ export interface components {
       productId: number
       quantity: number
       price: number
-      name?: string | null
+      name: string | null
       product?: {
         id: number
         name: string
@@ -1062,18 +1063,20 @@ export interface components {
       /** @enum {string} */
       provider: 'manual' | 'stripe'
       /** @enum {string} */
-      status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
+      status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded' | 'partially_refunded'
       amount: number
       currency: string
+      refundedAmount: number
     }
     /** PaymentStart */
     PaymentStart: {
       /** @enum {string} */
       provider: 'manual' | 'stripe'
       /** @enum {string} */
-      status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded'
+      status: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded' | 'partially_refunded'
       amount: number
       currency: string
+      refundedAmount?: number
       clientSecret?: string
       publishableKey?: string
     }
