@@ -4,6 +4,7 @@ import { isForeignKeyViolation } from '../../shared/db-errors.js'
 import { AppError, messages } from '../../shared/errors.js'
 import { centsToAmount, withinMaxAmount } from '../../shared/money.js'
 import { nowIso } from '../../shared/time.js'
+import { computeTotals } from '../totals/totals.js'
 import * as repo from './cart.repository.js'
 import type { AddToCartInput, CartItem, CartView } from './cart.schemas.js'
 
@@ -16,19 +17,16 @@ function cartItemRowToCartItem(row: repo.CartItemRecord): CartItem {
 /** The caller's cart; a user without lines has an empty cart (it exists on demand, no row needed). */
 export async function getCart(db: Db, userId: number): Promise<CartView> {
   const rows = await repo.listCartLines(db, userId)
-  let totalCents = 0
-  const items = rows.map((row) => {
-    const subtotalCents = row.price_cents * row.quantity
-    totalCents += subtotalCents
-    return {
-      id: row.id,
-      productId: row.product_id,
-      quantity: row.quantity,
-      subtotal: centsToAmount(subtotalCents),
-      product: { id: row.product_id, name: row.name, price: centsToAmount(row.price_cents), imageUrl: row.image_url },
-    }
-  })
-  return { items, total: centsToAmount(totalCents) }
+  // The same function as checkout's: what the cart shows is what the order charges (before shipping).
+  const totals = computeTotals({ lines: rows.map((row) => ({ unitCents: row.price_cents, quantity: row.quantity })) })
+  const items = rows.map((row, i) => ({
+    id: row.id,
+    productId: row.product_id,
+    quantity: row.quantity,
+    subtotal: centsToAmount(totals.lines[i]!.totalCents),
+    product: { id: row.product_id, name: row.name, price: centsToAmount(row.price_cents), imageUrl: row.image_url },
+  }))
+  return { items, total: centsToAmount(totals.subtotalCents) }
 }
 
 /** Adds to the cart; `created` tells a new line (201) from quantities combined into an existing one (200). */

@@ -15,7 +15,7 @@ import { type MoveRequest, OrderLifecycle } from './order-lifecycle.js'
 import { loadOrder, type OrderRecord, type PaymentDefaults, rowsToOrders, toOrder } from './order-view.js'
 import * as repo from './orders.repository.js'
 import type { ListOrdersQuery, Order, OrderStatus, PlaceOrderInput } from './orders.schemas.js'
-import { computeTotals } from './totals.js'
+import { computeTotals } from '../totals/totals.js'
 
 type Db = Kysely<Database>
 

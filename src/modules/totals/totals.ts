@@ -1,7 +1,7 @@
 import { MAX_AMOUNT_CENTS } from '../../shared/money.js'
 
 /**
- * The one function that turns lines and shipping into money: the cart view and checkout both call it, so what
+ * The totals module: the one function that turns lines and shipping into money: the cart view and checkout both call it, so what
  * the customer sees is what the order charges. Pure (no database, no clock) and in integer cents. Part 3's
  * taxes and discounts are added here, and the refunds' per-unit amounts will be read from its lines.
  */
