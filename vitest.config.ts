@@ -17,6 +17,8 @@ const sqliteOnly = [
   'test/**/*.pgcluster.test.ts',
   'test/config.test.ts',
   'test/engines.test.ts',
+  // Pure functions: no database to vary.
+  'test/totals/**',
   'node_modules/**',
 ]
 const postgres = process.env.TEST_DATABASE_URL
