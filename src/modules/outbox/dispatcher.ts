@@ -1,70 +1,22 @@
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
+import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { Config } from '../../config.js'
 import type { Dialect } from '../../db/connect.js'
 import type { Database } from '../../db/database.js'
-import { emailNotifications } from './notifications.js'
+import type { Channel, Deliver, DeliveryOutcome, OutboxMessage } from './channels.js'
+import type { EventListener, ShopEvent } from './events.js'
 import { insertOutboxRows, type OutboxInsert } from './outbox.js'
 import * as repo from './outbox.repository.js'
-import { createSendThread, type SendThread } from './send-thread.js'
+import { defaultRetrySchedule, nextAttemptAt, type RetrySchedule } from './retry.js'
+import type { SendThread } from './send-thread.js'
 
-/** Where a message goes: an e-mail (src/modules/outbox/mail) or a webhook endpoint (src/modules/webhooks). */
-export type Channel = 'email' | 'webhook'
-
-/** One outbox row as a channel sees it. `attempts` counts the attempts made before this one. */
-export interface OutboxMessage {
-  id: string
-  channel: Channel
-  webhookId: number | null
-  event: string | null
-  /** The row's JSON, parsed: an e-mail's {template, to, data}; a webhook delivery's body. */
-  payload: unknown
-  attempts: number
-  createdAt: string
-}
-
-/** What a channel says of one attempt. `permanent` failures are not retried (a receiver that can never accept it). */
-export type DeliveryOutcome = { ok: true; statusCode?: number } | { ok: false; error: string; statusCode?: number; permanent?: boolean }
-
-/** Delivers one message; must give up when `signal` aborts (the delivery's timeout, or the app closing). */
-export type Deliver = (message: OutboxMessage, signal: AbortSignal) => Promise<DeliveryOutcome>
-
-/** The shop's events (docs/email.md); `data` is the resource as the API returns it, `{id}` for product.deleted. */
-export const SHOP_EVENT_TYPES = [
-  'order.created',
-  'order.paid',
-  'order.status_changed',
-  'order.cancelled',
-  'product.created',
-  'product.updated',
-  'product.deleted',
-  'stock.low',
-] as const
-export type ShopEventType = (typeof SHOP_EVENT_TYPES)[number]
-
-export interface ShopEvent {
-  type: ShopEventType
-  data: unknown
-}
-
-/**
- * Called inside the transaction of the change; returns the outbox rows the event calls for (e-mails, webhook
- * deliveries). The rows of every listener are written together, in one statement of that transaction, so that
- * they commit or roll back with the change.
- */
-export type EventListener = (trx: Transaction<Database>, event: ShopEvent) => Promise<readonly OutboxInsert[]>
-
-/** When a failed delivery is tried again: `firstDelayMs × factor^(n−1)` after the n-th failure, capped, ± jitter. */
-export interface RetrySchedule {
-  firstDelayMs: number
-  factor: number
-  maxDelayMs: number
-  /** A message still undelivered this long after its creation is `failed`. */
-  giveUpAfterMs: number
-  /** 0.25: each delay is drawn between 75 % and 125 % of its nominal value. */
-  jitter: number
-}
+// The dispatcher: claims due outbox rows and hands them to their channels, off the request path. The event
+// contract is events.ts, the channels' contract channels.ts, the back-off retry.ts, the Fastify plugin that
+// builds all of it outbox.plugin.ts. What other modules import from here stays here: emitEvent,
+// emitStockChange, outboxOf, and (re-exported) the types they use.
+export type { Channel, Deliver, DeliveryOutcome, OutboxMessage } from './channels.js'
+export { SHOP_EVENT_TYPES, type EventListener, type ShopEvent, type ShopEventType } from './events.js'
+export { defaultRetrySchedule, nextAttemptAt, type RetrySchedule } from './retry.js'
 
 export interface DispatcherOptions {
   /** Off: nothing is delivered (rows stay pending); events are still written. */
@@ -82,15 +34,6 @@ export interface DispatcherOptions {
   retry: RetrySchedule
 }
 
-export const defaultRetrySchedule: RetrySchedule = {
-  // 22.5–37.5 s, then 1.5–2.5 min, 6–10 min, 24–40 min, 1.6–2.7 h, then every 3–5 h until 24 h have passed.
-  firstDelayMs: 30_000,
-  factor: 4,
-  maxDelayMs: 4 * 3_600_000,
-  giveUpAfterMs: 24 * 3_600_000,
-  jitter: 0.25,
-}
-
 export const defaultDispatcherOptions: DispatcherOptions = {
   enabled: true,
   pollMs: 1000,
@@ -101,14 +44,17 @@ export const defaultDispatcherOptions: DispatcherOptions = {
   retry: defaultRetrySchedule,
 }
 
-/** When the next attempt is due after the `failures`-th failure of a message created at `createdAt`; null: give up. */
-export function nextAttemptAt(schedule: RetrySchedule, failures: number, createdAt: string, now: number, random = Math.random): string | null {
-  const deadline = Date.parse(createdAt) + schedule.giveUpAfterMs
-  if (now >= deadline) return null
-  const nominal = Math.min(schedule.maxDelayMs, schedule.firstDelayMs * schedule.factor ** Math.max(0, failures - 1))
-  const delay = nominal * (1 - schedule.jitter + 2 * schedule.jitter * random())
-  // The last attempt is made at the deadline itself, not skipped.
-  return new Date(Math.min(deadline, now + Math.max(0, Math.round(delay)))).toISOString()
+/** What the plugin (outbox.plugin.ts) is given: the service's configuration, and the dispatcher's options to change (tests). */
+export interface OutboxPluginOptions {
+  config: Config
+  options?: Partial<Omit<DispatcherOptions, 'retry'>> & { retry?: Partial<RetrySchedule> }
+}
+
+/** The options given, over the defaults; a delivery ends (its timeout) well within its row's lease. */
+export function dispatcherOptions(given: OutboxPluginOptions['options'] = {}): DispatcherOptions {
+  const merged: DispatcherOptions = { ...defaultDispatcherOptions, ...given, retry: { ...defaultRetrySchedule, ...given.retry } }
+  // A row is never taken again while its attempt may go on.
+  return { ...merged, timeoutMs: Math.min(merged.timeoutMs, Math.floor(merged.leaseMs / 2)) }
 }
 
 /** The outbox of one app: its channels, its event listeners, and the loop that delivers due rows. */
@@ -124,12 +70,6 @@ export interface Outbox {
   readonly options: DispatcherOptions
   /** The thread that sends e-mails and webhook deliveries (the channels hand it their jobs). */
   readonly sender: SendThread
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    outbox: Outbox
-  }
 }
 
 /** The outbox of each open database, so that services reach it through the `db` they are given (as payments do). */
@@ -167,7 +107,15 @@ export function outboxOf(db: Kysely<Database>): Outbox | undefined {
   return registry.get(db)
 }
 
-class OutboxDispatcher implements Outbox {
+/** Makes `dispatcher` the outbox of `db` (emitEvent and outboxOf find it there), until the returned function is called. */
+export function attachOutbox(db: Kysely<Database>, dispatcher: OutboxDispatcher): () => void {
+  registry.set(db, dispatcher)
+  return () => {
+    if (registry.get(db) === dispatcher) registry.delete(db)
+  }
+}
+
+export class OutboxDispatcher implements Outbox {
   readonly listeners: EventListener[] = []
   private readonly channels = new Map<Channel, Deliver>()
   private readonly inFlight = new Set<Promise<void>>()
@@ -380,54 +328,3 @@ class OutboxDispatcher implements Outbox {
     }
   }
 }
-
-export interface OutboxPluginOptions {
-  config: Config
-  options?: Partial<Omit<DispatcherOptions, 'retry'>> & { retry?: Partial<RetrySchedule> }
-}
-
-/**
- * The dispatcher: delivers the outbox's due rows after commit, at least once, off the request path. Woken after
- * each write request (onResponse) and by emitEvent, and polls as a safety net. Several instances on one
- * PostgreSQL share the work: each claims rows with FOR UPDATE SKIP LOCKED and holds them for a lease.
- */
-async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOptions): Promise<void> {
-  const given = pluginOptions.options ?? {}
-  const merged: DispatcherOptions = { ...defaultDispatcherOptions, ...given, retry: { ...defaultRetrySchedule, ...given.retry } }
-  // A delivery ends (its timeout) well within its row's lease: a row is never taken again while its attempt may go on.
-  const options = { ...merged, timeoutMs: Math.min(merged.timeoutMs, Math.floor(merged.leaseMs / 2)) }
-  const { config } = pluginOptions
-  const sender = createSendThread({
-    mail: {
-      smtpUrl: config.mail.smtpUrl,
-      from: config.mail.from,
-      timeoutMs: config.mail.timeoutMs,
-      dataDir: config.dataDir,
-      currency: config.payments.currency,
-      publicUrl: config.publicUrl,
-    },
-  })
-  const dispatcher = new OutboxDispatcher(app.db, app.dialect, app.log, options, config.lowStockThreshold, sender)
-  registry.set(app.db, dispatcher)
-  app.decorate('outbox', dispatcher as Outbox)
-  dispatcher.registerChannel('email', async (message, signal) => {
-    const { outcome, sent } = await sender.run({ kind: 'email', mail: { id: message.id, payload: message.payload, createdAt: message.createdAt } }, signal)
-    // Recipient and subject only, never the body: a password reset's link is a credential.
-    if (sent?.file) app.log.info({ to: sent.to, subject: sent.subject, file: sent.file }, 'e-mail written as a file (no SMTP_URL)')
-    else if (sent) app.log.debug({ to: sent.to, subject: sent.subject }, 'e-mail sent')
-    return outcome
-  })
-  dispatcher.onEvent(emailNotifications(pluginOptions.config))
-  // A write request's transaction has committed by the time it answers: what it queued goes now.
-  app.addHook('onResponse', async (request) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD') dispatcher.wake()
-  })
-  app.addHook('onReady', async () => dispatcher.start())
-  app.addHook('onClose', async () => {
-    await dispatcher.close()
-    await sender.close()
-    registry.delete(app.db)
-  })
-}
-
-export default fp(outboxPlugin, { name: 'outbox', dependencies: ['database'] })

@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts'
 import { PageQueryProperties } from '../../shared/validation.js'
-import { SHOP_EVENT_TYPES } from '../outbox/dispatcher.js'
+import { SHOP_EVENT_TYPES } from '../outbox/events.js'
 
 /** The events the shop tells its webhooks about (docs/webhooks.md): every event of the shop. */
 export const WEBHOOK_EVENTS = SHOP_EVENT_TYPES
