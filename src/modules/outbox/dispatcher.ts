@@ -27,8 +27,16 @@ export interface DispatcherOptions {
   leaseMs: number
   /** One delivery's bound. */
   timeoutMs: number
-  /** Deliveries in flight at once, per instance. */
-  concurrency: number
+  /**
+   * Deliveries in flight at once per instance, for each channel: each channel has slots of its own (its lane), so
+   * that a slow webhook receiver never holds an e-mail back, nor a slow SMTP server a webhook.
+   */
+  concurrency: Record<Channel, number>
+  /**
+   * Webhook deliveries in flight at once to one endpoint, per instance: a receiver that is slow or never answers
+   * holds at most this many of the webhook lane's slots, and the other endpoints share the rest.
+   */
+  perEndpoint: number
   /** On app.close(), in-flight deliveries are awaited this long, then aborted (their rows' leases run out). */
   closeTimeoutMs: number
   retry: RetrySchedule
@@ -39,7 +47,8 @@ export const defaultDispatcherOptions: DispatcherOptions = {
   pollMs: 1000,
   leaseMs: 60_000,
   timeoutMs: 15_000,
-  concurrency: 8,
+  concurrency: { email: 8, webhook: 8 },
+  perEndpoint: 2,
   closeTimeoutMs: 5000,
   retry: defaultRetrySchedule,
 }
@@ -47,12 +56,17 @@ export const defaultDispatcherOptions: DispatcherOptions = {
 /** What the plugin (outbox.plugin.ts) is given: the service's configuration, and the dispatcher's options to change (tests). */
 export interface OutboxPluginOptions {
   config: Config
-  options?: Partial<Omit<DispatcherOptions, 'retry'>> & { retry?: Partial<RetrySchedule> }
+  options?: Partial<Omit<DispatcherOptions, 'retry' | 'concurrency'>> & { retry?: Partial<RetrySchedule>; concurrency?: Partial<Record<Channel, number>> }
 }
 
 /** The options given, over the defaults; a delivery ends (its timeout) well within its row's lease. */
 export function dispatcherOptions(given: OutboxPluginOptions['options'] = {}): DispatcherOptions {
-  const merged: DispatcherOptions = { ...defaultDispatcherOptions, ...given, retry: { ...defaultRetrySchedule, ...given.retry } }
+  const merged: DispatcherOptions = {
+    ...defaultDispatcherOptions,
+    ...given,
+    concurrency: { ...defaultDispatcherOptions.concurrency, ...given.concurrency },
+    retry: { ...defaultRetrySchedule, ...given.retry },
+  }
   // A row is never taken again while its attempt may go on.
   return { ...merged, timeoutMs: Math.min(merged.timeoutMs, Math.floor(merged.leaseMs / 2)) }
 }
@@ -119,6 +133,9 @@ export class OutboxDispatcher implements Outbox {
   readonly listeners: EventListener[] = []
   private readonly channels = new Map<Channel, Deliver>()
   private readonly inFlight = new Set<Promise<void>>()
+  /** Deliveries in flight, per channel (its lane's slots taken) and per webhook endpoint. */
+  private readonly lanes: Record<Channel, number> = { email: 0, webhook: 0 }
+  private readonly endpoints = new Map<number, number>()
   private readonly closing = new AbortController()
   private pumping = false
   private again = false
@@ -162,7 +179,7 @@ export class OutboxDispatcher implements Outbox {
 
   /**
    * Claims due rows soon: once per turn of the event loop however many times it is called in it, and only while at
-   * least half the delivery slots are free (the deliveries in flight wake it as they end), so that a busy shop
+   * least half the slots of a lane are free (the deliveries in flight wake it as they end), so that a busy shop
    * claims its rows in batches rather than one statement per row.
    */
   wake(): void {
@@ -171,7 +188,7 @@ export class OutboxDispatcher implements Outbox {
       this.again = true
       return
     }
-    if (this.wakeScheduled || this.inFlight.size > this.options.concurrency / 2) return
+    if (this.wakeScheduled || !this.wantsRows()) return
     this.wakeScheduled = true
     setImmediate(() => {
       this.wakeScheduled = false
@@ -191,7 +208,41 @@ export class OutboxDispatcher implements Outbox {
     }
   }
 
-  /** Claims what fits in the free slots and starts delivering it; again while rows keep coming and slots are free. */
+  /**
+   * Whether a lane is claimed for: when at least half its slots are free, so that rows are claimed in batches (and a
+   * lane with a slot or two free does not ride along on the other's claims: passing over the rows of webhook
+   * endpoints at their cap is the one costly part of a claim).
+   */
+  private laneWants(channel: Channel): boolean {
+    const slots = this.options.concurrency[channel]
+    return slots - this.lanes[channel] >= slots / 2
+  }
+
+  private wantsRows(): boolean {
+    return [...this.channels.keys()].some((channel) => this.laneWants(channel))
+  }
+
+  /** The endpoints at their cap here. */
+  private fullEndpoints(): number[] {
+    return [...this.endpoints].filter(([, count]) => count >= this.options.perEndpoint).map(([id]) => id)
+  }
+
+  /** What each lane that wants rows may claim: its free slots; the webhook lane within its endpoints' caps. */
+  private claims(): repo.LaneClaim[] {
+    const claims: repo.LaneClaim[] = []
+    for (const channel of this.channels.keys()) {
+      if (!this.laneWants(channel)) continue
+      const limit = this.options.concurrency[channel] - this.lanes[channel]
+      if (channel === 'webhook') claims.push({ channel, limit, perEndpoint: { cap: this.options.perEndpoint, inFlight: this.endpoints } })
+      else claims.push({ channel, limit })
+    }
+    return claims
+  }
+
+  /**
+   * Claims what fits in the free slots of each lane and starts delivering it; again while rows keep coming and slots
+   * are free, or while a claim filled an endpoint to its cap (rows of others may be behind its).
+   */
   private async pump(): Promise<number> {
     if (this.pumping || this.closed) return 0
     this.pumping = true
@@ -199,12 +250,13 @@ export class OutboxDispatcher implements Outbox {
     try {
       do {
         this.again = false
-        const free = this.options.concurrency - this.inFlight.size
-        const channels = [...this.channels.keys()]
-        if (free <= 0 || channels.length === 0) break
+        const now = Date.now()
+        const claims = this.claims()
+        if (claims.length === 0) break
+        const fullBefore = this.fullEndpoints().length
         let rows: repo.OutboxRow[]
         try {
-          rows = await repo.claimDue(this.db, this.dialect, { channels, limit: free, now: Date.now(), leaseMs: this.options.leaseMs })
+          rows = await repo.claimDue(this.db, this.dialect, { lanes: claims, now, leaseMs: this.options.leaseMs })
           if (this.reportedClaimFailure) {
             this.reportedClaimFailure = false
             this.log.info('outbox: claiming works again')
@@ -218,8 +270,13 @@ export class OutboxDispatcher implements Outbox {
         }
         total += rows.length
         if (rows.length > 0) this.log.debug({ outboxIds: rows.map((row) => row.id) }, 'outbox: claimed')
-        for (const row of rows) this.track(this.deliver(row))
-        if (rows.length === free) this.again = true
+        for (const row of rows) this.track(row)
+        for (const claim of claims) {
+          // Rows may be left: the lane filled up, or (webhooks) an endpoint did, and the rows of others may lie
+          // behind its, which a claim passing over it will find.
+          const taken = rows.filter((row) => row.channel === claim.channel).length
+          if (taken === claim.limit || (claim.perEndpoint && this.fullEndpoints().length > fullBefore)) this.again = true
+        }
       } while (this.again && !this.closed)
     } finally {
       this.pumping = false
@@ -227,10 +284,21 @@ export class OutboxDispatcher implements Outbox {
     return total
   }
 
-  private track(delivery: Promise<void>): void {
+  /** Starts a claimed row's delivery in its lane's slot (and its endpoint's), freed when it ends. */
+  private track(row: repo.OutboxRow): void {
+    const endpoint = row.channel === 'webhook' ? row.webhook_id : null
+    this.lanes[row.channel] += 1
+    if (endpoint !== null) this.endpoints.set(endpoint, (this.endpoints.get(endpoint) ?? 0) + 1)
+    const delivery = this.deliver(row)
     this.inFlight.add(delivery)
     void delivery.finally(() => {
       this.inFlight.delete(delivery)
+      this.lanes[row.channel] -= 1
+      if (endpoint !== null) {
+        const left = (this.endpoints.get(endpoint) ?? 1) - 1
+        if (left > 0) this.endpoints.set(endpoint, left)
+        else this.endpoints.delete(endpoint)
+      }
       // Slots are free: whatever else is due goes now rather than at the next poll.
       if (!this.closed) this.wake()
     })
