@@ -53,15 +53,15 @@ export async function claimDue(
     const { cap, inFlight } = lane.perEndpoint
     const full = [...inFlight].filter(([, count]) => count >= cap).map(([id]) => id)
     const partly = [...inFlight].filter(([, count]) => count > 0 && count < cap)
-    // The oldest due rows of the endpoints with room (a full endpoint's rows are passed over, not taken), as many
-    // as could possibly be taken: `limit` per endpoint at most, and each endpoint `cap` at most.
+    // The oldest due rows of the endpoints with room (a full endpoint's rows are passed over, not taken): `limit`
+    // endpoints of `cap` rows each at most, as many as the lane could need. An endpoint with more rows in it than
+    // room fills up; the dispatcher then claims again, passing over it too.
     const window = due(lane.channel)
       .select(['id', 'webhook_id', 'next_attempt_at'])
       .$if(full.length > 0, (qb) => qb.where((eb) => eb.or([eb('webhook_id', 'is', null), eb('webhook_id', 'not in', full)])))
       .limit(lane.limit * cap)
-    // How many more rows each endpoint may start: cap less what it has in flight here. A row without an endpoint
-    // (none is written so; tests) counts as an endpoint of its own.
-    // (Cast: PostgreSQL would read a bare parameter in a CASE as text.)
+    // How many more rows each endpoint may start: cap less what it has in flight here (cast: PostgreSQL would read
+    // a bare parameter in a CASE as text). Rows without an endpoint (none is written so; tests) count as one.
     const int = (value: number) => sql`cast(${value} as integer)`
     const room = sql.join(
       partly.map(([id, count]) => sql`when webhook_id = ${id} then ${int(cap - count)}`),
