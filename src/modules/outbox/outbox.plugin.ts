@@ -1,10 +1,15 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { attachOutbox, dispatcherOptions, type Outbox, OutboxDispatcher, type OutboxPluginOptions } from './dispatcher.js'
+import type { Config } from '../../config.js'
+import { attachOutbox, type DispatcherOverrides, dispatcherOptions, type Outbox, OutboxDispatcher } from './dispatch-loop.js'
 import { emailNotifications } from './notifications.js'
 import { createSendThread } from './send-thread.js'
 
-export type { OutboxPluginOptions } from './dispatcher.js'
+/** What the plugin is given: the service's configuration, and the dispatcher's options to change (tests). */
+export interface OutboxPluginOptions {
+  config: Config
+  options?: DispatcherOverrides
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
