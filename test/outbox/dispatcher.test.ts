@@ -11,7 +11,7 @@ const seen: OutboxMessage[] = []
 
 beforeAll(async () => {
   // No poll in the way: each test drains by hand. A short timeout for the hung receiver.
-  t = await createTestApp({}, { outbox: { pollMs: 3_600_000, timeoutMs: 200, concurrency: 3 } })
+  t = await createTestApp({}, { outbox: { pollMs: 3_600_000, timeoutMs: 200, concurrency: { webhook: 3 } } })
   t.app.outbox.registerChannel('webhook', (message, signal) => {
     seen.push(message)
     return deliver(message, signal)
@@ -175,6 +175,110 @@ describe('the outbox dispatcher', () => {
     } finally {
       await other.close()
     }
+  })
+})
+
+describe('the lanes: slots per channel, and per webhook endpoint', () => {
+  // An app of its own, with 2 e-mail slots, 4 webhook slots and 2 per endpoint. Endpoints 7 and 17 hang until the
+  // test lets them answer (a long timeout); every other endpoint, and every e-mail, is delivered at once.
+  const HUNG = new Set([7, 17])
+  let lanes: TestApp
+  let released: (() => void)[] = []
+  const inFlight = new Map<number, number>()
+  let most = 0
+
+  beforeAll(async () => {
+    lanes = await createTestApp(
+      {},
+      { outbox: { pollMs: 3_600_000, timeoutMs: 10_000, concurrency: { email: 2, webhook: 4 }, perEndpoint: 2, closeTimeoutMs: 100 } },
+    )
+    const channel = async (message: OutboxMessage, signal: AbortSignal): Promise<DeliveryOutcome> => {
+      const endpoint = message.webhookId
+      if (endpoint === null || !HUNG.has(endpoint)) return { ok: true }
+      inFlight.set(endpoint, (inFlight.get(endpoint) ?? 0) + 1)
+      most = Math.max(most, ...inFlight.values())
+      await new Promise<void>((resolve) => {
+        released.push(resolve)
+        signal.addEventListener('abort', () => resolve(), { once: true })
+      })
+      inFlight.set(endpoint, (inFlight.get(endpoint) ?? 1) - 1)
+      return { ok: true }
+    }
+    lanes.app.outbox.registerChannel('webhook', channel)
+    lanes.app.outbox.registerChannel('email', channel)
+  })
+  afterAll(async () => {
+    releaseAll()
+    await lanes.close()
+  })
+  beforeEach(async () => {
+    releaseAll()
+    await lanes.app.outbox.drain()
+    await lanes.app.db.deleteFrom('outbox').execute()
+    most = 0
+  })
+
+  function releaseAll() {
+    const waiting = released
+    released = []
+    for (const release of waiting) release()
+  }
+
+  const hung = () => [...inFlight.values()].reduce((sum, n) => sum + n, 0)
+
+  async function queueRow(channel: 'email' | 'webhook', webhookId: number | null) {
+    const id = randomUUID()
+    const now = new Date().toISOString()
+    await lanes.app.db
+      .insertInto('outbox')
+      .values({ id, channel, webhook_id: webhookId, event: 'order.created', payload: '{}', status: 'pending', next_attempt_at: now, created_at: now })
+      .execute()
+    return id
+  }
+
+  const rowsOf = async (ids: string[]) => lanes.app.db.selectFrom('outbox').select(['id', 'status', 'locked_until']).where('id', 'in', ids).execute()
+
+  it('starts at most 2 deliveries of an endpoint that hangs, does not claim its other rows, and serves the other endpoints meanwhile', async () => {
+    const stuck: string[] = []
+    for (let i = 0; i < 6; i++) stuck.push(await queueRow('webhook', 7))
+    lanes.app.outbox.wake()
+    await expect.poll(hung, { timeout: 5000, interval: 10 }).toBe(2)
+    // The two it started are held (their lease); the other four are left as they were, claimable later or by another instance.
+    const held = (await rowsOf(stuck)).filter((row) => row.locked_until !== null)
+    expect(held).toHaveLength(2)
+    expect((await rowsOf(stuck)).every((row) => row.status === 'pending')).toBe(true)
+
+    const others = [await queueRow('webhook', 8), await queueRow('webhook', 9), await queueRow('webhook', 8), await queueRow('webhook', 8)]
+    lanes.app.outbox.wake()
+    await expect.poll(async () => (await rowsOf(others)).every((row) => row.status === 'delivered'), { timeout: 5000, interval: 10 }).toBe(true)
+    expect(hung()).toBe(2)
+    expect((await rowsOf(stuck)).filter((row) => row.locked_until !== null)).toEqual(held)
+
+    // Endpoint 7 answers: its other rows go, still two at a time.
+    await expect
+      .poll(
+        async () => {
+          releaseAll()
+          return (await rowsOf(stuck)).every((row) => row.status === 'delivered')
+        },
+        { timeout: 5000, interval: 10 },
+      )
+      .toBe(true)
+    expect(most).toBe(2)
+  })
+
+  it('gives e-mails slots of their own: a webhook lane full of hung deliveries does not hold one back', async () => {
+    for (let i = 0; i < 3; i++) {
+      await queueRow('webhook', 7)
+      await queueRow('webhook', 17)
+    }
+    lanes.app.outbox.wake()
+    // Every webhook slot taken, by two endpoints that never answer.
+    await expect.poll(hung, { timeout: 5000, interval: 10 }).toBe(4)
+    const mail = await queueRow('email', null)
+    lanes.app.outbox.wake()
+    await expect.poll(async () => (await rowsOf([mail]))[0]?.status, { timeout: 5000, interval: 10 }).toBe('delivered')
+    expect(hung()).toBe(4)
   })
 })
 

@@ -79,6 +79,24 @@ describe('e-mail over SMTP', () => {
     expect(customer?.parsed.messageId).toBe(`<${row?.id}@shop.test>`)
   })
 
+  it('shows the shipping address with its recipient’s name, to the customer and to the admin, in text and HTML', async () => {
+    const user = await makeUser(t.app, 'customer', 'Ana')
+    const product = await makeProduct(t.app, { name: 'Jarra', stock: 10, priceCents: 900 })
+    await fillCart(t.app, user.id, [{ productId: product.id, quantity: 1 }])
+    // The parcel goes to someone else than the account's holder: their name is the address's, not the account's.
+    const shippingAddress = { fullName: 'Lucía Fernández <Ruiz>', line1: 'Calle Mayor 1', line2: '2º B', city: 'Madrid', postalCode: '28013', country: 'ES' }
+    const res = await t.app.inject({ method: 'POST', url: '/orders', headers: bearer(user), payload: { shippingAddress } })
+    expect(res.statusCode).toBe(201)
+    expect(res.json().shippingAddress).toMatchObject({ fullName: shippingAddress.fullName })
+    await t.app.outbox.drain()
+    for (const mail of [...mailTo(user.email), ...mailTo('ops@shop.test')]) {
+      expect(mail.parsed.text).toContain('Envío a:\nLucía Fernández <Ruiz>\nCalle Mayor 1, 2º B\n28013 Madrid (ES)')
+      expect(mail.parsed.html).toContain('Envío a:<br />Lucía Fernández &lt;Ruiz&gt;<br />Calle Mayor 1, 2º B<br />28013 Madrid (ES)')
+    }
+    expect(mailTo(user.email)).toHaveLength(1)
+    expect(mailTo('ops@shop.test')).toHaveLength(1)
+  })
+
   it('paid, shipped and cancelled orders each send the customer their e-mail, with #id in the subject', async () => {
     const user = await makeUser(t.app)
     const first = await placeOrder(user)

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js'
-import type { EventListener } from './dispatcher.js'
+import type { EventListener } from './events.js'
 import { type EmailMessage, emailRows } from './outbox.js'
 
 interface OrderData {

@@ -1,36 +1,93 @@
-import { type Kysely, type Selectable, sql } from 'kysely'
+import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely'
 import type { Dialect } from '../../db/connect.js'
 import type { Database, OutboxTable } from '../../db/database.js'
 
 export type OutboxRow = Selectable<OutboxTable>
 
+/** One channel's share of a claim: its free slots, and for webhook deliveries the endpoints' own caps. */
+export interface LaneClaim {
+  channel: OutboxRow['channel']
+  /** Rows to take at most: the lane's free slots. */
+  limit: number
+  /**
+   * Webhook deliveries: at most `cap` rows of one endpoint (`webhook_id`) in flight, `inFlight` counting this
+   * instance's. An endpoint at its cap has no row taken; one below it, as many as it has room for.
+   */
+  perEndpoint?: { cap: number; inFlight: ReadonlyMap<number, number> }
+}
+
 /**
- * Takes up to `limit` due rows of the given channels for this instance: pending, due, and not held by anyone (or
- * held past its lease: a crashed instance). On PostgreSQL, rows another instance is claiming this very moment are
- * skipped (FOR UPDATE SKIP LOCKED), so each row goes to one instance; on SQLite the one connection serialises claims.
+ * Takes due rows for this instance, for each lane up to its `limit` (and its endpoints' room): pending, due, and not
+ * held by anyone (or held past its lease: a crashed instance), oldest due first. Only rows that can start now are
+ * taken: a row of an endpoint at its cap is left as it is, for later or for another instance. On PostgreSQL, rows
+ * another instance is claiming this very moment are skipped (FOR UPDATE SKIP LOCKED), so each row goes to one
+ * instance; on SQLite the one connection serialises claims. One statement for every lane.
  */
 export async function claimDue(
   db: Kysely<Database>,
   dialect: Dialect,
-  { channels, limit, now, leaseMs }: { channels: OutboxRow['channel'][]; limit: number; now: number; leaseMs: number },
+  { lanes, now, leaseMs }: { lanes: readonly LaneClaim[]; now: number; leaseMs: number },
 ): Promise<OutboxRow[]> {
   const nowAt = new Date(now).toISOString()
   const until = new Date(now + leaseMs).toISOString()
-  const due = db
-    .selectFrom('outbox')
-    .select('id')
-    // A literal, as in the partial index outbox_due, so that both databases' planners see the index applies.
-    .where('status', '=', sql.lit('pending'))
-    .where('next_attempt_at', '<=', nowAt)
-    .where('channel', 'in', channels)
-    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', nowAt)]))
-    .orderBy('next_attempt_at')
-    .limit(limit)
-  if (dialect === 'postgres') {
+  const postgres = dialect === 'postgres'
+  const due = (channel: OutboxRow['channel']) =>
+    db
+      .selectFrom('outbox')
+      // A literal, as in the partial index outbox_due, so that both databases' planners see the index applies.
+      .where('status', '=', sql.lit('pending'))
+      .where('next_attempt_at', '<=', nowAt)
+      .where('channel', '=', channel)
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', nowAt)]))
+      .orderBy('next_attempt_at')
+  // Each lane's ids, as the text of a subquery: one SELECT per lane, joined by UNION ALL. (Kysely would put one
+  // lane's ORDER BY and LIMIT on the whole union; as derived tables each keeps its own, on both databases.)
+  const parts: RawBuilder<unknown>[] = []
+  for (const lane of lanes) {
+    if (lane.limit <= 0) continue
+    if (!lane.perEndpoint) {
+      const rows = due(lane.channel).select('id').limit(lane.limit)
+      parts.push(sql`select id from (${postgres ? rows.forUpdate().skipLocked() : rows}) as ${sql.id(`${lane.channel}_due`)}`)
+      continue
+    }
+    const { cap, inFlight } = lane.perEndpoint
+    const full = [...inFlight].filter(([, count]) => count >= cap).map(([id]) => id)
+    const partly = [...inFlight].filter(([, count]) => count > 0 && count < cap)
+    // The oldest due rows of the endpoints with room (a full endpoint's rows are passed over, not taken): `limit`
+    // endpoints of `cap` rows each at most, as many as the lane could need. An endpoint with more rows in it than
+    // room fills up; the dispatcher then claims again, passing over it too.
+    const window = due(lane.channel)
+      .select(['id', 'webhook_id', 'next_attempt_at'])
+      .$if(full.length > 0, (qb) => qb.where((eb) => eb.or([eb('webhook_id', 'is', null), eb('webhook_id', 'not in', full)])))
+      .limit(lane.limit * cap)
+    // How many more rows each endpoint may start: cap less what it has in flight here (cast: PostgreSQL would read
+    // a bare parameter in a CASE as text). Rows without an endpoint (none is written so; tests) count as one.
+    const int = (value: number) => sql`cast(${value} as integer)`
+    const room = sql.join(
+      partly.map(([id, count]) => sql`when webhook_id = ${id} then ${int(cap - count)}`),
+      sql` `,
+    )
+    const allowed = partly.length > 0 ? sql`case ${room} else ${int(cap)} end` : int(cap)
+    parts.push(sql`select id from (
+      select id from (
+        select id, next_attempt_at, row_number() over (partition by webhook_id order by next_attempt_at, id) as place, ${allowed} as allowed
+        from (${postgres ? window.forUpdate().skipLocked() : window}) as ${sql.id(`${lane.channel}_window`)}
+      ) as ${sql.id(`${lane.channel}_ranked`)}
+      where place <= allowed
+      order by next_attempt_at
+      limit ${lane.limit}
+    ) as ${sql.id(`${lane.channel}_due`)}`)
+  }
+  if (parts.length === 0) return []
+  const ids = sql.join(parts, sql` union all `)
+  if (postgres) {
     // A CTE, evaluated once: as `id IN (subquery)` PostgreSQL may run the LIMITed, SKIP LOCKED subquery once per
     // candidate row and claim far more than `limit`.
     return db
-      .with('due', () => due.forUpdate().skipLocked())
+      .with(
+        (cte) => cte('due').materialized(),
+        () => sql<{ id: string }>`(${ids})`,
+      )
       .updateTable('outbox')
       .set({ locked_until: until })
       .from('due')
@@ -38,9 +95,14 @@ export async function claimDue(
       .returningAll('outbox')
       .execute()
   }
-  // One statement, so the subquery's choice holds for the update; the rows are then found by their key (repeating
-  // the subquery's conditions here made SQLite walk every pending row of a backlog for each claim).
-  return db.updateTable('outbox').set({ locked_until: until }).where('id', 'in', due).returningAll().execute()
+  // One statement, so the subqueries' choice holds for the update; the rows are then found by their key (repeating
+  // the subqueries' conditions here made SQLite walk every pending row of a backlog for each claim).
+  return db
+    .updateTable('outbox')
+    .set({ locked_until: until })
+    .where('id', 'in', sql<string>`(${ids})`)
+    .returningAll()
+    .execute()
 }
 
 /** Records delivered messages, several at once: each gets one more attempt and the answer's status code. */

@@ -5,7 +5,7 @@ import { nowIso } from '../../shared/time.js'
 
 type Db = Kysely<Database> | Transaction<Database>
 
-/** The e-mails the shop sends; each has its templates under src/modules/outbox/templates/. */
+/** The e-mails the shop sends; each has its templates under src/modules/outbox/mail/templates/. */
 export type EmailTemplate = 'password-reset' | 'order-received' | 'order-paid' | 'order-shipped' | 'order-cancelled' | 'admin-new-order' | 'admin-low-stock'
 
 export interface EmailMessage {

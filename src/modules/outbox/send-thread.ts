@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import type { DeliveryOutcome } from './dispatcher.js'
+import type { DeliveryOutcome } from './channels.js'
 import type { MailJob, MailResult, MailSettings } from './mail/mail.sender.js'
 
 /** What the sending thread does: render and send one e-mail, or POST one signed webhook delivery. */

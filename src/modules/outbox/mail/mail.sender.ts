@@ -1,7 +1,7 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createTransport } from 'nodemailer'
-import type { DeliveryOutcome } from '../dispatcher.js'
+import type { DeliveryOutcome } from '../channels.js'
 import type { EmailMessage } from '../outbox.js'
 import { renderEmail } from './templates.js'
 import { emailView } from './views.js'

@@ -14,7 +14,8 @@ interface OrderLike {
   status?: string
   note?: string | null
   items?: Array<{ productId?: number; quantity?: number; price?: number; name?: string | null; product?: { name?: string } }>
-  shippingAddress?: { name?: string; line1?: string; line2?: string | null; city?: string; postalCode?: string; country?: string } | null
+  /** The order's snapshot of its address (docs/api.md): `fullName` is the recipient's. */
+  shippingAddress?: { fullName?: string; line1?: string; line2?: string | null; city?: string; postalCode?: string; country?: string } | null
   shippingMethod?: { name?: string } | null
 }
 
@@ -56,7 +57,7 @@ function orderView(order: OrderLike, currency: string) {
     })),
     address: address
       ? {
-          name: address.name ?? '',
+          name: address.fullName ?? '',
           street: [address.line1, address.line2].filter(Boolean).join(', '),
           city: [address.postalCode, address.city].filter(Boolean).join(' '),
           country: address.country ?? '',

@@ -1,0 +1,28 @@
+import type { Transaction } from 'kysely'
+import type { Database } from '../../db/database.js'
+import type { OutboxInsert } from './outbox.js'
+
+/** The shop's events (docs/email.md); `data` is the resource as the API returns it, `{id}` for product.deleted. */
+export const SHOP_EVENT_TYPES = [
+  'order.created',
+  'order.paid',
+  'order.status_changed',
+  'order.cancelled',
+  'product.created',
+  'product.updated',
+  'product.deleted',
+  'stock.low',
+] as const
+export type ShopEventType = (typeof SHOP_EVENT_TYPES)[number]
+
+export interface ShopEvent {
+  type: ShopEventType
+  data: unknown
+}
+
+/**
+ * Called inside the transaction of the change; returns the outbox rows the event calls for (e-mails, webhook
+ * deliveries). The rows of every listener are written together, in one statement of that transaction, so that
+ * they commit or roll back with the change.
+ */
+export type EventListener = (trx: Transaction<Database>, event: ShopEvent) => Promise<readonly OutboxInsert[]>

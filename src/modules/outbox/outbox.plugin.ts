@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Config } from '../../config.js'
+import { attachOutbox, type DispatcherOverrides, dispatcherOptions, type Outbox, OutboxDispatcher } from './dispatch-loop.js'
+import { emailNotifications } from './notifications.js'
+import { createSendThread } from './send-thread.js'
+
+/** What the plugin is given: the service's configuration, and the dispatcher's options to change (tests). */
+export interface OutboxPluginOptions {
+  config: Config
+  options?: DispatcherOverrides
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    outbox: Outbox
+  }
+}
+
+/**
+ * The dispatcher: delivers the outbox's due rows after commit, at least once, off the request path. Woken after
+ * each write request (onResponse) and by emitEvent, and polls as a safety net. Several instances on one
+ * PostgreSQL share the work: each claims rows with FOR UPDATE SKIP LOCKED and holds them for a lease.
+ */
+async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOptions): Promise<void> {
+  const options = dispatcherOptions(pluginOptions.options)
+  const { config } = pluginOptions
+  const sender = createSendThread({
+    mail: {
+      smtpUrl: config.mail.smtpUrl,
+      from: config.mail.from,
+      timeoutMs: config.mail.timeoutMs,
+      dataDir: config.dataDir,
+      currency: config.payments.currency,
+      publicUrl: config.publicUrl,
+    },
+  })
+  const dispatcher = new OutboxDispatcher(app.db, app.dialect, app.log, options, config.lowStockThreshold, sender)
+  const detach = attachOutbox(app.db, dispatcher)
+  app.decorate('outbox', dispatcher as Outbox)
+  dispatcher.registerChannel('email', async (message, signal) => {
+    const { outcome, sent } = await sender.run({ kind: 'email', mail: { id: message.id, payload: message.payload, createdAt: message.createdAt } }, signal)
+    // Recipient and subject only, never the body: a password reset's link is a credential.
+    if (sent?.file) app.log.info({ to: sent.to, subject: sent.subject, file: sent.file }, 'e-mail written as a file (no SMTP_URL)')
+    else if (sent) app.log.debug({ to: sent.to, subject: sent.subject }, 'e-mail sent')
+    return outcome
+  })
+  dispatcher.onEvent(emailNotifications(pluginOptions.config))
+  // A write request's transaction has committed by the time it answers: what it queued goes now.
+  app.addHook('onResponse', async (request) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') dispatcher.wake()
+  })
+  app.addHook('onReady', async () => dispatcher.start())
+  app.addHook('onClose', async () => {
+    await dispatcher.close()
+    await sender.close()
+    detach()
+  })
+}
+
+export default fp(outboxPlugin, { name: 'outbox', dependencies: ['database'] })
