@@ -16,7 +16,7 @@ import { ordersRoutes } from './modules/orders/orders.routes.js'
 import type { Inventory } from './modules/inventory/inventory.service.js'
 import type { OrderLifecycle } from './modules/orders/order-lifecycle.js'
 import { createOrdersDeps, type OrdersDeps } from './modules/orders/orders.service.js'
-import outboxPlugin, { emitEvent, emitStockChange, type OutboxPluginOptions } from './modules/outbox/dispatcher.js'
+import outboxPlugin, { type OutboxPluginOptions } from './modules/outbox/dispatcher.js'
 import { shippingRoutes } from './modules/shipping/shipping.routes.js'
 import paymentsPlugin, { createPaymentProvider } from './modules/payments/payments.plugin.js'
 import { PaymentsService } from './modules/payments/payments.service.js'
@@ -202,12 +202,17 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
  */
 async function buildServices(app: FastifyInstance, config: Config): Promise<Services> {
   const { db } = app
-  const events: EventSink = {
-    emit: (trx, event) => emitEvent(db, trx, event),
-    stockChanged: (trx, product, stockBefore) => emitStockChange(db, trx, product, stockBefore),
-  }
+  // The outbox is the event sink: e-mails and webhook deliveries are written in the change's transaction.
+  const events: EventSink = app.outbox
   const provider = await createPaymentProvider(config)
   const orders = createOrdersDeps(db, { provider: provider.name, currency: config.payments.currency }, events)
-  const payments = new PaymentsService({ db, provider, config: config.payments, log: app.log, lifecycle: orders.lifecycle })
+  const payments = new PaymentsService({
+    db,
+    provider,
+    config: config.payments,
+    log: app.log,
+    lifecycle: orders.lifecycle,
+    adminEmails: config.mail.adminNotify,
+  })
   return { events, inventory: orders.inventory, lifecycle: orders.lifecycle, payments, orders }
 }

@@ -1,5 +1,4 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { emitEvent } from '../../src/modules/outbox/dispatcher.js'
 import { type SmtpFake, startSmtpFake } from '../fakes/smtp-server.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
@@ -49,7 +48,7 @@ async function createHook(url: string, events: string[]): Promise<{ id: number }
 /** Queues `count` deliveries of `type` to whoever subscribed to it, as the services emit: one transaction each. */
 async function emitMany(type: 'product.created' | 'stock.low', count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
-    await t.app.db.transaction().execute((trx) => emitEvent(t.app.db, trx, { type, data: { id: i + 1, stock: 0 } }))
+    await t.app.db.transaction().execute((trx) => t.app.outbox.emit(trx, { type, data: { id: i + 1, stock: 0 } }))
   }
 }
 

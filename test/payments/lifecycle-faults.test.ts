@@ -15,7 +15,7 @@ let admin: TestUser
 
 beforeAll(async () => {
   fake = await startStripeFake()
-  t = await createTestApp(stripeEnv(fake, { ORDER_PAYMENT_TTL: '30m', AUTH_RATE_LIMIT_MAX: '1000' }))
+  t = await createTestApp(stripeEnv(fake, { ORDER_PAYMENT_TTL: '30m', AUTH_RATE_LIMIT_MAX: '1000', ADMIN_NOTIFY_EMAIL: 'owner@shop.test' }))
   admin = await makeUser(t.app, 'admin')
 })
 afterAll(async () => {
@@ -288,6 +288,19 @@ describe('refunds and disputes made in Stripe’s dashboard', () => {
     const events = await timeline(order.id)
     expect(events.at(-1)).toMatchObject({ type: 'payment.disputed', actor_type: 'system' })
     expect(JSON.parse(events.at(-1)!.data)).toEqual({ disputeId: 'dp_1', amount: 39.98, currency: 'EUR', reason: 'fraudulent' })
+    // The admins hear of it: an e-mail queued in the same transaction.
+    const mails = await t.app.db.selectFrom('outbox').select('payload').where('channel', '=', 'email').execute()
+    const disputed = mails.map((m) => JSON.parse(m.payload) as { template: string; to: string; data: { orderId: number } })
+    expect(disputed.filter((m) => m.template === 'admin-payment-disputed')).toEqual([
+      {
+        template: 'admin-payment-disputed',
+        to: 'owner@shop.test',
+        data: { orderId: order.id, disputeId: 'dp_1', amount: 39.98, currency: 'EUR', reason: 'fraudulent' },
+      },
+    ])
+    // Delivered again, it is applied once.
+    expect((await deliver(t.app, dispute)).statusCode).toBe(200)
+    expect((await timeline(order.id)).filter((e) => e.type === 'payment.disputed')).toHaveLength(1)
     expect(await orderStatus(t.app, order.id)).toBe('paid')
     expect((await paymentRow(t.app, order.id))?.status).toBe('paid')
   })

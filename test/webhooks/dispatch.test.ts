@@ -1,6 +1,5 @@
 import { Webhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { emitEvent } from '../../src/modules/outbox/dispatcher.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
@@ -36,7 +35,7 @@ async function createHook(url: string, events: string[]): Promise<{ id: number; 
 
 /** A shop event, emitted as the services emit theirs: inside a transaction. */
 async function emit(type: 'product.created' | 'stock.low', data: unknown) {
-  await t.app.db.transaction().execute((trx) => emitEvent(t.app.db, trx, { type, data }))
+  await t.app.db.transaction().execute((trx) => t.app.outbox.emit(trx, { type, data }))
 }
 
 async function deliveries(webhookId: number) {

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
-import { emitEvent } from '../../src/modules/outbox/dispatcher.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.js'
 import { openTestDatabase, testConfig } from '../helpers/app.js'
 import { bearer, makeUser } from '../helpers/factories.js'
@@ -50,7 +49,7 @@ describe('a webhook’s secret', () => {
       calls += 1
       response.writeHead(calls === 1 ? 500 : 204).end()
     })
-    await app.db.transaction().execute((trx) => emitEvent(app.db, trx, { type: 'stock.low', data: { id: 1, stock: 2 } }))
+    await app.db.transaction().execute((trx) => app.outbox.emit(trx, { type: 'stock.low', data: { id: 1, stock: 2 } }))
     await receiver.waitFor(2)
     answers.push(await app.inject({ url: `/webhooks/${id}/deliveries`, headers: bearer(admin) }))
     for (const answer of answers) {
@@ -68,7 +67,7 @@ describe('a webhook’s secret', () => {
     const created = await app.inject({ method: 'POST', url: '/webhooks', headers: bearer(admin), payload: { url, events: ['product.deleted'] } })
     const { id } = created.json() as { id: number }
     receiver.behave((response) => response.writeHead(410).end())
-    await app.db.transaction().execute((trx) => emitEvent(app.db, trx, { type: 'product.deleted', data: { id: 8 } }))
+    await app.db.transaction().execute((trx) => app.outbox.emit(trx, { type: 'product.deleted', data: { id: 8 } }))
     const deadline = Date.now() + 5000
     let row = await app.db.selectFrom('outbox').selectAll().where('webhook_id', '=', id).executeTakeFirstOrThrow()
     while (row.status === 'pending' && Date.now() < deadline) {

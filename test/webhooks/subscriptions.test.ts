@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import type { DatabaseHandle } from '../../src/db/connect.js'
-import { emitEvent } from '../../src/modules/outbox/dispatcher.js'
 import { testConfig } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { createSharedDatabase, type SharedDatabase } from '../helpers/shared-database.js'
@@ -37,7 +36,7 @@ afterAll(async () => {
 /** Emits product.created on `app`, as a service does (in a transaction), and returns the webhooks it queued deliveries for */
 async function queuedFor(app: FastifyInstance): Promise<number[]> {
   const id = Math.floor(Math.random() * 1e9)
-  await app.db.transaction().execute((trx) => emitEvent(app.db, trx, { type: 'product.created', data: { id } }))
+  await app.db.transaction().execute((trx) => app.outbox.emit(trx, { type: 'product.created', data: { id } }))
   const rows = await app.db.selectFrom('outbox').select(['webhook_id', 'payload']).where('channel', '=', 'webhook').execute()
   return rows
     .filter((row) => (JSON.parse(row.payload) as { data: { id: number } }).data.id === id)

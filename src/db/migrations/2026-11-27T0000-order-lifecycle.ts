@@ -15,11 +15,17 @@ export async function up(db: Kysely<any>): Promise<void> {
   const id = isPg ? 'serial' : 'integer'
   const primaryId = (c: any) => (isPg ? c.primaryKey() : c.primaryKey().autoIncrement())
 
-  await db.schema.alterTable('payments').addColumn('refunded_cents', 'bigint', (c) => c.notNull().defaultTo(0)).execute()
+  await db.schema
+    .alterTable('payments')
+    .addColumn('refunded_cents', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute()
   await db.schema.alterTable('payments').addColumn('refund_pending_at', 'text').execute()
   await db.schema.alterTable('payments').addColumn('refund_pending_cents', 'bigint').execute()
   await db.schema.alterTable('payments').addColumn('received_cents', 'bigint').execute()
-  await db.schema.alterTable('payments').addColumn('paid_manually', 'integer', (c) => c.notNull().defaultTo(0)).execute()
+  await db.schema
+    .alterTable('payments')
+    .addColumn('paid_manually', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute()
 
   await db.schema
     .createTable('refunds')

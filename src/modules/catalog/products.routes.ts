@@ -54,6 +54,7 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
     db: app.db,
     dialect: app.dialect,
     images: options.images,
+    events: app.outbox,
     log: request.log,
   })
   const { publicUrl } = options.config

@@ -11,7 +11,7 @@ import { ValidationError } from '../../shared/validation.js'
 import type { ImageHost } from '../images/image-host.js'
 import { discardSpooledImage, type ProductForm, productImageKey, type SpooledImage } from '../images/image-upload.js'
 import { ImageKeyTakenError } from '../images/image-key-taken.js'
-import { emitEvent, emitStockChange } from '../outbox/dispatcher.js'
+import type { EventSink } from '../../shared/event-sink.js'
 import { categoryExists } from './categories.repository.js'
 import * as repo from './products.repository.js'
 import { type ListProductsInput, PRODUCT_FIELDS, type Product, type ProductFieldsInput, parseProductFields } from './products.schemas.js'
@@ -22,6 +22,8 @@ export interface CatalogContext {
   dialect: Dialect
   images: ImageHost
   log: FastifyBaseLogger
+  /** Where product.created, product.updated, product.deleted and stock.low go (the outbox). */
+  events: EventSink
 }
 
 /** A product as the API shows it (typed from its response schema). */
@@ -172,7 +174,7 @@ export async function createProduct(ctx: CatalogContext, form: ProductForm): Pro
           updated_at: now,
         })
         const product = productRowToProduct(row)
-        await emitEvent(ctx.db, trx, { type: 'product.created', data: product })
+        await ctx.events.emit(trx, { type: 'product.created', data: product })
         return product
       })
     } catch (error) {
@@ -231,8 +233,8 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
       })
       if (!updated) return undefined
       const product = productRowToProduct(updated)
-      await emitEvent(ctx.db, trx, { type: 'product.updated', data: product })
-      if (before !== undefined) await emitStockChange(ctx.db, trx, product, before)
+      await ctx.events.emit(trx, { type: 'product.updated', data: product })
+      if (before !== undefined) await ctx.events.stockChanged(trx, product, before)
       return updated
     })
   } catch (error) {
@@ -253,7 +255,7 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
 export async function deleteProduct(ctx: CatalogContext, id: number): Promise<void> {
   const row = await ctx.db.transaction().execute(async (trx) => {
     const deleted = await repo.deleteProductById(trx, id)
-    if (deleted) await emitEvent(ctx.db, trx, { type: 'product.deleted', data: { id } })
+    if (deleted) await ctx.events.emit(trx, { type: 'product.deleted', data: { id } })
     return deleted
   })
   if (!row) throw new AppError(404, messages.productNotFound)

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { Dialect } from '../../db/connect.js'
 import type { Database } from '../../db/database.js'
+import type { EventSink } from '../../shared/event-sink.js'
 import type { Channel, Deliver, DeliveryOutcome, OutboxMessage } from './channels.js'
 import type { EventListener, ShopEvent } from './events.js'
 import { insertOutboxRows, type OutboxInsert } from './outbox.js'
@@ -10,8 +11,8 @@ import { defaultRetrySchedule, nextAttemptAt, type RetrySchedule } from './retry
 import type { SendThread } from './send-thread.js'
 
 // The dispatcher: claims due outbox rows, each lane within its slots, and hands them to their channels, off the
-// request path; and the way services reach it (emitEvent, emitStockChange, outboxOf). Other modules import all of
-// it from dispatcher.ts, the module's entry.
+// request path; and the event sink services emit into (emit, stockChanged), handed to them by app.ts. Other
+// modules import all of it from dispatcher.ts, the module's entry.
 
 export interface DispatcherOptions {
   /** Off: nothing is delivered (rows stay pending); events are still written. */
@@ -66,11 +67,14 @@ export function dispatcherOptions(given: DispatcherOverrides = {}): DispatcherOp
   return { ...merged, timeoutMs: Math.min(merged.timeoutMs, Math.floor(merged.leaseMs / 2)) }
 }
 
-/** The outbox of one app: its channels, its event listeners, and the loop that delivers due rows. */
-export interface Outbox {
+/**
+ * The outbox of one app: its channels, its event listeners, and the loop that delivers due rows. It is the app's
+ * event sink (src/shared/event-sink.ts): app.ts hands it to the modules that emit, which never look it up.
+ */
+export interface Outbox extends EventSink {
   /** The channel's deliver function; rows of a channel nobody registered stay pending. */
   registerChannel(channel: Channel, deliver: Deliver): void
-  /** Called for every event, inside the change's transaction (emitEvent). */
+  /** Called for every event, inside the change's transaction (emit). */
   onEvent(listener: EventListener): void
   /** Looks for due rows now (call it after the commit of a transaction that queued something). */
   wake(): void
@@ -79,49 +83,6 @@ export interface Outbox {
   readonly options: DispatcherOptions
   /** The thread that sends e-mails and webhook deliveries (the channels hand it their jobs). */
   readonly sender: SendThread
-}
-
-/** The outbox of each open database, so that services reach it through the `db` they are given (as payments do). */
-const registry = new WeakMap<object, OutboxDispatcher>()
-
-/**
- * Emits a shop event inside the transaction of the change: every listener (the e-mails, the webhooks) writes its
- * outbox rows in `trx`. `db` names the app (several apps share one process in the tests); without an outbox
- * attached to it, nothing happens.
- */
-export async function emitEvent(db: Kysely<Database>, trx: Transaction<Database>, event: ShopEvent): Promise<void> {
-  const outbox = registry.get(db)
-  if (!outbox) return
-  const rows: OutboxInsert[] = []
-  for (const listener of outbox.listeners) rows.push(...(await listener(trx, event)))
-  await insertOutboxRows(trx, rows)
-  // On SQLite the claim waits for the one connection, so it runs right after this transaction; on PostgreSQL
-  // the request's onResponse hook (after the commit) wakes it again, and the poll is the safety net.
-  outbox.wake()
-}
-
-/**
- * stock.low, by its rule: emitted when a change took a product's stock from above LOW_STOCK_THRESHOLD to at or
- * below it (so once per fall; again only after it went back above). `product` is the product as the API returns it.
- */
-export async function emitStockChange(db: Kysely<Database>, trx: Transaction<Database>, product: { stock: number }, stockBefore: number): Promise<void> {
-  const outbox = registry.get(db)
-  if (!outbox) return
-  const threshold = outbox.lowStockThreshold
-  if (stockBefore > threshold && product.stock <= threshold) await emitEvent(db, trx, { type: 'stock.low', data: product })
-}
-
-/** Looks up the outbox of a database (for code that holds only `db`). */
-export function outboxOf(db: Kysely<Database>): Outbox | undefined {
-  return registry.get(db)
-}
-
-/** Makes `dispatcher` the outbox of `db` (emitEvent and outboxOf find it there), until the returned function is called. */
-export function attachOutbox(db: Kysely<Database>, dispatcher: OutboxDispatcher): () => void {
-  registry.set(db, dispatcher)
-  return () => {
-    if (registry.get(db) === dispatcher) registry.delete(db)
-  }
 }
 
 export class OutboxDispatcher implements Outbox {
@@ -155,6 +116,27 @@ export class OutboxDispatcher implements Outbox {
   registerChannel(channel: Channel, deliver: Deliver): void {
     this.channels.set(channel, deliver)
     this.wake()
+  }
+
+  /**
+   * Emits a shop event inside the transaction of the change: every listener (the e-mails, the webhooks) writes
+   * its outbox rows in `trx`.
+   */
+  async emit(trx: Transaction<Database>, event: ShopEvent): Promise<void> {
+    const rows: OutboxInsert[] = []
+    for (const listener of this.listeners) rows.push(...(await listener(trx, event)))
+    await insertOutboxRows(trx, rows)
+    // On SQLite the claim waits for the one connection, so it runs right after this transaction; on PostgreSQL
+    // the request's onResponse hook (after the commit) wakes it again, and the poll is the safety net.
+    this.wake()
+  }
+
+  /**
+   * stock.low, by its rule: emitted when a change took a product's stock from above LOW_STOCK_THRESHOLD to at or
+   * below it (so once per fall; again only after it went back above). `product` is the product as the API shows it.
+   */
+  async stockChanged(trx: Transaction<Database>, product: { stock: number }, stockBefore: number): Promise<void> {
+    if (stockBefore > this.lowStockThreshold && product.stock <= this.lowStockThreshold) await this.emit(trx, { type: 'stock.low', data: product })
   }
 
   onEvent(listener: EventListener): void {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
-import { attachOutbox, type DispatcherOverrides, dispatcherOptions, type Outbox, OutboxDispatcher } from './dispatch-loop.js'
+import { type DispatcherOverrides, dispatcherOptions, type Outbox, OutboxDispatcher } from './dispatch-loop.js'
 import { emailNotifications } from './notifications.js'
 import { createSendThread } from './send-thread.js'
 
@@ -19,7 +19,7 @@ declare module 'fastify' {
 
 /**
  * The dispatcher: delivers the outbox's due rows after commit, at least once, off the request path. Woken after
- * each write request (onResponse) and by emitEvent, and polls as a safety net. Several instances on one
+ * each write request (onResponse) and by emit, and polls as a safety net. Several instances on one
  * PostgreSQL share the work: each claims rows with FOR UPDATE SKIP LOCKED and holds them for a lease.
  */
 async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOptions): Promise<void> {
@@ -36,7 +36,6 @@ async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOpt
     },
   })
   const dispatcher = new OutboxDispatcher(app.db, app.dialect, app.log, options, config.lowStockThreshold, sender)
-  const detach = attachOutbox(app.db, dispatcher)
   app.decorate('outbox', dispatcher as Outbox)
   dispatcher.registerChannel('email', async (message, signal) => {
     const { outcome, sent } = await sender.run({ kind: 'email', mail: { id: message.id, payload: message.payload, createdAt: message.createdAt } }, signal)
@@ -54,7 +53,6 @@ async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOpt
   app.addHook('onClose', async () => {
     await dispatcher.close()
     await sender.close()
-    detach()
   })
 }
 

@@ -6,7 +6,8 @@ import { nowIso } from '../../shared/time.js'
 type Db = Kysely<Database> | Transaction<Database>
 
 /** The e-mails the shop sends; each has its templates under src/modules/outbox/mail/templates/. */
-export type EmailTemplate = 'password-reset' | 'order-received' | 'order-paid' | 'order-shipped' | 'order-cancelled' | 'admin-new-order' | 'admin-low-stock'
+export type EmailTemplate =
+  'password-reset' | 'order-received' | 'order-paid' | 'order-shipped' | 'order-cancelled' | 'admin-new-order' | 'admin-low-stock' | 'admin-payment-disputed'
 
 export interface EmailMessage {
   template: EmailTemplate

@@ -5,6 +5,7 @@ import type { Database, PaymentRow } from '../../db/database.js'
 import { AppError, messages } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import type { LifecycleHook, OrderLifecycle, OrderMove } from '../orders/order-lifecycle.js'
+import { enqueueEmail } from '../outbox/outbox.js'
 import { paymentSummary } from '../orders/order-view.js'
 import { RefundError, type PaymentProvider, type RemoteIntent, type RemoteProvider } from './providers/provider.js'
 import * as repo from './payments.repository.js'
@@ -71,6 +72,8 @@ export interface PaymentsDeps {
   config: PaymentsConfig
   log: PaymentsLog
   lifecycle: OrderLifecycle
+  /** Who hears of a dispute (ADMIN_NOTIFY_EMAIL). */
+  adminEmails?: readonly string[]
 }
 
 /**
@@ -92,6 +95,7 @@ export class PaymentsService {
   afterStep: ((step: PaymentStep) => void | Promise<void>) | undefined
   private readonly db: Db
   private readonly lifecycle: OrderLifecycle
+  private readonly adminEmails: readonly string[]
 
   constructor(deps: PaymentsDeps) {
     this.db = deps.db
@@ -99,6 +103,7 @@ export class PaymentsService {
     this.config = deps.config
     this.log = deps.log
     this.lifecycle = deps.lifecycle
+    this.adminEmails = deps.adminEmails ?? []
     this.afterStep = undefined
     deps.lifecycle.use(this.lifecycleHook())
   }
@@ -507,9 +512,11 @@ export class PaymentsService {
     })
   }
 
-  /** Hook for the dispute e-mail to the admins (set by app.ts, where the outbox is). */
-  notifyDispute: (trx: Trx, orderId: number, dispute: { disputeId: string; amount: number; currency: string; reason: string | null }) => Promise<void> =
-    async () => {}
+  /** The dispute's e-mail to ADMIN_NOTIFY_EMAIL, queued in the event's transaction. */
+  private async notifyDispute(trx: Trx, orderId: number, dispute: { disputeId: string; amount: number; currency: string; reason: string | null }) {
+    const messages = this.adminEmails.map((to) => ({ template: 'admin-payment-disputed' as const, to, data: { orderId, ...dispute } }))
+    if (messages.length > 0) await enqueueEmail(trx, ...messages)
+  }
 
   // ---- jobs ----
 
