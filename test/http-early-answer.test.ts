@@ -1,6 +1,6 @@
 import type { AddressInfo, Socket } from 'node:net'
 import { Worker } from 'node:worker_threads'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, it, vi } from 'vitest'
 import { LINGER_MAX_BYTES, LINGER_MAX_MS } from '../src/plugins/errors.js'
 import { messages } from '../src/shared/errors.js'
 import { createTestApp, type TestApp } from './helpers/app.js'
@@ -10,7 +10,8 @@ import { openRawClient, parseRawResponse, type RawClient } from './helpers/raw-h
 // An answer given before the request's body has arrived (a 401, a 403, an image refused by its type) must reach
 // the client: the service sends it, then goes on reading and discarding the body (a lingering close) up to
 // LINGER_MAX_BYTES and LINGER_MAX_MS before it closes, so that the client, still sending, is not reset (EPIPE)
-// before it has read the answer. Against a real listening server; the tests of this file run at once.
+// before it has read the answer. Against a real listening server; the tests of each block run at once (each
+// with its own `expect`, as Vitest asks of concurrent tests).
 let t: TestApp
 let port: number
 let customer: TestUser
@@ -21,7 +22,13 @@ const serverSockets = new Map<number, Socket>()
 /** The server's side of `client`'s connection (once the server has accepted it). */
 function serverSide(client: RawClient): Promise<Socket> {
   const localPort = client.socket.localPort ?? -1
-  return vi.waitUntil(() => serverSockets.get(localPort), { timeout: 2000 })
+  return vi.waitUntil(
+    () => {
+      const socket = serverSockets.get(localPort)
+      return socket && !socket.destroyed ? socket : undefined
+    },
+    { timeout: 2000 },
+  )
 }
 
 /** Milliseconds until the server's side of a connection is closed, or null if it is still open after `limitMs`. */
@@ -39,7 +46,14 @@ function serverClosedWithin(socket: Socket, limitMs: number): Promise<number | n
 
 beforeAll(async () => {
   t = await createTestApp()
-  t.app.server.on('connection', (socket: Socket) => serverSockets.set(socket.remotePort ?? 0, socket))
+  t.app.server.on('connection', (socket: Socket) => {
+    // A client port is reused once its connection is gone: an entry lives as long as its connection.
+    const clientPort = socket.remotePort ?? 0
+    serverSockets.set(clientPort, socket)
+    socket.once('close', () => {
+      if (serverSockets.get(clientPort) === socket) serverSockets.delete(clientPort)
+    })
+  })
   await t.app.listen({ port: 0, host: '127.0.0.1' })
   port = (t.app.server.address() as AddressInfo).port
   customer = await makeUser(t.app, 'customer')
@@ -141,7 +155,7 @@ const answer = (status: number, error: string) => `${status} ${JSON.stringify({ 
 const png = { filename: 'big.png', type: 'image/png' }
 
 describe.concurrent('an answer given while an upload is still arriving reaches the client', () => {
-  it('300 paced 3 MB uploads with fetch, half without a token (401), half as a customer (403): no client error', async () => {
+  it('300 paced 3 MB uploads with fetch, half without a token (401), half as a customer (403): no client error', async ({ expect }) => {
     const started = performance.now()
     const outcomes = await uploadsFromAnotherThread({
       tries: 300,
@@ -157,7 +171,7 @@ describe.concurrent('an answer given while an upload is still arriving reaches t
     expect(performance.now() - started).toBeLessThan(20_000)
   })
 
-  it('100 paced 3 MB uploads as an admin of an image of a refused type (500 by the image rules): no client error', async () => {
+  it('100 paced 3 MB uploads as an admin of an image of a refused type (500 by the image rules): no client error', async ({ expect }) => {
     const outcomes = await uploadsFromAnotherThread({
       tries: 100,
       parallel: 4,
@@ -186,7 +200,7 @@ async function flood(client: RawClient, total: number): Promise<number> {
 }
 
 describe.concurrent('the lingering close is bounded', () => {
-  it('a body that ends after the answer is read to its end, then the connection is closed', async () => {
+  it('a body that ends after the answer is read to its end, then the connection is closed', async ({ expect }) => {
     const client = await openRawClient(port, { allowHalfOpen: true })
     const server = await serverSide(client)
     const half = 100 * 1024
@@ -207,7 +221,7 @@ describe.concurrent('the lingering close is bounded', () => {
     client.socket.destroy()
   })
 
-  it(`a client sending far more than ${LINGER_MAX_BYTES} bytes after the answer has its connection closed`, async () => {
+  it(`a client sending far more than ${LINGER_MAX_BYTES} bytes after the answer has its connection closed`, async ({ expect }) => {
     const client = await openRawClient(port, { allowHalfOpen: true })
     const server = await serverSide(client)
     const total = 64 * 1024 * 1024
@@ -222,7 +236,7 @@ describe.concurrent('the lingering close is bounded', () => {
     expect(server.bytesRead).toBeLessThan(LINGER_MAX_BYTES + 512 * 1024)
   })
 
-  it(`a client still sending ${LINGER_MAX_MS / 1000} s after the answer has its connection closed`, async () => {
+  it(`a client still sending ${LINGER_MAX_MS / 1000} s after the answer has its connection closed`, async ({ expect }) => {
     const client = await openRawClient(port, { allowHalfOpen: true })
     const server = await serverSide(client)
     client.socket.write(UPLOAD_HEAD(1024 * 1024) + 'x'.repeat(1024))
