@@ -112,7 +112,9 @@ describe('slow clients are timed out', () => {
     client.dribble(' ', 50)
     const closedAfter = await client.closedWithin(REQUEST_MS + SLACK_MS + 2000)
     expect(closedAfter).not.toBeNull()
-    // Long before the request timeout: the body is not waited for.
+    // Long before the request timeout: the server ends its side after the answer, and this client, like
+    // Node's sockets, ends its own then. (One that goes on sending is read on, within bounds, before the
+    // socket is closed: test/http-early-answer.test.ts.)
     expect(closedAfter).toBeLessThan(REQUEST_MS / 2)
     const response = parseRawResponse(client.received())
     expect(response.status).toBe(401)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { compileValidator, validatorCompiler } from '../src/shared/validation.js'
+import { compileValidator, readDecimalText, validatorCompiler } from '../src/shared/validation.js'
 
 const compile = (schema: object) => validatorCompiler({ schema, httpPart: 'body', method: 'POST', url: '/test' })
 
@@ -38,4 +38,27 @@ describe('the text rule is applied by the compiler, to every field', () => {
   it('tab, line feed, carriage return and other text pass; so does what is not a string', () => {
     expect(validate({ tags: ['a\tb', 'c\r\nd', 'ñ €'], anything: 5, nested: { note: null } })).toBeTruthy()
   })
+})
+
+describe('numbers written as text (query strings, paths) are read as decimals only', () => {
+  it.each([
+    ['10', 10],
+    ['010', 10],
+    ['2.0', 2],
+    ['-1', -1],
+    ['+5', 5],
+    ['19.99', 19.99],
+    ['.5', 0.5],
+    ['1e3', 1000],
+    ['1E-2', 0.01],
+  ])('%s is %d', (text, value) => {
+    expect(readDecimalText(text)).toBe(value)
+  })
+
+  it.each(['Infinity', '-Infinity', 'NaN', '1e400', '-1e400', '0x10', '0b11', '0o7', ' 5', '5 ', '1_000', '', '.', 'e3', '1e', '--1'])(
+    '%j is not a number',
+    (text) => {
+      expect(readDecimalText(text)).toBeNaN()
+    },
+  )
 })

@@ -94,9 +94,51 @@ const SUBSCHEMA_KEYWORDS = new Set([
 const bodyAjv = createAjv(false)
 const textAjv = createAjv(true)
 
+/**
+ * How a number is written in a query string, a path or a header: decimal digits with an optional sign,
+ * fraction and exponent (`10`, `010`, `2.0`, `-1`, `19.99`, `1e3`). ajv's coercion takes whatever `+text`
+ * reads: `0x10` as 16, `0b11`, ` 5`, and `Infinity`, `-Infinity` and `1e400` as infinities, which its
+ * number rules then skip (they check finite numbers only): `limit=Infinity` reached SQLite and was a 500.
+ */
+const DECIMAL_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/
+
+/** The number `text` writes, or NaN (which every number rule refuses) when it is not a finite decimal. */
+export function readDecimalText(text: string): number {
+  if (!DECIMAL_TEXT.test(text)) return Number.NaN
+  const value = Number(text)
+  return Number.isFinite(value) ? value : Number.NaN
+}
+
+/** The fields of a text schema (query, params, headers: flat objects) that hold only a number or an integer. */
+function numericFields(schema: object): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {}
+  return Object.keys(properties).filter((name) => {
+    const type = properties[name]?.type
+    const types = Array.isArray(type) ? (type as unknown[]) : [type]
+    return (types.includes('integer') || types.includes('number')) && !types.includes('string')
+  })
+}
+
+/**
+ * Text → number for the numeric fields of `data`, before ajv sees them: a decimal becomes its number and
+ * anything else NaN, so that `Infinity`, `1e400` or `0x10` fail the type rule exactly as `abc` does (422
+ * `limit must be an integer number`, `minPrice must be a number`). An empty value is left to ajv (it is
+ * `null` for a field that may be null, and a type error otherwise); a repeated parameter (an array) too.
+ */
+function readNumbers(data: unknown, fields: readonly string[]): void {
+  if (typeof data !== 'object' || data === null) return
+  const record = data as Record<string, unknown>
+  for (const field of fields) {
+    const value = record[field]
+    if (typeof value === 'string' && value !== '') record[field] = readDecimalText(value)
+  }
+}
+
 /** Compiles `schema`; on failure `errors` are ordered by the schema's field order. */
 function compileOrdered(ajv: Ajv, schema: object) {
   const validate = ajv.compile(withTextRule(schema) as object)
+  // Text is turned into numbers here, not by ajv's coercion (see DECIMAL_TEXT).
+  const numbers = ajv === textAjv ? numericFields(schema) : []
   const order = Object.keys((schema as { properties?: object }).properties ?? {})
   const rank = (error: ErrorObject): number => {
     const field = error.instancePath === '' && error.keyword === 'required' ? String(error.params.missingProperty) : (error.instancePath.split('/')[1] ?? '')
@@ -105,6 +147,7 @@ function compileOrdered(ajv: Ajv, schema: object) {
   }
   const minProperties = (schema as { minProperties?: number }).minProperties
   const ordered = (data: unknown): boolean => {
+    if (numbers.length > 0) readNumbers(data, numbers)
     const valid = validate(data)
     // Array.prototype.sort is stable: within one field, ajv's own order is kept.
     ordered.errors = valid ? null : [...(validate.errors ?? [])].sort((a, b) => rank(a) - rank(b))

@@ -11,8 +11,12 @@ export interface RawClient {
   dribble: (chunk: string, everyMs: number) => void
 }
 
-export async function openRawClient(port: number): Promise<RawClient> {
-  const socket = connect({ port, host: '127.0.0.1' })
+/**
+ * `allowHalfOpen`: the client goes on sending after the server has ended its side (a client still uploading
+ * when it is answered); by default, as Node's sockets do, it ends its own side when the server's ends.
+ */
+export async function openRawClient(port: number, options: { allowHalfOpen?: boolean } = {}): Promise<RawClient> {
+  const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: options.allowHalfOpen ?? false })
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve)
     socket.once('error', reject)

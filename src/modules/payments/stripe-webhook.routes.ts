@@ -9,8 +9,29 @@ import { isChargeEvent, isIntentEvent, type PaymentsService } from './payments.s
 const WEBHOOK_BODY_LIMIT = 256 * 1024
 
 /**
+ * How far a signature's timestamp may be from the service's clock, in seconds, either way: 5 minutes, Stripe's
+ * own tolerance. The SDK refuses a timestamp older than that and accepts any future one, so a captured delivery
+ * signed (or dated, by a clock far ahead) in the future would stay valid until its time came.
+ */
+const SIGNATURE_TOLERANCE_S = 300
+
+/**
+ * The timestamp (seconds) the signature covers, read as the SDK reads it (`t=` items, the last one counts, an
+ * integer prefix): the SDK verifies the HMAC of exactly that number, so this is the authenticated one.
+ */
+function signatureTimestamp(header: string): number {
+  let timestamp = Number.NaN
+  for (const item of header.split(',')) {
+    const [key, value] = item.split('=')
+    if (key === 't') timestamp = Number.parseInt(value ?? '', 10)
+  }
+  return timestamp
+}
+
+/**
  * POST /payments/stripe/webhook: the signature is checked on the raw bytes (this scope parses no JSON), by the
- * SDK, with its 5-minute tolerance. Only the event's id and type are logged, never its payload.
+ * SDK, and its timestamp must be within 5 minutes of now, in the past (the SDK's check) or in the future (ours).
+ * Only the event's id and type are logged, never its payload.
  */
 export async function stripeWebhookRoutes(app: FastifyInstance, options: { webhookSecret: string | null; payments: PaymentsService }): Promise<void> {
   app.removeAllContentTypeParsers()
@@ -32,10 +53,17 @@ export async function stripeWebhookRoutes(app: FastifyInstance, options: { webho
         throw new AppError(400, messages.invalidWebhookSignature)
       }
       let event: Stripe.Event
+      const receivedAt = Date.now()
       try {
         // A bad or old signature, or a signed body that is not JSON: the same 400, never a 5xx.
-        event = Stripe.webhooks.constructEvent(body, signature, options.webhookSecret)
+        event = Stripe.webhooks.constructEvent(body, signature, options.webhookSecret, SIGNATURE_TOLERANCE_S, undefined, receivedAt)
       } catch {
+        throw new AppError(400, messages.invalidWebhookSignature)
+      }
+      // A signature dated more than the tolerance ahead: the same 400 as an old one, before anything is applied.
+      const ahead = signatureTimestamp(signature) - Math.floor(receivedAt / 1000)
+      if (!(ahead <= SIGNATURE_TOLERANCE_S)) {
+        request.log.warn({ secondsAhead: ahead }, 'stripe webhook signature dated in the future (is this clock behind?)')
         throw new AppError(400, messages.invalidWebhookSignature)
       }
       const eventId = typeof event.id === 'string' ? event.id : undefined
