@@ -26,11 +26,14 @@ export function readHttp(read: Reader): Pick<Config, 'port' | 'host' | 'publicUr
   }
 }
 
-/** TRUST_PROXY: true or false, a hop count, or the proxies' addresses (Fastify's trustProxy). */
+/**
+ * TRUST_PROXY: true or false (in any case), a hop count, or the proxies' addresses (Fastify's trustProxy). Not
+ * read.boolean: 1 and 0 here are hop counts.
+ */
 function readTrustProxy(read: Reader): Config['trustProxy'] {
   const raw = read.string('TRUST_PROXY')
-  if (raw === undefined || raw === 'false') return false
-  if (raw === 'true') return true
+  if (raw === undefined || /^false$/i.test(raw)) return false
+  if (/^true$/i.test(raw)) return true
   if (/^\d+$/.test(raw)) return Number(raw)
   if (/^[0-9a-fA-F:.,/\s]+$/.test(raw) || /^(loopback|linklocal|uniquelocal)/.test(raw)) return raw
   read.problem(`TRUST_PROXY must be true, false, a hop count or a list of addresses (got "${raw}")`)

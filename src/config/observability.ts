@@ -9,12 +9,11 @@ export type TracingProtocol = 'http/protobuf' | 'http/json'
 export function readObservability(read: Reader, { port }: Pick<Config, 'port'>): Pick<Config, 'logLevel' | 'metrics' | 'tracing'> {
   const logLevel = read.string('LOG_LEVEL') ?? 'info'
   if (!LOG_LEVELS.includes(logLevel)) read.problem(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`)
-  const metricsEnabled = read.string('METRICS_ENABLED') ?? 'false'
-  if (metricsEnabled !== 'true' && metricsEnabled !== 'false') read.problem(`METRICS_ENABLED must be true or false (got "${metricsEnabled}")`)
+  const metricsEnabled = read.boolean('METRICS_ENABLED', false)
   // 0 picks a free port (tests); unset serves /metrics on the main port.
   const metricsPort = read.string('METRICS_PORT') === undefined ? null : read.integer('METRICS_PORT', 0, 0, 65535)
   if (metricsPort !== null && metricsPort !== 0 && metricsPort === port) read.problem(`METRICS_PORT must differ from PORT (both ${port})`)
-  return { logLevel, metrics: Object.freeze({ enabled: metricsEnabled === 'true', port: metricsPort }), tracing: readTracing(read) }
+  return { logLevel, metrics: Object.freeze({ enabled: metricsEnabled, port: metricsPort }), tracing: readTracing(read) }
 }
 
 /**
@@ -26,10 +25,9 @@ export function readObservability(read: Reader, { port }: Pick<Config, 'port'>):
 function readTracing(read: Reader): Config['tracing'] {
   const traces = read.string('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT')
   const base = read.string('OTEL_EXPORTER_OTLP_ENDPOINT')
-  const disabled = read.string('OTEL_SDK_DISABLED') ?? 'false'
-  if (disabled !== 'true' && disabled !== 'false') read.problem(`OTEL_SDK_DISABLED must be true or false (got "${disabled}")`)
+  const disabled = read.boolean('OTEL_SDK_DISABLED', false)
   const protocol = read.string('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? read.string('OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf'
-  if (disabled === 'true' || (traces === undefined && base === undefined)) return null
+  if (disabled || (traces === undefined && base === undefined)) return null
   const url = traces ?? `${(base as string).replace(/\/+$/, '')}/v1/traces`
   if (!/^https?:\/\/[^/\s]+/.test(url)) {
     read.problem(

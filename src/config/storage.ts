@@ -57,7 +57,7 @@ function readImageHost(read: Reader, dataDir: string): StorageConfig {
     accessKeyId: read.string('S3_ACCESS_KEY_ID') ?? null,
     secretAccessKey: read.raw('S3_SECRET_ACCESS_KEY') ?? null,
     publicUrl: (publicUrl ?? '').replace(/\/+$/, ''),
-    forcePathStyle: (read.string('S3_FORCE_PATH_STYLE') ?? 'false') === 'true',
+    forcePathStyle: read.boolean('S3_FORCE_PATH_STYLE', false),
     // A store answers within a second; five silent seconds mean it hangs. A whole call may take longer
     // (5 MiB over a slow link), up to 30 s. Two attempts keep a delete on a hung store near 10 s.
     connectTimeoutMs: read.integer('S3_CONNECT_TIMEOUT_MS', 3000, 10, 120_000),
