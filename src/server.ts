@@ -2,6 +2,10 @@ import 'dotenv/config'
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig } from './config.js'
 import { listenFailureLine } from './listen-errors.js'
+import { routeProcessWarnings } from './process-warnings.js'
+
+// Process warnings (deprecations, the AWS SDK's notice on Node 20) become JSON log lines, not plain text on stderr.
+const warnings = routeProcessWarnings()
 
 let config
 try {
@@ -34,6 +38,7 @@ try {
   await database.db.destroy().catch(() => {})
   process.exit(1)
 }
+warnings.attach(app.log)
 
 // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the database.
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {

@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type BuiltServer, buildServer, freePort, runServer, serverEnv } from './helpers/server-process.js'
+import { multipart, pngPart } from './helpers/catalog.js'
+import { type BuiltServer, buildServer, freePort, runServer, serverEnv, spawnServer, waitForHealth } from './helpers/server-process.js'
 
 // The service as a process (`node dist/server.js`, the Dockerfile's CMD; `npm run dev`): what an operator sees
 // when it cannot start, what its output is made of, and what a signal leaves behind. SQLite only (the file
@@ -74,7 +75,95 @@ describe('a port that is already in use', () => {
   })
 })
 
+describe('process warnings', () => {
+  it('are JSON log lines, once each: the AWS SDK loaded for STORAGE_DRIVER=s3 (its Node 20 notice), nothing on stderr', async () => {
+    const port = await freePort()
+    // A store that refuses connections: the SDK loads at the first upload, which then fails (500).
+    const store = await freePort()
+    const proc = spawnServer(
+      server,
+      serverEnv({
+        DATA_DIR: dataDir(),
+        PORT: String(port),
+        STORAGE_DRIVER: 's3',
+        S3_BUCKET: 'shop-images',
+        S3_ENDPOINT: `http://127.0.0.1:${store}`,
+        S3_PUBLIC_URL: `http://127.0.0.1:${store}/shop-images`,
+        S3_FORCE_PATH_STYLE: 'true',
+        S3_ACCESS_KEY_ID: 'fake',
+        S3_SECRET_ACCESS_KEY: 'fake',
+        S3_MAX_ATTEMPTS: '1',
+        ADMIN_EMAIL: 'admin@shop.test',
+        ADMIN_PASSWORD: 'admin-secret-1',
+      }),
+    )
+    try {
+      await waitForHealth(port)
+      const base = `http://127.0.0.1:${port}`
+      const login = await fetch(`${base}/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'admin@shop.test', password: 'admin-secret-1' }),
+      })
+      const { token } = (await login.json()) as { token: string }
+      for (let i = 0; i < 2; i++) {
+        const form = await multipart({ name: `Lámpara ${i}`, price: '1' }, [pngPart()])
+        const res = await fetch(`${base}/products`, {
+          method: 'POST',
+          headers: { ...form.headers, authorization: `Bearer ${token}` },
+          body: new Uint8Array(form.payload),
+        })
+        expect(res.status).toBe(500)
+      }
+    } finally {
+      const run = await proc.stop()
+      expect(run.stderr).toBe('')
+      const lines = expectJsonLines(run.stdout)
+      expect(lines.filter((line) => line.msg === 'image upload failed')).toHaveLength(2)
+      const warnings = lines.filter((line) => (line.warning as { name?: string } | undefined)?.name !== undefined)
+      if (Number(process.versions.node.split('.')[0]) < 22) {
+        // The SDK's notice, nine lines of plain text before, is one warning line of the log.
+        expect(warnings).toHaveLength(1)
+        expect(warnings[0]).toMatchObject({
+          level: 40,
+          msg: expect.stringMatching(/^NodeVersionSupportWarning: The AWS SDK for JavaScript \(v3\) .* node >=22\./),
+        })
+      } else {
+        expect(warnings).toEqual([])
+      }
+    }
+  })
+})
+
 describe('the pieces, without a process', () => {
+  it('the warning router: JSON lines in the log shape until the logger is there, then the logger; once per code, or per name and message', async () => {
+    const { createWarningRouter } = await import('../src/process-warnings.js')
+    const written: string[] = []
+    const logged: [object, string][] = []
+    const router = createWarningRouter((line) => written.push(line))
+    const deprecation = Object.assign(new Error('Buffer() is deprecated'), { name: 'DeprecationWarning', code: 'DEP0005' })
+    router.onWarning(deprecation)
+    router.onWarning(deprecation)
+    expect(written).toHaveLength(1)
+    expect(JSON.parse(written[0] as string)).toMatchObject({
+      level: 40,
+      pid: process.pid,
+      warning: { name: 'DeprecationWarning', code: 'DEP0005' },
+      msg: 'DeprecationWarning: Buffer() is deprecated',
+    })
+    router.attach({ warn: (fields, message) => logged.push([fields, message]) })
+    const notice = Object.assign(new Error('NodeVersionSupportWarning: The AWS SDK\nwill require node >=22.\n\nMore information'), { name: 'Warning' })
+    router.onWarning(notice)
+    router.onWarning(notice)
+    router.onWarning(Object.assign(new Error('another notice'), { name: 'Warning' }))
+    router.onWarning(deprecation)
+    expect(logged).toEqual([
+      [{ warning: { name: 'Warning' } }, 'NodeVersionSupportWarning: The AWS SDK will require node >=22. More information'],
+      [{ warning: { name: 'Warning' } }, 'another notice'],
+    ])
+    expect(written).toHaveLength(1)
+  })
+
   it('the listen failures: one line naming the variable to change; anything else is not one of them', async () => {
     const { listenFailureLine } = await import('../src/listen-errors.js')
     const config = { port: 80, host: '0.0.0.0', metrics: { enabled: false, port: null } }
