@@ -43,6 +43,14 @@ describe('waitForDatabase', () => {
     expect((error as Error).message).not.toContain('secret')
   })
 
+  it('no password in the URL where the server asks for one (pg says so itself): at once too', async () => {
+    const { handle, attempts } = failingHandle(new Error('SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string'))
+    await expect(waitForDatabase(handle, URL, 30_000)).rejects.toThrow(
+      'Cannot start: the database at postgres://shop@db.internal:5432/shop refused the connection (SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string); waiting will not change that: check DATABASE_URL.',
+    )
+    expect(attempts()).toBe(1)
+  })
+
   it('a database that does not answer yet, or is starting up (57P03), is still waited for', async () => {
     for (const error of [
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
