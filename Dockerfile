@@ -5,7 +5,7 @@
 # those packages and the built dashboard, nothing else.
 
 # ---- compilers, shared by the two install stages ----
-FROM node:20-bookworm-slim AS toolchain
+FROM node:22-bookworm-slim AS toolchain
 WORKDIR /app
 # better-sqlite3 downloads a prebuilt binary for this platform; the compilers are only the fallback when none fits.
 RUN apt-get update \
@@ -35,7 +35,7 @@ RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --workspaces=false --
   && npm rebuild better-sqlite3
 
 # ---- runtime ----
-FROM node:20-bookworm-slim AS runtime
+FROM node:22-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \

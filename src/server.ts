@@ -1,6 +1,11 @@
 import 'dotenv/config'
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig } from './config.js'
+import { listenFailureLine } from './listen-errors.js'
+import { routeProcessWarnings } from './process-warnings.js'
+
+// Process warnings (deprecations, the AWS SDK's notice on Node 20) become JSON log lines, not plain text on stderr.
+const warnings = routeProcessWarnings()
 
 let config
 try {
@@ -33,6 +38,7 @@ try {
   await database.db.destroy().catch(() => {})
   process.exit(1)
 }
+warnings.attach(app.log)
 
 // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the database.
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
@@ -43,5 +49,16 @@ closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
   await tracing?.shutdown()
 })
 
-await app.listen({ port: config.port, host: config.host })
+try {
+  await app.listen({ port: config.port, host: config.host })
+} catch (error) {
+  // A port in use (or privileged, or a HOST that is not this machine's): one line, as for a bad variable.
+  const line = listenFailureLine(error, config)
+  if (line === undefined) throw error
+  console.error(line)
+  await app.close().catch(() => {})
+  await database.db.destroy().catch(() => {})
+  await tracing?.shutdown().catch(() => {})
+  process.exit(1)
+}
 if (config.tracing) app.log.info({ url: config.tracing.url, protocol: config.tracing.protocol }, 'traces are sent to the OpenTelemetry collector')

@@ -194,3 +194,111 @@ describe('configuration of dependency timeouts and the upload spool', () => {
     ])
   })
 })
+
+// Every variable that is a switch: true/false/1/0 in any case; anything else stops the start-up with one line.
+describe('boolean variables', () => {
+  const switches = {
+    S3_FORCE_PATH_STYLE: (env: Record<string, string>) => {
+      const storage = loadConfig({ DATA_DIR: dataDir(), ...S3, ...env }).storage
+      return storage.driver === 's3' && storage.forcePathStyle
+    },
+    WEBHOOKS_ALLOW_PRIVATE: (env: Record<string, string>) => loadConfig({ DATA_DIR: dataDir(), ...env }).webhooksAllowPrivate,
+    METRICS_ENABLED: (env: Record<string, string>) => loadConfig({ DATA_DIR: dataDir(), ...env }).metrics.enabled,
+    // OTEL_SDK_DISABLED=true turns traces off even with an endpoint.
+    OTEL_SDK_DISABLED: (env: Record<string, string>) =>
+      loadConfig({ DATA_DIR: dataDir(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', ...env }).tracing === null,
+  }
+
+  it.each(Object.entries(switches))('%s: true/false/1/0 in any case, false when unset', (name, read) => {
+    expect(read({})).toBe(false)
+    for (const yes of ['true', 'TRUE', 'True', '1', ' true ']) expect(read({ [name]: yes }), yes).toBe(true)
+    for (const no of ['false', 'FALSE', 'False', '0', '']) expect(read({ [name]: no }), no).toBe(false)
+  })
+
+  it.each(Object.keys(switches))('%s: anything else (yes, on, 2, tru) stops the start-up with one line naming it', (name) => {
+    const extra = name === 'S3_FORCE_PATH_STYLE' ? S3 : {}
+    for (const bad of ['yes', 'no', 'on', 'off', '2', 'tru', 'enabled']) {
+      expect(problemsOf({ ...extra, [name]: bad })).toEqual([`${name} must be true or false (got "${bad}")`])
+    }
+  })
+
+  it('TRUST_PROXY reads true and false in any case too; a number stays a hop count', () => {
+    expect(loadConfig({ DATA_DIR: dataDir(), TRUST_PROXY: 'TRUE' }).trustProxy).toBe(true)
+    expect(loadConfig({ DATA_DIR: dataDir(), TRUST_PROXY: 'False' }).trustProxy).toBe(false)
+    expect(loadConfig({ DATA_DIR: dataDir(), TRUST_PROXY: '1' }).trustProxy).toBe(1)
+    expect(problemsOf({ TRUST_PROXY: 'yes' })).toEqual(['TRUST_PROXY must be true, false, a hop count or a list of addresses (got "yes")'])
+  })
+})
+
+// src/config/: the parsing helpers in one module, and one module per section, each usable on its own.
+describe('the configuration in pieces', () => {
+  it('the reader: integers, booleans, durations and URLs, one line per bad value, never a throw', async () => {
+    const { createReader } = await import('../src/config/read.js')
+    const read = createReader({
+      N: ' 42 ',
+      BAD_N: '4x',
+      B: 'On',
+      D: '90m',
+      BAD_D: 'soon',
+      U: 'https://shop.example.com/',
+      BAD_U: 'shop.example.com',
+      BLANK: '  ',
+    })
+    expect(read.string('N')).toBe('42')
+    expect(read.string('BLANK')).toBeUndefined()
+    expect(read.integer('N', 1, 0, 100)).toBe(42)
+    expect(read.integer('BAD_N', 7, 0, 100)).toBe(7)
+    expect(read.integer('MISSING', 7, 0, 100)).toBe(7)
+    expect(read.boolean('B', false)).toBe(false)
+    expect(read.boolean('MISSING', true)).toBe(true)
+    expect(read.duration('D', '1h')).toBe(5_400_000)
+    expect(read.duration('BAD_D', '1h')).toBe(3_600_000)
+    expect(read.httpUrl('U', 'http://localhost')).toBe('https://shop.example.com')
+    expect(read.httpUrl('MISSING', 'http://localhost:3000/')).toBe('http://localhost:3000')
+    read.httpUrl('BAD_U', 'http://localhost')
+    expect(read.problems).toEqual([
+      'BAD_N must be an integer between 0 and 100 (got "4x")',
+      'B must be true or false (got "On")',
+      'BAD_D must be a duration of at least one second such as 30d, 12h, 3600 or 30m (got "soon")',
+      'BAD_U must be an absolute http(s) URL (got "shop.example.com")',
+    ])
+  })
+
+  it('a section reads its own variables, without the rest of the configuration', async () => {
+    const { createReader } = await import('../src/config/read.js')
+    const { readStorage } = await import('../src/config/storage.js')
+    const read = createReader({ STORAGE_DRIVER: 's3', S3_BUCKET: 'b', S3_PUBLIC_URL: 'https://cdn.example.com/', S3_FORCE_PATH_STYLE: '1' })
+    expect(readStorage(read, { dataDir: '/srv/shop' })).toMatchObject({
+      storage: { driver: 's3', bucket: 'b', publicUrl: 'https://cdn.example.com', forcePathStyle: true, uploadDir: '/srv/shop/uploads' },
+      uploadTmpDir: '/srv/shop/tmp',
+    })
+    expect(read.problems).toEqual([])
+  })
+})
+
+// ADMIN_*: the users module's own rules for an account, in the users module (src/modules/users/admin-account.ts).
+describe('the first admin (ADMIN_EMAIL, ADMIN_PASSWORD, ADMIN_NAME)', () => {
+  it('is checked by the users module: the API rules for an account, one line naming the variable', async () => {
+    const { adminFromVariables } = await import('../src/modules/users/admin-account.js')
+    expect(adminFromVariables({})).toEqual({ admin: null })
+    expect(adminFromVariables({ password: '' })).toEqual({ admin: null })
+    expect(adminFromVariables({ email: 'Boss@Shop.test', password: 'secret1' })).toEqual({
+      admin: { email: 'boss@shop.test', password: 'secret1', name: 'Admin' },
+    })
+    expect(adminFromVariables({ email: 'boss@shop.test', password: 'secret1', name: 'Boss' })).toEqual({
+      admin: { email: 'boss@shop.test', password: 'secret1', name: 'Boss' },
+    })
+    expect(adminFromVariables({ email: 'boss@shop.test' })).toEqual({ problem: 'ADMIN_PASSWORD must be at least 6 characters when ADMIN_EMAIL is set' })
+    expect(adminFromVariables({ email: 'boss@shop.test', password: 'x'.repeat(129) })).toEqual({ problem: 'ADMIN_PASSWORD must be at most 128 characters' })
+    expect(adminFromVariables({ password: 'secret1' })).toEqual({ problem: 'ADMIN_EMAIL must be a valid e-mail address when ADMIN_PASSWORD is set' })
+    expect(adminFromVariables({ email: 'boss@shop.test', password: 'secret1', name: 'x'.repeat(101) })).toEqual({
+      problem: 'ADMIN_NAME must be 1 to 100 characters',
+    })
+  })
+
+  it('loadConfig takes its answer as it is', () => {
+    expect(problemsOf({ ADMIN_EMAIL: 'boss@shop.test', ADMIN_PASSWORD: 'secret1', ADMIN_NAME: 'x'.repeat(101) })).toEqual([
+      'ADMIN_NAME must be 1 to 100 characters',
+    ])
+  })
+})

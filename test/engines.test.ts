@@ -46,3 +46,20 @@ describe('engines', () => {
     expect(narrower).toEqual([])
   })
 })
+
+// Node 20 reached its end of life in April 2026: it still works (engines, the build's target), but 22 is the
+// version the project names as its own, wherever one is named.
+describe('the default Node version', () => {
+  const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
+
+  it('is 22: .nvmrc, every stage of the Dockerfile, the README, and the CI smoke run of 22 (and 24)', () => {
+    expect(read('.nvmrc').trim()).toBe('22')
+    expect(semver.satisfies('22.13.0', ours)).toBe(true)
+    const images = [...read('Dockerfile').matchAll(/^FROM (node:\S+)/gm)].map((m) => m[1])
+    expect(images.length).toBeGreaterThan(0)
+    for (const image of images) expect(image).toBe('node:22-bookworm-slim')
+    expect(read('README.md')).toMatch(/Node 22 \(the default: `\.nvmrc`, the Docker image\)/)
+    const smoke = /bash \.ci\/node-smoke\.sh (.+)/.exec(read('.ci/run'))?.[1]?.split(/\s+/) ?? []
+    expect(smoke.map((version) => semver.major(version)).sort()).toEqual([22, 24])
+  })
+})

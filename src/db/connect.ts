@@ -155,14 +155,41 @@ export function describeDatabaseUrl(url: string): string {
   }
 }
 
-/** The service cannot start because the database does not answer; the message is one line for the operator. */
+/** The service cannot start because the database does not answer, or refuses it; the message is one line for the operator. */
 export class DatabaseStartupError extends Error {
   constructor(url: string, reason: unknown, within?: number) {
-    const why = reason instanceof Error ? reason.message : String(reason)
-    const when = within === undefined ? 'stopped answering during start-up' : `did not answer within ${Math.round(within / 1000)} s`
-    super(`Cannot start: the database at ${describeDatabaseUrl(url)} ${when} (${why || 'no answer'}); giving up.`)
+    super(startupMessage(url, reason, within))
     this.name = 'DatabaseStartupError'
   }
+}
+
+function startupMessage(url: string, reason: unknown, within: number | undefined): string {
+  const database = `Cannot start: the database at ${describeDatabaseUrl(url)}`
+  const why = reason instanceof Error ? reason.message : String(reason)
+  const refusal = refusalCode(reason)
+  if (refusal !== undefined) {
+    const sqlstate = /^[0-9A-Z]{5}$/.test(refusal) ? `, SQLSTATE ${refusal}` : ''
+    return `${database} refused the connection (${why}${sqlstate}); waiting will not change that: check DATABASE_URL.`
+  }
+  const when = within === undefined ? 'stopped answering during start-up' : `did not answer within ${Math.round(within / 1000)} s`
+  return `${database} ${when} (${why || 'no answer'}); giving up.`
+}
+
+/**
+ * The answers of a PostgreSQL server that waiting cannot change: no such database (3D000), a role that does not
+ * exist or may not log in, no pg_hba.conf entry (28000), a wrong password (28P01), no CONNECT privilege (42501),
+ * an unknown or bad setting in the URL's options (42704, 22023). Every other failure (refused, unreachable, a
+ * server starting up or shutting down: 57P03, 57P01) may pass, and is waited for.
+ */
+const REFUSALS = new Set(['3D000', '28000', '28P01', '42501', '42704', '22023'])
+
+/** The SQLSTATE of a refusal (or pg's own word for a missing password), or undefined for a failure that may pass. */
+function refusalCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string' && (REFUSALS.has(code) || code.startsWith('28'))) return code
+  // The server asks for a password (SCRAM) and the URL has none: pg says so before sending anything.
+  if (error instanceof Error && /client password must be a string/.test(error.message)) return 'no password'
+  return undefined
 }
 
 /** The one line to print when start-up failed for want of a database; undefined for any other failure. */
@@ -174,7 +201,8 @@ export function startupFailureLine(error: unknown, url: string): string | undefi
 
 /**
  * Start-up: waits until the database answers, trying again every half second, for at most
- * `timeoutMs`; then throws a DatabaseStartupError.
+ * `timeoutMs`; then throws a DatabaseStartupError. A refusal that waiting cannot change (no such
+ * database, a wrong user or password) throws at once.
  */
 export async function waitForDatabase(handle: DatabaseHandle, url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -183,6 +211,7 @@ export async function waitForDatabase(handle: DatabaseHandle, url: string, timeo
       await handle.probe()
       return
     } catch (error) {
+      if (refusalCode(error) !== undefined) throw new DatabaseStartupError(url, error)
       if (Date.now() + 500 >= deadline) throw new DatabaseStartupError(url, error, timeoutMs)
       await new Promise((resolve) => setTimeout(resolve, 500))
     }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -135,9 +135,12 @@ describe('Dockerfile', () => {
   })
 })
 
-/** Names read by config.ts: by reading its source (value('X'), integer('X', …), env.X, env['X']). */
+/** Names read by the configuration (src/config/): by reading its source (string('X'), integer('X', …), env.X, env['X']). */
 function variablesInSource(): Set<string> {
-  const source = read('src/config.ts')
+  const source = readdirSync(join(ROOT, 'src/config'))
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => read(`src/config/${file}`))
+    .join('\n')
   const names = new Set<string>()
   for (const m of source.matchAll(/\b\w+\(\s*'([A-Z][A-Z0-9_]*)'/g)) names.add(m[1] as string)
   for (const m of source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)|\benv\[\s*'([A-Z][A-Z0-9_]*)'\s*\]/g)) names.add((m[1] ?? m[2]) as string)
@@ -262,7 +265,7 @@ describe('compose.yaml', () => {
     for (const volume of ['app-data', 'postgres-data', 'minio-data']) expect(compose.volumes).toHaveProperty([volume])
   })
 
-  it("gives the service a configuration it accepts: PostgreSQL, Redis and MinIO's S3, all read by config.ts", () => {
+  it("gives the service a configuration it accepts: PostgreSQL, Redis and MinIO's S3, all read by src/config/", () => {
     const env = compose.services.app?.environment ?? {}
     const known = new Set([...variablesInSource(), ...exampleVariables().all])
     for (const name of Object.keys(env)) expect(known, name).toContain(name)

@@ -1,0 +1,115 @@
+import type { AdminAccount } from '../modules/users/admin-account.js'
+import { devJwtSecret, readAuth } from './auth.js'
+import { readCatalog } from './catalog.js'
+import { readDatabase } from './database.js'
+import { type HttpTimeouts, readHttp } from './http.js'
+import { type MailConfig, readMail } from './mail.js'
+import { readObservability, type TracingProtocol } from './observability.js'
+import { type PaymentsConfig, readPayments } from './payments.js'
+import { createReader, type Env } from './read.js'
+import { readRedis } from './redis.js'
+import { readService } from './service.js'
+import { readSessions, type SessionsConfig } from './sessions.js'
+import { readStorage, type StorageConfig } from './storage.js'
+import { readWebhooks } from './webhooks.js'
+
+export type { HttpTimeouts, MailConfig, PaymentsConfig, SessionsConfig, StorageConfig, TracingProtocol }
+
+/**
+ * Everything the service reads from its environment, validated once at boot. Each group of fields is read
+ * by the section named beside it (src/config/<section>.ts), with the helpers of read.ts.
+ */
+export interface Config {
+  // service.ts
+  readonly nodeEnv: 'development' | 'production' | 'test'
+  readonly dataDir: string
+  // http.ts
+  readonly port: number
+  readonly host: string
+  readonly publicUrl: string
+  readonly trustProxy: boolean | number | string
+  readonly corsOrigin: string | null
+  readonly http: HttpTimeouts
+  // database.ts
+  readonly databaseUrl: string
+  /** Bounded waits toward PostgreSQL (unused on SQLite). */
+  readonly postgres: { readonly connectTimeoutMs: number; readonly statementTimeoutMs: number; readonly startupTimeoutMs: number }
+  // auth.ts
+  readonly jwtSecret: string
+  readonly jwtExpiresIn: string
+  /** The first admin (ADMIN_*), by the users module's rules (src/modules/users/admin-account.ts). */
+  readonly admin: AdminAccount | null
+  readonly authRateLimit: { readonly max: number; readonly windowMs: number }
+  // sessions.ts
+  /** Sessions and password reset (src/modules/sessions). */
+  readonly sessions: SessionsConfig
+  // redis.ts
+  readonly redisUrl: string | null
+  /** Bounded waits toward Redis (the auth rate limit fails open, so these bound what an outage costs a login). */
+  readonly redisTimeouts: { readonly connectMs: number; readonly commandMs: number }
+  // storage.ts
+  readonly storage: StorageConfig
+  /** Where an uploaded image is spooled while it streams in, before it reaches the image host. */
+  readonly uploadTmpDir: string
+  // catalog.ts
+  /** Memory the product read cache may hold, every byte of its entries counted; 0 turns it off. */
+  readonly catalogCacheMaxBytes: number
+  /**
+   * A product with this much stock or less is "low on stock": on the admin dashboard (GET /admin/api/stats), and
+   * stock.low fires when a change takes its stock from above this to at or below it (src/modules/outbox).
+   */
+  readonly lowStockThreshold: number
+  // payments.ts
+  readonly payments: PaymentsConfig
+  // mail.ts
+  readonly mail: MailConfig
+  // webhooks.ts
+  /**
+   * WEBHOOKS_ALLOW_PRIVATE=true lets webhook URLs reach loopback, private, link-local and other non-public
+   * addresses (tests, an internal network); off, such URLs are refused at creation and at each delivery.
+   */
+  readonly webhooksAllowPrivate: boolean
+  // observability.ts
+  readonly logLevel: string
+  /** Prometheus metrics (plugins/metrics.ts): off unless METRICS_ENABLED=true; with a port, on a server of their own. */
+  readonly metrics: { readonly enabled: boolean; readonly port: number | null }
+  /**
+   * OpenTelemetry traces (src/tracing.ts), sent over OTLP/HTTP to `url` when OTEL_EXPORTER_OTLP_ENDPOINT (or
+   * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set. Null otherwise: then nothing of OpenTelemetry is loaded.
+   */
+  readonly tracing: { readonly url: string; readonly protocol: TracingProtocol } | null
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+  }
+}
+
+/**
+ * Reads the configuration from `env`, section by section; collects every problem and throws one
+ * ConfigError listing them, one line per bad variable.
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const read = createReader(env)
+  const service = readService(read)
+  const http = readHttp(read)
+  const auth = readAuth(read, service)
+  const config = {
+    ...service,
+    ...http,
+    ...readDatabase(read, service),
+    ...auth,
+    ...readRedis(read),
+    ...readStorage(read, service),
+    ...readPayments(read),
+    ...readMail(read, http),
+    ...readWebhooks(read),
+    ...readCatalog(read),
+    ...readObservability(read, http),
+    ...readSessions(read, http),
+  }
+  if (read.problems.length > 0) throw new ConfigError(read.problems)
+  // Outside production an unset JWT_SECRET is generated once (only now: a bad configuration writes nothing).
+  return Object.freeze({ ...config, jwtSecret: auth.jwtSecret === '' ? devJwtSecret(service.dataDir) : auth.jwtSecret })
+}
