@@ -3825,6 +3825,15 @@ export interface operations {
           'application/json': components['schemas']['Category'][]
         }
       }
+      /** @description Default Response */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+        }
+      }
     }
   }
   createCategory: {

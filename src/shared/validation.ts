@@ -38,8 +38,8 @@ export function assertNoControlCharacters(field: string, text: string): void {
 
 const TEXT_KEYWORD = 'noControlCharacters'
 
-function createAjv(coerceTypes: boolean): Ajv {
-  const ajv = new Ajv({ ...baseOptions, coerceTypes })
+function createAjv(coerceTypes: boolean, removeAdditional = true): Ajv {
+  const ajv = new Ajv({ ...baseOptions, coerceTypes, removeAdditional })
   addFormats(ajv)
   // No `type`: it also sits on subschemas that do not say theirs, and passes whatever is not a string.
   ajv.addKeyword({
@@ -93,6 +93,12 @@ const SUBSCHEMA_KEYWORDS = new Set([
 // JSON bodies keep their types ("2" is not a quantity); query strings and path params are text and are coerced.
 const bodyAjv = createAjv(false)
 const textAjv = createAjv(true)
+/**
+ * Query strings are text too, but a parameter the route does not define is refused (`additionalProperties: false`:
+ * 422 `property <name> should not exist`) instead of dropped: a misspelt or unsupported filter (`?userId=2` before
+ * the orders list had it, `?category=3` for `categoryId`) used to answer the whole unfiltered list as if it applied.
+ */
+const queryAjv = createAjv(true, false)
 
 /**
  * How a number is written in a query string, a path or a header: decimal digits with an optional sign,
@@ -138,7 +144,7 @@ function readNumbers(data: unknown, fields: readonly string[]): void {
 function compileOrdered(ajv: Ajv, schema: object) {
   const validate = ajv.compile(withTextRule(schema) as object)
   // Text is turned into numbers here, not by ajv's coercion (see DECIMAL_TEXT).
-  const numbers = ajv === textAjv ? numericFields(schema) : []
+  const numbers = ajv === bodyAjv ? [] : numericFields(schema)
   const order = Object.keys((schema as { properties?: object }).properties ?? {})
   const rank = (error: ErrorObject): number => {
     const field = error.instancePath === '' && error.keyword === 'required' ? String(error.params.missingProperty) : (error.instancePath.split('/')[1] ?? '')
@@ -182,7 +188,7 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
     if (COMPILE_AT_START) bodyAjv.compile(schema as object)
     return acceptAll
   }
-  const compile = () => compileOrdered(httpPart === 'body' ? bodyAjv : textAjv, schema as object)
+  const compile = () => compileOrdered(httpPart === 'body' ? bodyAjv : httpPart === 'querystring' ? queryAjv : textAjv, schema as object)
   return COMPILE_AT_START ? compile() : compileOnFirstUse(compile)
 }
 
@@ -325,6 +331,9 @@ export const MessageResponse = {
   required: ['message'],
   properties: { message: { type: 'string' } },
 } as const
+
+/** The query string of a list that takes no parameter (GET /categories): any parameter is refused, as on the other lists. */
+export const NoQuery = { type: 'object', properties: {}, additionalProperties: false } as const
 
 /** Query string of paged lists. */
 export const PageQueryProperties = {

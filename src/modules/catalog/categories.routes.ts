@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
+import { ErrorResponse, IdParams, MessageResponse, NoQuery, type SchemaTypes } from '../../shared/validation.js'
 import * as service from './categories.service.js'
 import { Category, CategoryList, CreateCategoryBody, UpdateCategoryBody, type UpdateCategoryInput } from './categories.schemas.js'
 
@@ -18,7 +18,7 @@ export async function categoriesRoutes(fastify: FastifyInstance): Promise<void> 
   const security = [{ bearerAuth: [] }]
 
   app.get('/categories', {
-    schema: { tags, summary: 'List categories, by name', response: { 200: CategoryList } },
+    schema: { tags, summary: 'List categories, by name', querystring: NoQuery, response: { 200: CategoryList, 422: ErrorResponse } },
     handler: async () => service.listCategories(app.db),
   })
 

@@ -2,7 +2,7 @@ import { paged } from '../../shared/openapi.js'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../../config.js'
 import { rejectBody } from '../../shared/no-body.js'
-import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
+import { ErrorResponse, IdParams, MessageResponse, NoQuery, type SchemaTypes } from '../../shared/validation.js'
 import {
   CreatedWebhook,
   CreateWebhookBody,
@@ -67,7 +67,7 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
 
   app.get('/webhooks', {
     onRequest,
-    schema: { tags, summary: 'Webhook endpoints (admin; no secrets)', security, response: { 200: WebhookList, ...errors } },
+    schema: { tags, summary: 'Webhook endpoints (admin; no secrets)', security, querystring: NoQuery, response: { 200: WebhookList, ...errors } },
     handler: async () => service.listWebhooks(app.db),
   })
 
