@@ -319,7 +319,7 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** Orders, newest first: the caller’s own, or all for an admin */
+    /** Orders, newest first: the caller’s own, or all for an admin (`userId`: one customer’s) */
     get: operations['listOrders']
     put?: never
     /** Turn the cart into an order (201), with an optional checkout body; a repeated Idempotency-Key answers the first order (200) */
@@ -2800,6 +2800,8 @@ export interface operations {
         limit?: number
         offset?: number
         status?: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
+        /** @description Only this customer’s orders. Admins; a customer may give only their own id (another is 403). */
+        userId?: number
       }
       header?: never
       path?: never

@@ -37,6 +37,7 @@ async function checkOrderBody(request: FastifyRequest): Promise<void> {
 function orderListPath(query: ListOrdersQuery, offset: number): string {
   const search = new URLSearchParams({ limit: String(query.limit), offset: String(offset) })
   if (query.status) search.set('status', query.status)
+  if (query.userId !== undefined) search.set('userId', String(query.userId))
   return `/orders?${search.toString()}`
 }
 
@@ -80,7 +81,7 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
     onRequest: app.authenticate,
     schema: {
       tags,
-      summary: 'Orders, newest first: the caller’s own, or all for an admin',
+      summary: 'Orders, newest first: the caller’s own, or all for an admin (`userId`: one customer’s)',
       security,
       querystring: ListOrdersQuery,
       response: { 200: paged(OrderList), ...errors },

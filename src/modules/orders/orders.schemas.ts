@@ -35,7 +35,11 @@ export const PlaceOrderBody = {
 
 export const ListOrdersQuery = {
   type: 'object',
-  properties: { ...PageQueryProperties, status: { type: 'string', enum: orderStatuses } },
+  properties: {
+    ...PageQueryProperties,
+    status: { type: 'string', enum: orderStatuses },
+    userId: { ...positiveId, description: 'Only this customer’s orders. Admins; a customer may give only their own id (another is 403).' },
+  },
   additionalProperties: false,
 } as const
 

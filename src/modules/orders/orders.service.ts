@@ -224,11 +224,16 @@ export async function getOrder(deps: OrdersDeps, caller: AuthUser, id: number): 
   return loadOrder(deps.db, deps.payments, id, admin ? { admin: deps.lifecycle } : { ownerId: caller.id })
 }
 
-/** Newest first: the caller's own orders, or everyone's (with their customer) for an admin; `total` counts before paging. */
+/**
+ * Newest first: the caller's own orders, or everyone's (with their customer) for an admin, or one customer's with
+ * `userId`; `total` counts before paging. A customer may name only themselves: another id is the admin routes' 403.
+ */
 export async function listOrders(deps: OrdersDeps, caller: AuthUser, query: ListOrdersQuery): Promise<{ orders: Order[]; total: number }> {
   const { db } = deps
   const admin = caller.role === 'admin'
-  const filter = { ...(admin ? {} : { userId: caller.id }), ...(query.status ? { status: query.status } : {}) }
+  if (!admin && query.userId !== undefined && query.userId !== caller.id) throw new AppError(403, messages.requiresRoles(['admin']))
+  const userId = admin ? query.userId : caller.id
+  const filter = { ...(userId !== undefined ? { userId } : {}), ...(query.status ? { status: query.status } : {}) }
   const [rows, total] = await Promise.all([repo.listOrdersWithItems(db, { ...filter, limit: query.limit, offset: query.offset }), repo.countOrders(db, filter)])
   return { orders: rowsToOrders(rows, deps.payments, admin ? deps.lifecycle : undefined), total }
 }
