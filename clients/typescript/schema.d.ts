@@ -179,7 +179,7 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** List users (admin) */
+    /** List users by id (admin; X-Total-Count and Link headers) */
     get: operations['listUsers']
     put?: never
     /** Create a user with a role (admin) */
@@ -1959,6 +1959,10 @@ export interface operations {
       /** @description Default Response */
       200: {
         headers: {
+          /** @description How many items match, before paging. */
+          'X-Total-Count'?: number
+          /** @description RFC 8288 links to the first, previous, next and last pages (`rel="first"`, ...); absent when there is one page. */
+          Link?: string
           [name: string]: unknown
         }
         content: {

@@ -31,3 +31,12 @@ export async function deleteUserById(db: Db, id: number): Promise<boolean> {
 export async function listUsers(db: Db, page: { limit: number; offset: number }): Promise<UserRow[]> {
   return db.selectFrom('users').selectAll().orderBy('id').limit(page.limit).offset(page.offset).execute()
 }
+
+/** How many users there are (X-Total-Count of the list). */
+export async function countUsers(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}

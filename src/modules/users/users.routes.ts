@@ -1,4 +1,4 @@
-import { rateLimited } from '../../shared/openapi.js'
+import { paged, rateLimited } from '../../shared/openapi.js'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import type { Config } from '../../config.js'
@@ -8,6 +8,15 @@ import * as service from './users.service.js'
 import { CreateUserBody, ListUsersQuery, LoginBody, LoginResponse, RegisterBody, RegisterResponse, UpdateUserBody, User } from './users.schemas.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
+
+/** RFC 8288 `Link` of GET /auth/users with `next`/`prev` when they exist, as on the other paged lists. */
+function userPageLinks(publicUrl: string, query: { limit: number; offset: number }, total: number): string | null {
+  const link = (offset: number, rel: string) => `<${publicUrl}/auth/users?limit=${query.limit}&offset=${offset}>; rel="${rel}"`
+  const links: string[] = []
+  if (query.offset + query.limit < total) links.push(link(query.offset + query.limit, 'next'))
+  if (query.offset > 0) links.push(link(Math.max(0, Math.min(query.offset - query.limit, total - query.limit)), 'prev'))
+  return links.length > 0 ? links.join(', ') : null
+}
 
 /** Trims `name` and `email` before validation, so "  ana@shop.test " is a valid e-mail and "  " an empty name. */
 export async function trimTextFields(request: FastifyRequest): Promise<void> {
@@ -79,12 +88,18 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
     onRequest: admin,
     schema: {
       tags,
-      summary: 'List users (admin)',
+      summary: 'List users by id (admin; X-Total-Count and Link headers)',
       security: secured,
       querystring: ListUsersQuery,
-      response: { 200: { type: 'array', items: User }, ...errors },
+      response: { 200: paged({ type: 'array', items: User } as const), ...errors },
     },
-    handler: async (request) => service.listUsers(app.db, request.query),
+    handler: async (request, reply) => {
+      const { users, total } = await service.listUsers(app.db, request.query)
+      reply.header('X-Total-Count', total)
+      const links = userPageLinks(options.config.publicUrl, request.query, total)
+      if (links) reply.header('Link', links)
+      return users
+    },
   })
 
   app.get('/auth/users/:id', {

@@ -109,8 +109,10 @@ export async function getUser(db: Db, id: number): Promise<User> {
   return userRowToUser(row)
 }
 
-export async function listUsers(db: Db, page: { limit: number; offset: number }): Promise<User[]> {
-  return (await repo.listUsers(db, page)).map(userRowToUser)
+/** A page of users by id, and how many there are in all. */
+export async function listUsers(db: Db, page: { limit: number; offset: number }): Promise<{ users: User[]; total: number }> {
+  const [rows, total] = await Promise.all([repo.listUsers(db, page), repo.countUsers(db)])
+  return { users: rows.map(userRowToUser), total }
 }
 
 export async function updateUser(db: Db, actorId: number, id: number, input: UpdateUserInput): Promise<User> {
