@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import openapiTS, { astToString } from 'openapi-typescript'
 import * as prettier from 'prettier'
+import ts from 'typescript'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 
@@ -38,9 +39,15 @@ export async function openApiDocument(): Promise<string> {
   }
 }
 
+/**
+ * A `format: binary` field is a file part of a multipart form (a product's `image`): a Blob (a File in a browser), which
+ * is what a client appends to its FormData, not the `string` openapi-typescript gives it by default.
+ */
+const BLOB = ts.factory.createTypeReferenceNode(ts.factory.createIdentifier('Blob'))
+
 /** The text of schema.d.ts for `document`: what `npm run openapi:types` writes. */
 export async function renderTypes(document: string): Promise<string> {
-  const ast = await openapiTS(document)
+  const ast = await openapiTS(document, { transform: (schema) => (schema.format === 'binary' ? BLOB : undefined) })
   const options = { ...(await prettier.resolveConfig(schemaFile)), filepath: schemaFile }
   return prettier.format(header + astToString(ast), options)
 }

@@ -4232,7 +4232,7 @@ export interface operations {
            * Format: binary
            * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
            */
-          image: string
+          image: Blob
         }
       }
     }
@@ -4375,7 +4375,7 @@ export interface operations {
            * Format: binary
            * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
            */
-          image?: string
+          image?: Blob
         }
         'application/json': {
           /** @description Trimmed first: a blank name is empty. */
@@ -4566,10 +4566,10 @@ export interface operations {
           [name: string]: unknown
         }
         content: {
-          'image/jpeg': string
-          'image/png': string
-          'image/webp': string
-          'image/gif': string
+          'image/jpeg': Blob
+          'image/png': Blob
+          'image/webp': Blob
+          'image/gif': Blob
         }
       }
       /** @description Moved to the S3 bucket (after `copy-images --to s3`); `Location` has its URL */
