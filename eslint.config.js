@@ -58,8 +58,8 @@ export default tseslint.config(
     languageOptions: { globals: globals.node },
   },
   {
-    // The dashboard (admin/) is a browser app with its own tsconfig.
-    files: ['admin/**/*.{ts,tsx}'],
+    // The dashboard (admin/) is a browser app with its own tsconfig; so is the test of its data providers.
+    files: ['admin/**/*.{ts,tsx}', 'test/admin/data-providers.sqlite.test.ts'],
     languageOptions: {
       globals: globals.browser,
       parserOptions: { project: './admin/tsconfig.json', tsconfigRootDir: import.meta.dirname },

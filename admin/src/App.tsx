@@ -5,7 +5,8 @@ import InventoryIcon from '@mui/icons-material/Inventory2'
 import PeopleIcon from '@mui/icons-material/People'
 import ReceiptIcon from '@mui/icons-material/Receipt'
 import { authProvider } from './api/authProvider'
-import { dataProvider } from './api/dataProvider'
+import { api } from './api/client'
+import { createDataProvider } from './api/dataProvider'
 import { SignIn } from './pages/SignIn'
 import { ProductCreate, ProductEdit, ProductList } from './pages/products'
 import { CategoryCreate, CategoryEdit, CategoryList } from './pages/categories'
@@ -13,6 +14,8 @@ import { OrderList, OrderShow } from './pages/orders'
 import { UserCreate, UserEdit, UserList } from './pages/users'
 import { WebhookCreate, WebhookEdit, WebhookList } from './pages/webhooks'
 import WebhookIcon from '@mui/icons-material/Webhook'
+
+const dataProvider = createDataProvider(api)
 
 // The chart is the heaviest page: it loads on its own.
 const Overview = lazy(() => import('./pages/Overview'))

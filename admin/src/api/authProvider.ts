@@ -1,5 +1,6 @@
 import type { AuthProvider } from 'react-admin'
-import { api, readSession, type Session, unwrap, writeSession } from './client'
+import { unwrap } from './answers'
+import { api, readSession, type Session, writeSession } from './client'
 
 export const NOT_AN_ADMIN = 'This account is not allowed in: the dashboard is for the shop’s administrators only.'
 export const SESSION_EXPIRED = 'Your session has expired. Sign in again to carry on where you were.'

@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query'
 import { Link, Loading, Title, useAuthenticated, useDataProvider } from 'react-admin'
 import { Alert, Box, Card, CardContent, List, ListItem, ListItemButton, ListItemText, Stack, Typography } from '@mui/material'
-import type { Stats, dataProvider as shopDataProvider } from '../api/dataProvider'
+import type { ShopDataProvider } from '../api/dataProvider'
+import type { Stats } from '../api/stats'
 
 const money = (value: number, currency: string) => {
   try {
@@ -94,8 +95,8 @@ function Figure({ label, value, to }: { label: string; value: string | number; t
 export default function Overview() {
   // The figures are asked for once the sign-in is confirmed, not while react-admin is still checking it.
   const { authenticated } = useAuthenticated()
-  const dataProvider = useDataProvider<typeof shopDataProvider>()
-  const query = useQuery({ queryKey: ['admin-stats', 30], queryFn: () => dataProvider.getStats(30), enabled: authenticated === true })
+  const dataProvider = useDataProvider<ShopDataProvider>()
+  const query = useQuery({ queryKey: ['admin-stats', 30], queryFn: () => dataProvider.getStats('stats', { days: 30 }), enabled: authenticated === true })
   const { data: stats, error, isPending } = query
   return (
     <Box sx={{ py: 2 }}>

@@ -16,11 +16,10 @@ import {
   useUpdate,
 } from 'react-admin'
 import { Box, Button, Card, CardContent, Chip, Stack, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material'
-import type { Order, OrderStatus } from '../api/dataProvider'
+import { ORDER_STATUSES, type Order, type OrderStatus } from '../api/orders'
 import { useSmallScreen } from './small'
 
-const statuses: OrderStatus[] = ['pending', 'paid', 'shipped', 'delivered', 'cancelled']
-const statusChoices = statuses.map((status) => ({ id: status, name: status[0]!.toUpperCase() + status.slice(1) }))
+const statusChoices = ORDER_STATUSES.map((status) => ({ id: status, name: status[0]!.toUpperCase() + status.slice(1) }))
 
 const moveLabels: Record<OrderStatus, string> = {
   pending: 'Mark pending',

@@ -26,7 +26,7 @@ import {
   number,
   required,
 } from 'react-admin'
-import type { Product } from '../api/dataProvider'
+import type { Product } from '../api/products'
 import { useSmallScreen } from './small'
 
 const filters = [

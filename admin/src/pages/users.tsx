@@ -18,7 +18,7 @@ import {
   useGetIdentity,
   useRecordContext,
 } from 'react-admin'
-import type { User } from '../api/dataProvider'
+import type { User } from '../api/users'
 import { useSmallScreen } from './small'
 
 const roles = [

@@ -20,6 +20,7 @@ import {
   useRedirect,
 } from 'react-admin'
 import { Alert, Box, Button, Card, CardContent, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material'
+import { api } from '../api/client'
 import { listDeliveries, retryDelivery, WEBHOOK_EVENTS, type Webhook } from '../api/webhooks'
 
 /** Read by screen readers, not shown. */
@@ -84,12 +85,12 @@ function Deliveries() {
   const queryClient = useQueryClient()
   const [retrying, setRetrying] = useState<string | null>(null)
   const id = webhook?.id
-  const { data, error, isPending } = useQuery({ queryKey: ['webhook-deliveries', id], queryFn: () => listDeliveries(id!), enabled: id !== undefined })
+  const { data, error, isPending } = useQuery({ queryKey: ['webhook-deliveries', id], queryFn: () => listDeliveries(api, id!), enabled: id !== undefined })
   if (!webhook) return null
   const retry = async (deliveryId: string) => {
     setRetrying(deliveryId)
     try {
-      await retryDelivery(webhook.id, deliveryId)
+      await retryDelivery(api, webhook.id, deliveryId)
       notify('Delivery queued to be sent again now', { type: 'success' })
       await queryClient.invalidateQueries({ queryKey: ['webhook-deliveries', id] })
     } catch (caught) {

@@ -1,0 +1,32 @@
+import { unwrap } from './answers'
+import { type Api, dataProviderOf, filtersOf, idValue, paging, totalOf } from './resource'
+import type { components } from './schema'
+
+export type Order = components['schemas']['Order']
+export type OrderStatus = Order['status']
+
+/** The statuses in their lifecycle's order (the API's list, checked against its type). */
+export const ORDER_STATUSES = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const satisfies readonly OrderStatus[]
+
+export function isOrderStatus(value: unknown): value is OrderStatus {
+  return ORDER_STATUSES.some((status) => status === value)
+}
+
+/** Orders: newest first, by status and by customer (`userId`, the Users page's link); an admin moves their status. */
+export function ordersProvider(api: Api) {
+  return dataProviderOf<Order>('orders', {
+    async list(params) {
+      const { limit, offset } = paging(params)
+      const filter = filtersOf(params)
+      const userId = idValue(filter.userId)
+      const query = { limit, offset, ...(isOrderStatus(filter.status) ? { status: filter.status } : {}), ...(userId !== undefined ? { userId } : {}) }
+      const result = await api.GET('/orders', { params: { query } })
+      return { data: unwrap(result), total: totalOf(result.response) }
+    },
+    one: async (id) => unwrap(await api.GET('/orders/{id}', { params: { path: { id } } })),
+    async update(id, data) {
+      if (!isOrderStatus(data.status)) throw new Error(`Not an order status: ${String(data.status)}`)
+      return unwrap(await api.PATCH('/orders/{id}/status', { params: { path: { id } }, body: { status: data.status } }))
+    },
+  })
+}

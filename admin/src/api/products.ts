@@ -1,0 +1,109 @@
+import { type GetListParams, HttpError } from 'react-admin'
+import { unwrap } from './answers'
+import { type Api, dataProviderOf, filtersOf, idValue, paging, text, totalOf, type Values } from './resource'
+import type { components, operations } from './schema'
+
+export type Product = components['schemas']['Product']
+type Sort = NonNullable<NonNullable<operations['listProducts']['parameters']['query']>['sort']>
+/** POST /products: a multipart form with the image file. */
+type NewProduct = operations['createProduct']['requestBody']['content']['multipart/form-data']
+/** PUT /products/{id} with a new image (multipart), or without one (JSON, where `categoryId: null` clears the category). */
+type ProductForm = operations['updateProduct']['requestBody']['content']['multipart/form-data']
+type ProductChange = operations['updateProduct']['requestBody']['content']['application/json']
+
+/** The form's fields, which the API's 422 messages name (`price must not be less than 0`). */
+const fields = ['name', 'description', 'price', 'stock', 'categoryId', 'image'] as const
+
+/** react-admin's sort as the API's: newest (the default), by price either way, or by name. */
+function sortOf(sort: GetListParams['sort']): Sort {
+  if (sort?.field === 'price') return sort.order === 'ASC' ? 'price_asc' : 'price_desc'
+  if (sort?.field === 'name') return 'name'
+  return 'newest'
+}
+
+/** The file picked in react-admin's ImageInput (`{rawFile, src, title}`), if a new one was picked. */
+function pickedFile(value: unknown): File | undefined {
+  if (typeof value !== 'object' || value === null || !('rawFile' in value)) return undefined
+  return value.rawFile instanceof File ? value.rawFile : undefined
+}
+
+/** A number input's value, or undefined when it is empty. */
+function numberOf(value: unknown): number | undefined {
+  return typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : undefined
+}
+
+/** The fields of a multipart product form that have a value, the image last. */
+function formFields(data: Values, image: File | undefined) {
+  const description = text(data.description)
+  return {
+    name: text(data.name),
+    ...(description ? { description } : {}),
+    ...(numberOf(data.price) !== undefined ? { price: numberOf(data.price) } : {}),
+    ...(numberOf(data.stock) !== undefined ? { stock: numberOf(data.stock) } : {}),
+    ...(idValue(data.categoryId) !== undefined ? { categoryId: idValue(data.categoryId) } : {}),
+    ...(image ? { image } : {}),
+  }
+}
+
+/**
+ * The multipart body openapi-fetch sends: each field as text, the image as its file. (It takes any of the route's
+ * bodies, as openapi-fetch types a serializer; it is only given the multipart one.)
+ */
+function multipart(body: ProductForm | ProductChange): FormData {
+  const form = new FormData()
+  for (const [field, value] of Object.entries(body)) {
+    if (value instanceof File) form.append(field, value, value.name)
+    else if (value instanceof Blob) form.append(field, value)
+    else if (value !== undefined && value !== null) form.append(field, String(value))
+  }
+  return form
+}
+
+/** The JSON change of a product without a new image: react-admin empties a cleared input to null or "". */
+function change(data: Values): ProductChange {
+  const body: ProductChange = {}
+  if (data.name !== undefined) body.name = text(data.name)
+  if (data.description !== undefined) body.description = text(data.description)
+  if (data.price !== undefined && data.price !== null && data.price !== '') body.price = typeof data.price === 'number' ? data.price : text(data.price)
+  if (numberOf(data.stock) !== undefined) body.stock = numberOf(data.stock)
+  if (data.categoryId !== undefined) body.categoryId = idValue(data.categoryId) ?? null
+  return body
+}
+
+/** A refusal of the form's own, shown beside its field like the API's 422s. */
+function fieldError(field: string, message: string): HttpError {
+  return new HttpError(message, 422, { error: message, errors: { [field]: message } })
+}
+
+/** Products: GET /products with search, category, sort and paging; create and change with an image (multipart). */
+export function productsProvider(api: Api) {
+  return dataProviderOf<Product>('products', {
+    async list(params) {
+      const { limit, offset } = paging(params)
+      const filter = filtersOf(params)
+      const q = text(filter.q)
+      const categoryId = idValue(filter.categoryId)
+      const query = { limit, offset, sort: sortOf(params.sort), ...(q ? { q } : {}), ...(categoryId !== undefined ? { categoryId } : {}) }
+      const result = await api.GET('/products', { params: { query } })
+      return { data: unwrap(result), total: totalOf(result.response) }
+    },
+    one: async (id) => unwrap(await api.GET('/products/{id}', { params: { path: { id } } })),
+    async create(data) {
+      const given = formFields(data, pickedFile(data.image))
+      // The form asks for both before it sends anything; said here in the words the form and the API use.
+      if (!given.image) throw fieldError('image', 'An image is required')
+      if (given.price === undefined) throw fieldError('price', 'price should not be empty')
+      const body: NewProduct = { ...given, price: given.price, image: given.image }
+      return unwrap(await api.POST('/products', { body, bodySerializer: multipart }), fields)
+    },
+    async update(id, data) {
+      const path = { params: { path: { id } } }
+      const image = pickedFile(data.image)
+      if (image) return unwrap(await api.PUT('/products/{id}', { ...path, body: formFields(data, image), bodySerializer: multipart }), fields)
+      return unwrap(await api.PUT('/products/{id}', { ...path, body: change(data) }), fields)
+    },
+    async remove(id) {
+      unwrap(await api.DELETE('/products/{id}', { params: { path: { id } } }))
+    },
+  })
+}

@@ -1,0 +1,212 @@
+import createClient from 'openapi-fetch'
+import { HttpError } from 'react-admin'
+import { describe, expect, it } from 'vitest'
+import { createDataProvider } from '../../admin/src/api/dataProvider'
+import type { paths } from '../../admin/src/api/schema'
+
+// The dashboard's data providers (admin/src/api/<resource>.ts, combined in dataProvider.ts), over the API's typed
+// client with a fetch of the test's own: which calls they make of the API for react-admin's, and what they make of
+// the answers. No service and no database: the browser tests drive the same providers against the real routes.
+// Type-checked with the dashboard (admin/tsconfig.json); `.sqlite` keeps it to one run of the suite.
+
+interface Sent {
+  method: string
+  /** Path and query, as sent. */
+  url: string
+  json?: unknown
+  form?: Record<string, string | { name: string; type: string; size: number }>
+}
+
+type Answer = { status?: number; body: unknown; headers?: Record<string, string> }
+
+/** A fake of the API: answers by "METHOD /path" (query left out), and keeps every request it was sent. */
+function fakeShop(answers: Record<string, Answer | ((sent: Sent) => Answer)>) {
+  const sent: Sent[] = []
+  const fetch = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url)
+    const entry: Sent = { method: request.method, url: url.pathname + url.search }
+    const type = request.headers.get('content-type') ?? ''
+    if (type.startsWith('application/json')) entry.json = await request.json()
+    if (type.startsWith('multipart/form-data')) {
+      entry.form = {}
+      for (const [field, value] of (await request.formData()).entries()) {
+        entry.form[field] = typeof value === 'string' ? value : { name: value.name, type: value.type, size: value.size }
+      }
+    }
+    sent.push(entry)
+    const found = answers[`${request.method} ${url.pathname}`]
+    if (!found) return Response.json({ error: 'Ruta no encontrada' }, { status: 404 })
+    const answer = typeof found === 'function' ? found(entry) : found
+    return Response.json(answer.body, { status: answer.status ?? 200, headers: answer.headers })
+  }
+  const dataProvider = createDataProvider(createClient<paths>({ baseUrl: 'http://shop.test', fetch }))
+  return { dataProvider, sent }
+}
+
+const page = (page: number, perPage = 25) => ({ pagination: { page, perPage }, sort: { field: 'id', order: 'ASC' as const }, filter: {} })
+const at = '2026-11-22T10:00:00.000Z'
+const product = {
+  id: 7,
+  name: 'Lamp',
+  description: '',
+  price: 19.99,
+  stock: 3,
+  imageUrl: 'http://shop.test/uploads/products/1-lamp.png',
+  categoryId: 2,
+  createdAt: at,
+  updatedAt: at,
+}
+const user = (id: number) => ({ id, name: `User ${id}`, email: `u${id}@shop.test`, role: 'customer', createdAt: at })
+const method = (id: number, fields: object = {}) => ({
+  id,
+  name: `Method ${id}`,
+  price: 4.9,
+  countries: [],
+  freeOver: null,
+  active: true,
+  createdAt: at,
+  updatedAt: at,
+  ...fields,
+})
+
+describe('the dashboard’s data providers', () => {
+  it('send each resource’s calls to its own routes, with react-admin’s page as limit and offset', async () => {
+    const list = { body: [], headers: { 'X-Total-Count': '0' } }
+    const { dataProvider, sent } = fakeShop({
+      'GET /products': list,
+      'GET /categories': { body: [] },
+      'GET /orders': list,
+      'GET /auth/users': list,
+      'GET /webhooks': { body: [] },
+      'GET /shipping-methods': { body: [] },
+    })
+    await dataProvider.getList('products', { ...page(2, 10), sort: { field: 'price', order: 'ASC' }, filter: { q: 'lamp', categoryId: '3' } })
+    await dataProvider.getList('categories', page(1))
+    await dataProvider.getList('orders', { ...page(1), filter: { status: 'paid', userId: '12' } })
+    await dataProvider.getList('orders', { ...page(1), filter: { status: 'lost' } })
+    await dataProvider.getList('users', page(3))
+    await dataProvider.getList('webhooks', page(1))
+    await dataProvider.getList('shipping-methods', page(1))
+    expect(sent.map((request) => `${request.method} ${request.url}`)).toEqual([
+      'GET /products?limit=10&offset=10&sort=price_asc&q=lamp&categoryId=3',
+      'GET /categories',
+      'GET /orders?limit=25&offset=0&status=paid&userId=12',
+      'GET /orders?limit=25&offset=0',
+      'GET /auth/users?limit=25&offset=50',
+      'GET /webhooks',
+      'GET /shipping-methods?all=true',
+    ])
+    expect(() => dataProvider.getList('coupons', page(1))).toThrow('The dashboard has no resource coupons')
+  })
+
+  it('take the total from X-Total-Count (users too: 28 users are "26-28 of 28"), and refuse a paged list without it', async () => {
+    const { dataProvider } = fakeShop({
+      'GET /auth/users': { body: [user(26), user(27), user(28)], headers: { 'X-Total-Count': '28' } },
+      'GET /orders': { body: [] },
+    })
+    const users = await dataProvider.getList('users', page(2))
+    expect(users).toEqual({ data: [user(26), user(27), user(28)], total: 28 })
+    await expect(dataProvider.getList('orders', page(1))).rejects.toThrow('sent no X-Total-Count')
+  })
+
+  it('page, search and sort the lists the API answers whole (categories, webhooks, shipping methods)', async () => {
+    const category = (id: number, name: string) => ({ id, name, description: '', createdAt: at, updatedAt: at })
+    const { dataProvider, sent } = fakeShop({
+      'GET /categories': { body: [category(1, 'garden'), category(2, 'Kitchen'), category(3, 'Lighting'), category(4, 'Gifts')] },
+      'GET /shipping-methods': { body: [method(1), method(2), method(3)] },
+    })
+    const found = await dataProvider.getList('categories', { ...page(1, 2), sort: { field: 'name', order: 'DESC' }, filter: { q: 'G' } })
+    expect([found.data.map((c: { name: string }) => c.name), found.total]).toEqual([['Lighting', 'Gifts'], 3])
+    const many = await dataProvider.getMany('categories', { ids: [4, '2'] })
+    expect(many.data.map((c: { id: number }) => c.id)).toEqual([2, 4])
+    const methods = await dataProvider.getList('shipping-methods', page(2, 2))
+    expect([methods.data, methods.total]).toEqual([[method(3)], 3])
+    expect((await dataProvider.getOne('shipping-methods', { id: '2' })).data).toEqual(method(2))
+    await expect(dataProvider.getOne('shipping-methods', { id: 9 })).rejects.toMatchObject({ status: 404, message: 'Método de envío no encontrado' })
+    // One call each: there is no GET of a single category list entry or shipping method.
+    expect(sent.map((request) => request.url)).toEqual([
+      '/categories',
+      '/categories',
+      '/shipping-methods?all=true',
+      '/shipping-methods?all=true',
+      '/shipping-methods?all=true',
+    ])
+  })
+
+  it('create a product as a multipart form with its image, and change one as JSON, or multipart with a new image', async () => {
+    const { dataProvider, sent } = fakeShop({ 'POST /products': { status: 201, body: product }, 'PUT /products/7': { body: product } })
+    const rawFile = new File([new Uint8Array([137, 80, 78, 71])], 'lamp.png', { type: 'image/png' })
+    const data = { name: 'Lamp', description: null, price: 19.99, stock: 3, categoryId: 2, image: { rawFile, src: 'blob:x', title: 'lamp.png' } }
+    expect((await dataProvider.create('products', { data })).data).toEqual(product)
+    expect(sent[0]!.form).toEqual({ name: 'Lamp', price: '19.99', stock: '3', categoryId: '2', image: { name: 'lamp.png', type: 'image/png', size: 4 } })
+
+    // No new image: JSON, where a cleared category is null and a cleared description "".
+    await dataProvider.update('products', { id: 7, data: { ...data, image: undefined, description: null, categoryId: null, price: 18 }, previousData: product })
+    expect(sent[1]).toMatchObject({ method: 'PUT', url: '/products/7', json: { name: 'Lamp', description: '', price: 18, stock: 3, categoryId: null } })
+    await dataProvider.update('products', { id: 7, data: { ...data, name: 'Desk lamp' }, previousData: product })
+    expect(sent[2]!.form).toMatchObject({ name: 'Desk lamp', image: { name: 'lamp.png' } })
+
+    // The form requires an image; without one nothing is sent, and the form says so beside the field.
+    const refused = await dataProvider.create('products', { data: { ...data, image: undefined } }).catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(HttpError)
+    expect((refused as HttpError).body).toEqual({ error: 'An image is required', errors: { image: 'An image is required' } })
+    expect(sent).toHaveLength(3)
+  })
+
+  it('give the API’s 422 to the form beside the field it names', async () => {
+    const { dataProvider } = fakeShop({ 'PUT /products/7': { status: 422, body: { error: 'price must not be less than 0' } } })
+    const error = await dataProvider.update('products', { id: 7, data: { price: -1 }, previousData: product }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(HttpError)
+    expect(error).toMatchObject({
+      status: 422,
+      message: 'price must not be less than 0',
+      body: { error: 'price must not be less than 0', errors: { price: 'price must not be less than 0' } },
+    })
+  })
+
+  it('send only what changed of a user, and nothing at all when nothing did', async () => {
+    const { dataProvider, sent } = fakeShop({ 'PATCH /auth/users/5': { body: { ...user(5), role: 'admin' } }, 'GET /auth/users/5': { body: user(5) } })
+    await dataProvider.update('users', { id: 5, data: { ...user(5), role: 'admin' }, previousData: user(5) })
+    await dataProvider.update('users', { id: '5', data: user(5), previousData: user(5) })
+    expect(sent).toEqual([
+      { method: 'PATCH', url: '/auth/users/5', json: { role: 'admin' } },
+      { method: 'GET', url: '/auth/users/5' },
+    ])
+  })
+
+  it('create and change shipping methods: countries, price, the free-shipping threshold, active', async () => {
+    const { dataProvider, sent } = fakeShop({
+      'POST /shipping-methods': (request) => ({ status: 201, body: method(4, request.json as object) }),
+      'PATCH /shipping-methods/4': (request) => ({ body: method(4, request.json as object) }),
+    })
+    await dataProvider.create('shipping-methods', { data: { name: 'Courier', price: 6.5, countries: ['ES', 'PT'], freeOver: null } })
+    const previous = method(4, { name: 'Courier', price: 6.5, countries: ['ES', 'PT'] })
+    await dataProvider.update('shipping-methods', { id: 4, data: { ...previous, countries: ['ES', 'FR'], freeOver: 50 }, previousData: previous })
+    await dataProvider.update('shipping-methods', { id: 4, data: { ...previous, freeOver: '' }, previousData: { ...previous, freeOver: 50 } })
+    await dataProvider.update('shipping-methods', { id: 4, data: { active: false }, previousData: previous })
+    expect(sent.map(({ method, url, json }) => ({ method, url, json }))).toEqual([
+      { method: 'POST', url: '/shipping-methods', json: { name: 'Courier', price: 6.5, countries: ['ES', 'PT'], freeOver: null, active: true } },
+      { method: 'PATCH', url: '/shipping-methods/4', json: { countries: ['ES', 'FR'], freeOver: 50 } },
+      { method: 'PATCH', url: '/shipping-methods/4', json: { freeOver: null } },
+      { method: 'PATCH', url: '/shipping-methods/4', json: { active: false } },
+    ])
+  })
+
+  it('move an order’s status, change a webhook by its changed fields, and read the overview’s figures', async () => {
+    const webhook = { id: 3, url: 'https://hooks.example.com/a', events: ['order.created'], description: '', active: true, createdAt: at, updatedAt: at }
+    const { dataProvider, sent } = fakeShop({
+      'PATCH /orders/9/status': { body: { id: 9, status: 'paid' } },
+      'PATCH /webhooks/3': { body: { ...webhook, active: false } },
+      'GET /admin/api/stats': { body: { days: 7 } },
+    })
+    await dataProvider.update('orders', { id: 9, data: { status: 'paid' }, previousData: { id: 9, status: 'pending' } })
+    await expect(dataProvider.update('orders', { id: 9, data: { status: 'lost' }, previousData: { id: 9 } })).rejects.toThrow('Not an order status: lost')
+    await dataProvider.update('webhooks', { id: 3, data: { ...webhook, active: false }, previousData: webhook })
+    expect(await dataProvider.getStats('stats', { days: 7 })).toEqual({ days: 7 })
+    expect(sent).toEqual([
+      { method: 'PATCH', url: '/orders/9/status', json: { status: 'paid' } },
+      { method: 'PATCH', url: '/webhooks/3', json: { active: false } },
+      { method: 'GET', url: '/admin/api/stats?days=7' },
+    ])
+  })
+})
