@@ -14,6 +14,8 @@ import { OrderList, OrderShow } from './pages/orders'
 import { UserCreate, UserEdit, UserList } from './pages/users'
 import { WebhookCreate, WebhookEdit, WebhookList } from './pages/webhooks'
 import WebhookIcon from '@mui/icons-material/Webhook'
+import ShippingIcon from '@mui/icons-material/LocalShipping'
+import { ShippingMethodCreate, ShippingMethodEdit, ShippingMethodList } from './pages/shippingMethods'
 
 const dataProvider = createDataProvider(api)
 
@@ -48,6 +50,15 @@ export function App() {
       <Resource name="products" list={ProductList} create={ProductCreate} edit={ProductEdit} icon={InventoryIcon} recordRepresentation="name" />
       <Resource name="categories" list={CategoryList} create={CategoryCreate} edit={CategoryEdit} icon={CategoryIcon} recordRepresentation="name" />
       <Resource name="orders" list={OrderList} show={OrderShow} icon={ReceiptIcon} recordRepresentation={(order: { id: number }) => `Order #${order.id}`} />
+      <Resource
+        name="shipping-methods"
+        options={{ label: 'Shipping methods' }}
+        list={ShippingMethodList}
+        create={ShippingMethodCreate}
+        edit={ShippingMethodEdit}
+        icon={ShippingIcon}
+        recordRepresentation="name"
+      />
       <Resource name="webhooks" list={WebhookList} create={WebhookCreate} edit={WebhookEdit} icon={WebhookIcon} recordRepresentation="url" />
       <Resource name="users" list={UserList} create={UserCreate} edit={UserEdit} icon={PeopleIcon} recordRepresentation="email" />
     </Admin>

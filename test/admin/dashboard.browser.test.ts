@@ -425,6 +425,16 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
       )
     }
     const { orderId } = await placeOrder(1)
+    // Two shipping methods for their page, deleted at the end: while one is active, every order needs an address and a method.
+    const shipping: number[] = []
+    for (const [name, price, countries, freeOver, active] of [
+      ['Standard', 4.9, ['ES', 'PT'], 50, true],
+      ['Express', 9.5, [], null, false],
+    ] as const) {
+      const method = await api('POST', '/shipping-methods', owner, { name, price, countries, freeOver, active })
+      expect(method.status).toBe(201)
+      shipping.push(method.body.id)
+    }
     const pages: Array<[string, string]> = [
       ['overview', '/'],
       ['products', '/products'],
@@ -436,6 +446,8 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
       ['users', '/users'],
       ['user-create', '/users/create'],
       ['webhook-create', '/webhooks/create'],
+      ['shipping-methods', '/shipping-methods'],
+      ['shipping-method-create', '/shipping-methods/create'],
     ]
     const problems: string[] = []
     for (const viewport of [DESKTOP, PHONE]) {
@@ -464,6 +476,8 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
       }
       await context.close()
     }
+    for (const id of shipping)
+      expect((await shop.app.inject({ method: 'DELETE', url: `/shipping-methods/${id}`, headers: bearer(owner) })).statusCode).toBe(200)
     expect(problems).toEqual([])
   }, 120_000)
 })
