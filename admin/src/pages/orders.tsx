@@ -10,6 +10,8 @@ import {
   SimpleList,
   Show,
   TopToolbar,
+  useGetOne,
+  useListContext,
   useNotify,
   useRecordContext,
   useRefresh,
@@ -17,6 +19,8 @@ import {
 } from 'react-admin'
 import { Box, Button, Card, CardContent, Chip, Stack, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material'
 import { ORDER_STATUSES, type Order, type OrderStatus } from '../api/orders'
+import { filtersOf, idValue } from '../api/resource'
+import type { User } from '../api/users'
 import { useSmallScreen } from './small'
 
 const statusChoices = ORDER_STATUSES.map((status) => ({ id: status, name: status[0]!.toUpperCase() + status.slice(1) }))
@@ -47,11 +51,43 @@ const filters = [<SelectInput key="status" source="status" choices={statusChoice
 
 const customer = (order: Order) => (order.customer ? `${order.customer.name} <${order.customer.email}>` : `User #${order.userId}`)
 
-/** Orders, newest first, by status, with their customer. */
+/**
+ * The customer the list is filtered by (the Users page's "Orders" link: `?filter={"userId":…}`), said above the list,
+ * with a way back to every order.
+ */
+function CustomerFilter() {
+  const list = useListContext<Order>()
+  const filter = filtersOf({ filter: list.filterValues })
+  const userId = idValue(filter.userId)
+  const { data: user } = useGetOne<User>('users', { id: userId ?? 0 }, { enabled: userId !== undefined })
+  if (userId === undefined) return null
+  const everyOrder = () => {
+    const { userId: _customer, ...others } = filter
+    list.setFilters(others, list.displayedFilters)
+  }
+  return (
+    <Box sx={{ px: 2, pt: 1 }}>
+      <Chip
+        color="primary"
+        variant="outlined"
+        label={`Customer: ${user ? `${user.name} <${user.email}>` : `user #${userId}`}`}
+        onDelete={everyOrder}
+        // The label wraps on a phone rather than widening the page.
+        sx={{ maxWidth: '100%', height: 'auto', py: 0.5, '& .MuiChip-label': { whiteSpace: 'normal' } }}
+      />
+      <Button size="small" onClick={everyOrder} sx={{ ml: 1 }}>
+        Every customer
+      </Button>
+    </Box>
+  )
+}
+
+/** Orders, newest first, by status and by customer, with their customer. */
 export function OrderList() {
   const small = useSmallScreen()
   return (
     <List filters={filters} perPage={25} sort={{ field: 'createdAt', order: 'DESC' }} exporter={false} empty={false}>
+      <CustomerFilter />
       {small ? (
         <SimpleList<Order>
           primaryText={(order) => `#${order.id} · ${order.status} · ${formatMoney(order.total)}`}

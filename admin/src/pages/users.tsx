@@ -1,4 +1,5 @@
 import {
+  Button,
   Create,
   Datagrid,
   DateField,
@@ -6,6 +7,7 @@ import {
   Edit,
   EditButton,
   EmailField,
+  Link,
   List,
   PasswordInput,
   SelectInput,
@@ -13,13 +15,36 @@ import {
   SimpleForm,
   TextField,
   TextInput,
+  TopToolbar,
   email,
   required,
   useGetIdentity,
   useRecordContext,
 } from 'react-admin'
+import type { MouseEvent } from 'react'
+import ReceiptIcon from '@mui/icons-material/Receipt'
 import type { User } from '../api/users'
 import { useSmallScreen } from './small'
+
+/** The orders list filtered by one customer (GET /orders?userId=). */
+export const ordersOf = (userId: number | string) => `/orders?filter=${encodeURIComponent(JSON.stringify({ userId: Number(userId) }))}`
+
+/** A link to the user's orders, on their row and on their page. */
+function UserOrdersButton() {
+  const user = useRecordContext<User>()
+  if (!user) return null
+  return (
+    <Button
+      component={Link}
+      label="Orders"
+      to={ordersOf(user.id)}
+      onClick={(event: MouseEvent) => event.stopPropagation()}
+      aria-label={`Orders of ${user.email}`}
+    >
+      <ReceiptIcon />
+    </Button>
+  )
+}
 
 const roles = [
   { id: 'customer', name: 'Customer' },
@@ -52,6 +77,7 @@ export function UserList() {
           <EmailField source="email" sortable={false} />
           <TextField source="role" sortable={false} />
           <DateField source="createdAt" label="Joined" sortable={false} />
+          <UserOrdersButton />
           <EditButton label="Edit role" />
           <DeleteUser />
         </Datagrid>
@@ -70,7 +96,16 @@ function RoleInput() {
 
 export function UserEdit() {
   return (
-    <Edit mutationMode="pessimistic" redirect="list" title="Edit user">
+    <Edit
+      mutationMode="pessimistic"
+      redirect="list"
+      title="Edit user"
+      actions={
+        <TopToolbar>
+          <UserOrdersButton />
+        </TopToolbar>
+      }
+    >
       <SimpleForm>
         <TextInput source="name" validate={required()} fullWidth />
         <TextInput source="email" type="email" validate={[required(), email()]} fullWidth />
