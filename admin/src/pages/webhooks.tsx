@@ -22,6 +22,7 @@ import {
 import { Alert, Box, Button, Card, CardContent, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material'
 import { api } from '../api/client'
 import { listDeliveries, retryDelivery, WEBHOOK_EVENTS, type Webhook } from '../api/webhooks'
+import { useSmallScreen } from './small'
 
 /** Read by screen readers, not shown. */
 const hidden = { position: 'absolute', width: 1, height: 1, overflow: 'hidden', clip: 'rect(0 0 0 0)', whiteSpace: 'nowrap' } as const
@@ -48,10 +49,12 @@ export function WebhookList() {
 }
 
 function WebhookFields({ editing }: { editing: boolean }) {
+  // On a phone the events are a column: in a row they made the form, and the page, wider than the screen.
+  const small = useSmallScreen()
   return (
     <>
       <TextInput source="url" label="URL" validate={required()} fullWidth helperText="An https address the shop posts its events to." />
-      <CheckboxGroupInput source="events" choices={eventChoices} validate={required('Pick at least one event')} />
+      <CheckboxGroupInput source="events" choices={eventChoices} row={!small} validate={required('Pick at least one event')} />
       <TextInput source="description" fullWidth />
       {editing && <BooleanInput source="active" helperText="An inactive webhook is sent nothing." />}
     </>
@@ -109,7 +112,9 @@ function Deliveries() {
         {error && <Alert severity="error">The deliveries could not be loaded: {error.message}</Alert>}
         {data && data.data.length === 0 && <Typography>Nothing has been sent to this webhook yet.</Typography>}
         {data && data.data.length > 0 && (
-          <Box sx={{ overflowX: 'auto' }}>
+          // Scrolls sideways on its own when wider than the screen: its width (0) does not count towards the page's, and
+          // it holds the hidden "Actions" heading (positioned), which would otherwise stick out of it and widen the page.
+          <Box sx={{ overflowX: 'auto', width: 0, minWidth: '100%', position: 'relative' }}>
             <Table size="small" aria-label="Deliveries">
               <TableHead>
                 <TableRow>
