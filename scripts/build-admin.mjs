@@ -24,6 +24,10 @@ let viteBin
 try {
   viteBin = join(dirname(createRequire(join(admin, 'package.json')).resolve('vite/package.json')), 'bin', 'vite.js')
 } catch {
+  // The dashboard's packages are development ones (admin/package.json): they build admin/dist, which is all the service
+  // serves. A production install (`npm ci --omit=dev`) has none of them, and keeps the build made before it.
+  if (existsSync(join(admin, 'dist', 'index.html')) && !strict)
+    done('kept the build in admin/dist, served at /admin (its build tools are development packages, not installed here)')
   done('not built (vite is not installed, e.g. `npm install --omit=dev` elsewhere); run `npm install` then `npm run build:admin`', true)
 }
 

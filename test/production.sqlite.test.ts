@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -55,6 +55,10 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('a producti
       mkdirSync(dirname(join(install, path)), { recursive: true })
       symlinkSync(join(ROOT, path), join(install, path), 'dir')
     }
+    // The dashboard as the install before this one left it: built into admin/dist (its packages are development ones).
+    mkdirSync(join(install, 'admin', 'dist', 'assets'), { recursive: true })
+    cpSync(join(ROOT, 'admin', 'package.json'), join(install, 'admin', 'package.json'))
+    writeFileSync(join(install, 'admin', 'dist', 'index.html'), '<!doctype html><title>Shop dashboard</title><div id="root"></div>')
     env = serverEnv({ DATA_DIR: join(install, 'data') })
   }, 180_000)
   afterAll(() => {
@@ -85,6 +89,22 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('a producti
     expect(local.stderr).toContain('Warning: PUBLIC_URL is http://localhost:3000 in production')
     const cli = await npm(['run', 'cli'])
     expect(cli.stderr + cli.stdout).toContain('Usage: npm run cli -- <command>')
+  })
+
+  it('keeps the dashboard built before, without a warning, and serves it (the install’s postinstall, then npm run start:prod)', async () => {
+    // What `npm ci --omit=dev` runs at its end. It said "not built (vite is not installed…)" of a build it kept.
+    const postinstall = await npm(['run', 'postinstall'])
+    expect(postinstall).toEqual({
+      code: 0,
+      stdout: 'admin dashboard: kept the build in admin/dist, served at /admin (its build tools are development packages, not installed here)\n',
+      stderr: '',
+    })
+    expect(existsSync(join(install, 'admin', 'dist', 'index.html'))).toBe(true)
+    await startAndStop(install, 'start:prod', env, async (base) => {
+      const page = await fetch(`${base}/admin/`)
+      expect(page.status).toBe(200)
+      expect(await page.text()).toContain('<title>Shop dashboard</title>')
+    })
   })
 
   it.each(['start:prod', 'start'])('SIGTERM to `npm run %s` stops node too, gracefully, and leaves no process behind', async (script) => {
