@@ -202,6 +202,12 @@ describe('.env.example', () => {
     expect([...exampleVariables().all].sort()).toEqual([...read].sort())
   })
 
+  it('has every variable explained in docs/configuration.md', () => {
+    const page = read('docs/configuration.md')
+    const unexplained = [...exampleVariables().all].filter((name) => !page.includes(`\`${name}\``))
+    expect(unexplained).toEqual([])
+  })
+
   it('shows the real defaults: copying it to .env changes nothing', () => {
     const dataDir = tmp()
     const { values } = exampleVariables()
