@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -10,6 +10,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
 const pages = [
   'README.md',
+  'clients/typescript/README.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
@@ -68,5 +69,51 @@ describe('docs/api.md describes the API the service serves', () => {
       expect(text, `a sample for messages.${name}`).toBeDefined()
       expect(apiDoc, `messages.${name}`).toContain(text)
     }
+  })
+})
+
+describe("the README's layout", () => {
+  const readme = read('README.md')
+  const block = /## Layout\n\n```\n([\s\S]*?)```/.exec(readme)?.[1] ?? ''
+  /** Each entry: its path (the line's first word) and its text, continuation lines included. */
+  const entries: { path: string; text: string }[] = []
+  for (const line of block.split('\n').filter((l) => l.trim() !== '')) {
+    if (/^\s/.test(line)) (entries.at(-1) as { text: string }).text += ` ${line.trim()}`
+    else entries.push({ path: line.split(/\s+/)[0] as string, text: line.slice(line.split(/\s+/)[0]!.length).trim() })
+  }
+
+  it('is there', () => {
+    expect(entries.length).toBeGreaterThan(10)
+  })
+
+  it('names only paths that exist: each entry, and the files its text names', () => {
+    for (const { path, text } of entries) {
+      expect(existsSync(join(ROOT, path)), path).toBe(true)
+      expect(path.endsWith('/'), `${path}: a folder ends with /`).toBe(statSync(join(ROOT, path)).isDirectory())
+      // `read.ts` in the entry of src/config/ is src/config/read.ts; `src/config.ts` is from the root.
+      const base = path.endsWith('/') ? path : dirname(path)
+      for (const [name] of text.matchAll(/[\w@./-]+\.(?:ts|mjs|md)\b/g)) {
+        const file = name.includes('/') ? name : join(base, name)
+        expect(existsSync(join(ROOT, file)), `${path}: ${name}`).toBe(true)
+      }
+    }
+  })
+
+  it('names every file and folder at the top of src/, and every module of src/modules/', () => {
+    const named = new Set(entries.flatMap(({ path, text }) => [path, ...[...text.matchAll(/[\w./-]+/g)].map(([word]) => word)]))
+    for (const entry of readdirSync(join(ROOT, 'src'), { withFileTypes: true })) {
+      const path = `src/${entry.name}${entry.isDirectory() ? '/' : ''}`
+      const short = entry.name
+      expect(named.has(path) || (!entry.isDirectory() && named.has(short)), path).toBe(true)
+    }
+    const modules = entries.find((entry) => entry.path === 'src/modules/')?.text ?? ''
+    for (const entry of readdirSync(join(ROOT, 'src/modules'), { withFileTypes: true }).filter((e) => e.isDirectory())) {
+      expect(modules, `src/modules/${entry.name}/`).toMatch(new RegExp(`\\b${entry.name}\\b`))
+    }
+  })
+
+  it('names the top-level folders a newcomer opens: scripts, admin, the typed client, docs, test, bench', () => {
+    const paths = entries.map((entry) => entry.path)
+    for (const folder of ['scripts/', 'admin/', 'clients/typescript/', 'docs/', 'test/', 'bench/']) expect(paths).toContain(folder)
   })
 })

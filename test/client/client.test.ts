@@ -2,21 +2,23 @@ import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { createShopClient } from '@shop-api/client'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { purchase } from '../../clients/typescript/examples/purchase-flow.js'
+import { type Address, purchase } from '../../clients/typescript/examples/purchase-flow.js'
 import { openApiDocument, renderTypes, schemaFile } from '../../scripts/openapi-types.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { makeProduct } from '../helpers/catalog.js'
-import { uniqueEmail } from '../helpers/factories.js'
+import { bearer, makeUser, uniqueEmail } from '../helpers/factories.js'
 
 // The typed client for storefront developers (clients/typescript): its types are generated from /openapi.json
-// and committed, and the README's example (examples/purchase-flow.ts) runs the purchase flow with it.
+// and committed, and its README's example (examples/purchase-flow.ts) runs the purchase flow with it, on a shop
+// without shipping methods and on one with them.
 
 describe('the typed client', () => {
   let t: TestApp
   let base = ''
 
   beforeAll(async () => {
-    t = await createTestApp()
+    // Every purchase registers and logs in from 127.0.0.1: more than login's 10 attempts per 15 minutes.
+    t = await createTestApp({ AUTH_RATE_LIMIT_MAX: '100' })
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
   })
@@ -54,6 +56,36 @@ describe('the typed client', () => {
     expect(after.stock).toBe(2)
     const cart = await t.app.db.selectFrom('cart_items').selectAll().where('user_id', '=', orders[0]!.user_id).execute()
     expect(cart).toEqual([])
+  })
+
+  it('runs the purchase flow on a shop that ships: an address and a method that ships there, chosen by the flow', async () => {
+    vi.spyOn(console, 'log').mockImplementation(() => {})
+    const product = await makeProduct(t.app, { name: 'Ruler', priceCents: 50, stock: 3 })
+    const admin = await makeUser(t.app, 'admin')
+    const shipping = (method: object) => t.app.inject({ method: 'POST', url: '/shipping-methods', headers: bearer(admin), payload: method })
+    // The cheapest method first, and one that does not ship to Spain: the flow must take the one that does.
+    expect((await shipping({ name: 'Islands', price: 2.5, countries: ['PT'] })).statusCode).toBe(201)
+    const peninsular = (await shipping({ name: 'Peninsular', price: 4.9, countries: ['ES', 'PT'] })).json() as { id: number }
+    try {
+      const customer = { name: 'Ana', email: uniqueEmail('client-ships'), password: 'a-long-password-1' }
+      const { order } = await purchase(base, customer)
+      expect(order).toMatchObject({
+        status: 'pending',
+        items: [{ productId: product.id, quantity: 1, price: 0.5 }],
+        subtotal: 0.5,
+        shippingTotal: 4.9,
+        total: 5.4,
+        shippingMethod: { id: peninsular.id, name: 'Peninsular', price: 4.9 },
+        shippingAddress: { fullName: 'Ana Pérez', city: 'Madrid', postalCode: '28013', country: 'ES' },
+      })
+
+      // A shop that ships, but not to the customer's country: the flow says so instead of ordering.
+      const elsewhere = { name: 'Bo', email: uniqueEmail('client-ships-fr'), password: 'a-long-password-1' }
+      const paris: Address = { fullName: 'Bo', line1: '1 rue de Rivoli', city: 'Paris', postalCode: '75001', country: 'FR' }
+      await expect(purchase(base, elsewhere, paris)).rejects.toThrow('the shop ships, but not to FR')
+    } finally {
+      await t.app.db.deleteFrom('shipping_methods').execute()
+    }
   })
 
   it("sends the token the function gives at each request, and none while it gives none, and passes on the service's errors", async () => {
