@@ -63,6 +63,7 @@ describe('docs/api.md describes the API the service serves', () => {
       invalidImageExtension: messages.invalidImageExtension('<ext>'),
       strayFileField: messages.strayFileField('<name>'),
       controlCharacters: messages.controlCharacters('<field>'),
+      shippingUnavailable: messages.shippingUnavailable('<country>'),
     }
     for (const [name, message] of Object.entries(messages)) {
       const text = typeof message === 'string' ? message : samples[name]

@@ -33,7 +33,7 @@ const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F
 
 /** Throws the 422 of the rule above for text validated outside a schema (multipart fields). */
 export function assertNoControlCharacters(field: string, text: string): void {
-  if (CONTROL_CHARACTERS.test(text)) throw new ValidationError(messages.controlCharacters(field))
+  if (CONTROL_CHARACTERS.test(text)) throw new ValidationError(messages.controlCharacters(field), field)
 }
 
 const TEXT_KEYWORD = 'noControlCharacters'
@@ -212,21 +212,41 @@ function compileOnFirstUse(compile: () => Validate): Validate {
 export function compileValidator<T>(schema: object, coerce = false): (data: unknown) => T {
   const validate = compileOrdered(coerce ? textAjv : bodyAjv, schema)
   return (data: unknown) => {
-    if (!validate(data)) throw new ValidationError(formatValidationError(validate.errors ?? []))
+    if (!validate(data)) throw validationError(validate.errors ?? [], 'body')
     return data as T
   }
 }
 
+/**
+ * A 422: the message of the failed rule and the field it names (`email`, `quantity`, `idempotency-key`, `limit`; the
+ * part itself, `body` or `querystring`, when the rule is about the whole of it). Its code is `validation_failed`.
+ */
 export class ValidationError extends Error {
   readonly statusCode = 422
   readonly validation = true
+  readonly code = 'validation_failed'
+
+  constructor(
+    message: string,
+    readonly field: string,
+  ) {
+    super(message)
+    this.name = 'ValidationError'
+  }
 }
 
 function fieldName(error: ErrorObject, dataVar: string): string {
   if (error.keyword === 'required') return String(error.params.missingProperty)
+  if (error.keyword === 'additionalProperties') return String(error.params.additionalProperty)
   // An array item is named by its array (`tags`, not `1`).
   const segments = error.instancePath.split('/').filter((segment) => segment !== '' && !/^\d+$/.test(segment))
   return segments.at(-1) ?? dataVar
+}
+
+/** The ValidationError of the first failed rule (see formatValidationError), with the field it names. */
+function validationError(errors: ErrorObject[], dataVar: string): ValidationError {
+  const error = errors[0]
+  return new ValidationError(formatValidationError(errors, dataVar), error ? fieldName(error, dataVar) : dataVar)
 }
 
 /** The message of the first failed rule, in class-validator's wording unless the schema overrides it. */
@@ -287,9 +307,9 @@ function typeName(type: string): string {
   }
 }
 
-/** Fastify hook: turns ajv's errors into the single message of the 422 body. */
+/** Fastify hook: turns ajv's errors into the 422 of the first failed rule (its message and its field). */
 export function schemaErrorFormatter(errors: ErrorObject[], dataVar: string): Error {
-  return new ValidationError(formatValidationError(errors, dataVar))
+  return validationError(errors, dataVar)
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
-import { AppError, messages } from '../../shared/errors.js'
+import { AppError } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import type { Role } from '../../plugins/auth.js'
 import * as repo from './sessions.repository.js'
@@ -56,7 +56,7 @@ export interface RefreshSettings {
   successorKey: Buffer
 }
 
-const invalidToken = () => new AppError(401, messages.invalidToken)
+const invalidToken = () => new AppError(401, 'invalidToken')
 
 /**
  * Spends a refresh token for its successor in the same session (tokens.ts successorToken: derived from the
