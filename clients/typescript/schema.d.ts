@@ -999,7 +999,10 @@ export interface components {
       }[]
       lowStockThreshold: number
     }
-    /** Error */
+    /**
+     * Error
+     * @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them.
+     */
     Error: {
       error: string
     }
@@ -1079,6 +1082,101 @@ export interface components {
       refundedAmount?: number
       clientSecret?: string
       publishableKey?: string
+    }
+    /**
+     * Problem
+     * @description RFC 9457 problem details, for a request whose Accept lists application/problem+json.
+     */
+    Problem: {
+      /**
+       * Format: uri-reference
+       * @description `/problems/<code>`: the problem type, a URI reference relative to the service (an identifier; nothing is served there).
+       * @example /problems/insufficient_stock
+       */
+      type: string
+      /**
+       * @description The code's short English summary, the same for every occurrence.
+       * @example Insufficient stock
+       */
+      title: string
+      /**
+       * @description The HTTP status of the answer.
+       * @example 409
+       */
+      status: number
+      /**
+       * @description The message, word for word what the `error` body would say.
+       * @example Stock insuficiente
+       */
+      detail: string
+      /**
+       * @description What went wrong, for a program to act on: stable, snake_case (docs/api.md lists them all; new ones may be added).
+       * @example insufficient_stock
+       * @enum {string}
+       */
+      code:
+        | 'validation_failed'
+        | 'unauthorized'
+        | 'invalid_token'
+        | 'invalid_credentials'
+        | 'forbidden'
+        | 'cannot_change_own_role'
+        | 'cannot_delete_own_account'
+        | 'email_taken'
+        | 'user_not_found'
+        | 'rate_limited'
+        | 'invalid_reset_link'
+        | 'route_not_found'
+        | 'malformed_json'
+        | 'payload_too_large'
+        | 'unsupported_media_type'
+        | 'malformed_url'
+        | 'url_too_long'
+        | 'malformed_request'
+        | 'headers_too_large'
+        | 'request_timeout'
+        | 'database_unavailable'
+        | 'product_not_found'
+        | 'insufficient_stock'
+        | 'cart_item_not_found'
+        | 'cart_empty'
+        | 'amount_too_large'
+        | 'order_not_found'
+        | 'transition_not_allowed'
+        | 'address_not_found'
+        | 'shipping_method_not_found'
+        | 'shipping_address_required'
+        | 'shipping_method_required'
+        | 'shipping_unavailable'
+        | 'category_not_found'
+        | 'category_exists'
+        | 'category_in_use'
+        | 'unknown_category'
+        | 'image_required'
+        | 'invalid_image_type'
+        | 'invalid_image_extension'
+        | 'image_too_large'
+        | 'image_upload_failed'
+        | 'image_not_found'
+        | 'malformed_multipart'
+        | 'order_not_payable'
+        | 'invalid_webhook_signature'
+        | 'refund_failed'
+        | 'payment_provider_unavailable'
+        | 'order_paid_by_card'
+        | 'refund_in_progress'
+        | 'webhook_not_found'
+        | 'webhook_delivery_not_found'
+        | 'webhook_inactive'
+        | 'webhook_dns_unavailable'
+        | 'admin_not_built'
+        | 'client_error'
+        | 'internal_error'
+      /**
+       * @description The field the error is about: the one the failed rule names for `validation_failed`, and a few others (`email` of `email_taken`).
+       * @example quantity
+       */
+      field?: string
     }
     /** Product */
     Product: {
@@ -1224,13 +1322,14 @@ export interface operations {
           }
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       503: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1259,40 +1358,44 @@ export interface operations {
           'application/json': components['schemas']['TokenPair']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1321,40 +1424,44 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1377,40 +1484,44 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1433,49 +1544,54 @@ export interface operations {
           'application/json': components['schemas']['User']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1508,40 +1624,44 @@ export interface operations {
           'application/json': components['schemas']['User']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1577,7 +1697,7 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1590,9 +1710,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       429: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1607,6 +1728,7 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1642,7 +1764,7 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1655,9 +1777,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1670,9 +1793,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       429: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1687,6 +1811,7 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1724,7 +1849,7 @@ export interface operations {
           'application/json': components['schemas']['Registration']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1737,9 +1862,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1752,9 +1878,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1767,9 +1894,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1782,9 +1910,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1797,9 +1926,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       429: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1814,6 +1944,7 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1850,7 +1981,7 @@ export interface operations {
           'application/json': components['schemas']['Login']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1863,9 +1994,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1878,9 +2010,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1893,9 +2026,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1908,9 +2042,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1923,9 +2058,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       429: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1940,6 +2076,7 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1965,49 +2102,54 @@ export interface operations {
           'application/json': components['schemas']['User'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2041,49 +2183,54 @@ export interface operations {
           'application/json': components['schemas']['User']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2117,49 +2264,54 @@ export interface operations {
           'application/json': components['schemas']['User']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2184,49 +2336,54 @@ export interface operations {
           'application/json': components['schemas']['User']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2251,49 +2408,54 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2329,49 +2491,54 @@ export interface operations {
           'application/json': components['schemas']['User']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2394,49 +2561,54 @@ export interface operations {
           'application/json': components['schemas']['Cart']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2475,49 +2647,54 @@ export interface operations {
           'application/json': components['schemas']['CartItem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2548,49 +2725,54 @@ export interface operations {
           'application/json': components['schemas']['CartItem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2615,49 +2797,54 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2680,49 +2867,54 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2747,49 +2939,54 @@ export interface operations {
           'application/json': components['schemas']['PaymentStart']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       502: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2820,58 +3017,64 @@ export interface operations {
           'application/json': components['schemas']['Order'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2923,58 +3126,64 @@ export interface operations {
           'application/json': components['schemas']['Order']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2999,58 +3208,64 @@ export interface operations {
           'application/json': components['schemas']['Order']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3075,58 +3290,64 @@ export interface operations {
           'application/json': components['schemas']['Order']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3158,58 +3379,64 @@ export interface operations {
           'application/json': components['schemas']['Order']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3241,58 +3468,64 @@ export interface operations {
           'application/json': components['schemas']['Order']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3315,40 +3548,44 @@ export interface operations {
           'application/json': components['schemas']['Address'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3384,40 +3621,44 @@ export interface operations {
           'application/json': components['schemas']['Address']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3442,40 +3683,44 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3513,40 +3758,44 @@ export interface operations {
           'application/json': components['schemas']['Address']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3573,40 +3822,44 @@ export interface operations {
           'application/json': components['schemas']['ShippingMethod'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3641,40 +3894,44 @@ export interface operations {
           'application/json': components['schemas']['ShippingMethod']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3699,40 +3956,44 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3769,40 +4030,44 @@ export interface operations {
           'application/json': components['schemas']['ShippingMethod']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3852,49 +4117,54 @@ export interface operations {
           'application/json': components['schemas']['Category']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3919,22 +4189,24 @@ export interface operations {
           'application/json': components['schemas']['Category']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3966,49 +4238,54 @@ export interface operations {
           'application/json': components['schemas']['Category']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4033,49 +4310,54 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4107,49 +4389,54 @@ export interface operations {
           'application/json': components['schemas']['Category']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4184,13 +4471,14 @@ export interface operations {
           'application/json': components['schemas']['Product'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4231,67 +4519,74 @@ export interface operations {
           'application/json': components['schemas']['Product']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       413: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       500: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4316,22 +4611,24 @@ export interface operations {
           'application/json': components['schemas']['Product']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4384,67 +4681,74 @@ export interface operations {
           'application/json': components['schemas']['Product']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       413: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       500: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4469,67 +4773,74 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       413: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       500: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4564,13 +4875,14 @@ export interface operations {
         }
         content?: never
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4593,40 +4905,44 @@ export interface operations {
           'application/json': components['schemas']['Webhook'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4666,49 +4982,54 @@ export interface operations {
           'application/json': components['schemas']['CreatedWebhook']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       503: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4733,40 +5054,44 @@ export interface operations {
           'application/json': components['schemas']['Webhook']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4791,40 +5116,44 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4867,49 +5196,54 @@ export interface operations {
           'application/json': components['schemas']['Webhook']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       503: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4942,40 +5276,44 @@ export interface operations {
           'application/json': components['schemas']['WebhookDelivery'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -5001,49 +5339,54 @@ export interface operations {
           'application/json': components['schemas']['WebhookDelivery']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -5068,31 +5411,34 @@ export interface operations {
           'application/json': components['schemas']['DashboardStats']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }

@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type Options } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchema, FastifySchemaCompiler, FastifyTypeProvider } from 'fastify'
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts'
-import { messages } from './errors.js'
+import { errorCodes, messages } from './errors.js'
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives as the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
@@ -335,8 +335,43 @@ export type IdParams = FromSchema<typeof IdParams>
 export const ErrorResponse = {
   title: 'Error',
   type: 'object',
+  description: 'An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them.',
   required: ['error'],
   properties: { error: { type: 'string' } },
+} as const
+
+/**
+ * The other body of every error (docs/api.md, "Problem details"): RFC 9457 problem details, answered as
+ * `application/problem+json` to a request whose Accept lists that type. Only documented: the error handler writes it
+ * (plugins/errors.ts), and src/plugins/docs.ts offers it beside `Error` on every error answer of the document.
+ */
+export const ProblemResponse = {
+  title: 'Problem',
+  type: 'object',
+  description: 'RFC 9457 problem details, for a request whose Accept lists application/problem+json.',
+  required: ['type', 'title', 'status', 'detail', 'code'],
+  properties: {
+    type: {
+      type: 'string',
+      format: 'uri-reference',
+      description: '`/problems/<code>`: the problem type, a URI reference relative to the service (an identifier; nothing is served there).',
+      example: '/problems/insufficient_stock',
+    },
+    title: { type: 'string', description: "The code's short English summary, the same for every occurrence.", example: 'Insufficient stock' },
+    status: { type: 'integer', description: 'The HTTP status of the answer.', example: 409 },
+    detail: { type: 'string', description: 'The message, word for word what the `error` body would say.', example: 'Stock insuficiente' },
+    code: {
+      type: 'string',
+      enum: Object.keys(errorCodes),
+      description: 'What went wrong, for a program to act on: stable, snake_case (docs/api.md lists them all; new ones may be added).',
+      example: 'insufficient_stock',
+    },
+    field: {
+      type: 'string',
+      description: 'The field the error is about: the one the failed rule names for `validation_failed`, and a few others (`email` of `email_taken`).',
+      example: 'quantity',
+    },
+  },
 } as const
 
 export const MessageResponse = {
