@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
-import { createShopClient } from '@shop-api/client'
+import { createShopClient, isProblem } from '@shop-api/client'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type Address, purchase } from '../../clients/typescript/examples/purchase-flow.js'
 import { openApiDocument, renderTypes, schemaFile } from '../../scripts/openapi-types.js'
+import { messages } from '../../src/shared/errors.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { makeProduct } from '../helpers/catalog.js'
 import { bearer, makeUser, uniqueEmail } from '../helpers/factories.js'
@@ -93,7 +94,13 @@ describe('the typed client', () => {
     const shop = createShopClient({ baseUrl: base, token: () => token })
     const anonymous = await shop.GET('/cart')
     expect(anonymous.response.status).toBe(401)
-    expect(anonymous.error).toEqual({ error: expect.any(String) as string })
+    expect(anonymous.error).toEqual({
+      type: '/problems/unauthorized',
+      title: 'Authentication required',
+      status: 401,
+      detail: messages.noUser,
+      code: 'unauthorized',
+    })
 
     const email = uniqueEmail('client-token')
     expect((await shop.POST('/auth/register', { body: { name: 'Bo', email, password: 'a-long-password-2' } })).response.status).toBe(201)
@@ -106,5 +113,31 @@ describe('the typed client', () => {
     const wrong = await shop.POST('/auth/login', { body: { email, password: 'not-the-password' } })
     expect(wrong.response.status).toBe(401)
     expect(wrong.data).toBeUndefined()
+    expect(isProblem(wrong.error) && wrong.error.code).toBe('invalid_credentials')
+  })
+
+  it('asks for problem details: the code and the field of an error, and its Accept unless the request sets one', async () => {
+    const sent: (string | null)[] = []
+    const fetchAndNote = (request: Request) => {
+      sent.push(request.headers.get('accept'))
+      return fetch(request)
+    }
+    const shop = createShopClient({ baseUrl: base, fetch: fetchAndNote })
+    const invalid = await shop.POST('/auth/register', { body: { name: 'Cy', email: 'not-an-email', password: 'a-long-password-3' } })
+    expect(invalid.response.headers.get('content-type')).toBe('application/problem+json; charset=utf-8')
+    expect(isProblem(invalid.error)).toBe(true)
+    if (!isProblem(invalid.error)) return
+    expect([invalid.error.status, invalid.error.code, invalid.error.field, invalid.error.detail]).toEqual([
+      422,
+      'validation_failed',
+      'email',
+      messages.invalidEmail,
+    ])
+
+    // A request that sets its own Accept gets the plain body, which isProblem tells apart.
+    const plain = await shop.GET('/products/{id}', { params: { path: { id: 999999 } }, headers: { Accept: 'application/json' } })
+    expect(plain.error).toEqual({ error: messages.productNotFound })
+    expect(isProblem(plain.error)).toBe(false)
+    expect(sent).toEqual(['application/json, application/problem+json', 'application/json'])
   })
 })

@@ -42,6 +42,13 @@ describe("the typed client's README", () => {
     expect(typeErrors(source)).toEqual([])
   })
 
+  it("shows how to read an error's code and field in TypeScript that compiles, and a code the service lacks would not", () => {
+    const source = snippet('## Errors: `code` and `field`')
+    expect(source).toContain('isProblem(error)')
+    expect(typeErrors(source)).toEqual([])
+    expect(typeErrors(source.replace("'insufficient_stock'", "'out_of_stock'")).join('\n')).toMatch(/out_of_stock/)
+  })
+
   it('would say so if it did not (a path that is not in the API)', () => {
     const broken = snippet('## The purchase flow').replace("shop.GET('/products'", "shop.GET('/product'")
     expect(typeErrors(broken).join('\n')).toMatch(/\/product/)

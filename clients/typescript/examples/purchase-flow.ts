@@ -5,17 +5,17 @@
 //   npx tsx clients/typescript/examples/purchase-flow.ts http://localhost:3000 ana@example.com 'a-long-password-1'
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { createShopClient, type paths } from '@shop-api/client'
+import { createShopClient, isProblem, type paths } from '@shop-api/client'
 
 /** What `POST /orders` takes: nothing, or an address (saved or inline), a shipping method and a note. */
 type Checkout = NonNullable<paths['/orders']['post']['requestBody']>['content']['application/json']
 /** An address given inline at checkout, as `POST /addresses` takes it. */
 export type Address = NonNullable<Checkout['shippingAddress']>
 
-/** Fails with the service's own message (`{"error": "..."}`) when an answer is not the expected one. */
+/** Fails with the service's own code and message (problem details) when an answer is not the expected one. */
 function ok<T>(result: { data?: T; error?: unknown; response: Response }, what: string): NonNullable<T> {
   if (result.error !== undefined || result.data === undefined || result.data === null) {
-    const message = (result.error as { error?: string } | undefined)?.error ?? result.response.statusText
+    const message = isProblem(result.error) ? `${result.error.code}: ${result.error.detail}` : result.response.statusText
     throw new Error(`${what}: ${result.response.status} ${message}`)
   }
   return result.data
@@ -34,9 +34,9 @@ export async function purchase(baseUrl: string, customer: { name: string; email:
   if (!product) throw new Error('nothing in stock')
   console.log(`${page.response.headers.get('X-Total-Count')} products; buying "${product.name}" at ${product.price}`)
 
-  // A new customer signs up (an e-mail already in use is answered 409: then it is a returning customer).
+  // A new customer signs up (an e-mail already in use is the code email_taken: then it is a returning customer).
   const registered = await shop.POST('/auth/register', { body: customer })
-  if (registered.error && registered.response.status !== 409) ok(registered, 'POST /auth/register')
+  if (registered.error && !(isProblem(registered.error) && registered.error.code === 'email_taken')) ok(registered, 'POST /auth/register')
   const session = ok(await shop.POST('/auth/login', { body: { email: customer.email, password: customer.password } }), 'POST /auth/login')
   token = session.token
 
