@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { messages } from '../src/shared/errors.js'
+import { errorCodes, messages } from '../src/shared/errors.js'
 import { type TestApp, createTestApp } from './helpers/app.js'
 
 // The repository documents its own API: a user has nothing but the repository.
@@ -52,6 +52,21 @@ describe('docs/api.md describes the API the service serves', () => {
       }
     }
     for (const path of ['/openapi.json', '/docs']) expect(apiDoc).toContain(`\`${path}\``)
+  })
+
+  it('lists every error code of the source, and only those, with its status and title', () => {
+    const section = apiDoc.slice(apiDoc.indexOf('### Error codes'))
+    const table = section.slice(0, section.indexOf('\n### ', 1))
+    const rows = [...table.matchAll(/^\| `([a-z_]+)` \| ([^|]+) \| ([^|]+) \|/gm)].map(([, code, status, title]) => ({
+      code,
+      status: status?.trim(),
+      title: title?.trim(),
+    }))
+    expect(rows.map((row) => row.code).sort()).toEqual(Object.keys(errorCodes).sort())
+    for (const row of rows) {
+      const source = errorCodes[row.code as keyof typeof errorCodes]
+      expect({ code: row.code, status: row.status, title: row.title }).toEqual({ code: row.code, status: String(source.status ?? '4xx'), title: source.title })
+    }
   })
 
   it('quotes every message the service answers, word for word', () => {
