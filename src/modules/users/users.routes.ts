@@ -1,23 +1,14 @@
 import { rateLimited } from '../../shared/openapi.js'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import type { Config } from '../../config.js'
 import { sessionsRoutes } from '../sessions/sessions.routes.js'
 import { startSession } from '../sessions/sessions.service.js'
+import { trimTextFields } from './trim-text-fields.js'
 import * as service from './users.service.js'
 import { CreateUserBody, ListUsersQuery, LoginBody, LoginResponse, RegisterBody, RegisterResponse, UpdateUserBody, User } from './users.schemas.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
-
-/** Trims `name` and `email` before validation, so "  ana@shop.test " is a valid e-mail and "  " an empty name. */
-export async function trimTextFields(request: FastifyRequest): Promise<void> {
-  const body = request.body as Record<string, unknown> | undefined
-  if (!body || typeof body !== 'object') return
-  for (const field of ['name', 'email']) {
-    const value = body[field]
-    if (typeof value === 'string') body[field] = value.trim()
-  }
-}
 
 export async function usersRoutes(fastify: FastifyInstance, options: { config: Config }): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>()

@@ -5,8 +5,7 @@ import { isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import { hashPassword, verifyPassword } from './passwords.js'
-import { carrySession, endResetLinks, endUserSessions } from '../sessions/sessions.repository.js'
-import { credentialsChangeAfter } from '../sessions/sessions.service.js'
+import { carrySession, credentialsChangeAfter, endResetLinks, endUserSessions } from '../sessions/sessions.service.js'
 import * as repo from './users.repository.js'
 import type { CreateUserInput, RegisterInput, UpdateAccountInput, UpdateUserInput, User } from './users.schemas.js'
 
@@ -19,6 +18,11 @@ export function userRowToUser(row: UserRow): User {
 /** E-mails are trimmed and compared case-insensitively: the stored form is lower case. */
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase()
+}
+
+/** The user with this e-mail, already normalized (normalizeEmail), for the sessions module's password reset. */
+export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  return repo.findUserByEmail(db, email)
 }
 
 export async function createUser(db: Db, input: CreateUserInput): Promise<User> {
