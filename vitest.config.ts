@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { defineConfig } from 'vitest/config'
 
@@ -48,6 +49,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Vitest's default is one worker fewer than the cores: one worker on a 2-core machine. The tests wait on
+    // databases, sockets and timers as much as they compute, so every core gets a worker, and at least two.
+    maxWorkers: Math.max(2, availableParallelism()),
     projects: [
       { extends: true, test: { name: 'sqlite', include, env: { TEST_DIALECT: 'sqlite' }, exclude: [browser, 'node_modules/**'] } },
       // The files that read the catalog, again with the product read cache on, as in production (test/helpers/app.ts).

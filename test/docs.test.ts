@@ -1,8 +1,8 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { messages } from '../src/shared/errors.js'
+import { errorCodes, messages } from '../src/shared/errors.js'
 import { type TestApp, createTestApp } from './helpers/app.js'
 
 // The repository documents its own API: a user has nothing but the repository.
@@ -10,6 +10,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
 const pages = [
   'README.md',
+  'clients/typescript/README.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
@@ -53,6 +54,21 @@ describe('docs/api.md describes the API the service serves', () => {
     for (const path of ['/openapi.json', '/docs']) expect(apiDoc).toContain(`\`${path}\``)
   })
 
+  it('lists every error code of the source, and only those, with its status and title', () => {
+    const section = apiDoc.slice(apiDoc.indexOf('### Error codes'))
+    const table = section.slice(0, section.indexOf('\n### ', 1))
+    const rows = [...table.matchAll(/^\| `([a-z_]+)` \| ([^|]+) \| ([^|]+) \|/gm)].map(([, code, status, title]) => ({
+      code,
+      status: status?.trim(),
+      title: title?.trim(),
+    }))
+    expect(rows.map((row) => row.code).sort()).toEqual(Object.keys(errorCodes).sort())
+    for (const row of rows) {
+      const source = errorCodes[row.code as keyof typeof errorCodes]
+      expect({ code: row.code, status: row.status, title: row.title }).toEqual({ code: row.code, status: String(source.status ?? '4xx'), title: source.title })
+    }
+  })
+
   it('quotes every message the service answers, word for word', () => {
     const samples: Record<string, string> = {
       requiresRoles: messages.requiresRoles(['admin']),
@@ -62,11 +78,58 @@ describe('docs/api.md describes the API the service serves', () => {
       invalidImageExtension: messages.invalidImageExtension('<ext>'),
       strayFileField: messages.strayFileField('<name>'),
       controlCharacters: messages.controlCharacters('<field>'),
+      shippingUnavailable: messages.shippingUnavailable('<country>'),
     }
     for (const [name, message] of Object.entries(messages)) {
       const text = typeof message === 'string' ? message : samples[name]
       expect(text, `a sample for messages.${name}`).toBeDefined()
       expect(apiDoc, `messages.${name}`).toContain(text)
     }
+  })
+})
+
+describe("the README's layout", () => {
+  const readme = read('README.md')
+  const block = /## Layout\n\n```\n([\s\S]*?)```/.exec(readme)?.[1] ?? ''
+  /** Each entry: its path (the line's first word) and its text, continuation lines included. */
+  const entries: { path: string; text: string }[] = []
+  for (const line of block.split('\n').filter((l) => l.trim() !== '')) {
+    if (/^\s/.test(line)) (entries.at(-1) as { text: string }).text += ` ${line.trim()}`
+    else entries.push({ path: line.split(/\s+/)[0] as string, text: line.slice(line.split(/\s+/)[0]!.length).trim() })
+  }
+
+  it('is there', () => {
+    expect(entries.length).toBeGreaterThan(10)
+  })
+
+  it('names only paths that exist: each entry, and the files its text names', () => {
+    for (const { path, text } of entries) {
+      expect(existsSync(join(ROOT, path)), path).toBe(true)
+      expect(path.endsWith('/'), `${path}: a folder ends with /`).toBe(statSync(join(ROOT, path)).isDirectory())
+      // `read.ts` in the entry of src/config/ is src/config/read.ts; `src/config.ts` is from the root.
+      const base = path.endsWith('/') ? path : dirname(path)
+      for (const [name] of text.matchAll(/[\w@./-]+\.(?:ts|mjs|md)\b/g)) {
+        const file = name.includes('/') ? name : join(base, name)
+        expect(existsSync(join(ROOT, file)), `${path}: ${name}`).toBe(true)
+      }
+    }
+  })
+
+  it('names every file and folder at the top of src/, and every module of src/modules/', () => {
+    const named = new Set(entries.flatMap(({ path, text }) => [path, ...[...text.matchAll(/[\w./-]+/g)].map(([word]) => word)]))
+    for (const entry of readdirSync(join(ROOT, 'src'), { withFileTypes: true })) {
+      const path = `src/${entry.name}${entry.isDirectory() ? '/' : ''}`
+      const short = entry.name
+      expect(named.has(path) || (!entry.isDirectory() && named.has(short)), path).toBe(true)
+    }
+    const modules = entries.find((entry) => entry.path === 'src/modules/')?.text ?? ''
+    for (const entry of readdirSync(join(ROOT, 'src/modules'), { withFileTypes: true }).filter((e) => e.isDirectory())) {
+      expect(modules, `src/modules/${entry.name}/`).toMatch(new RegExp(`\\b${entry.name}\\b`))
+    }
+  })
+
+  it('names the top-level folders a newcomer opens: scripts, admin, the typed client, docs, test, bench', () => {
+    const paths = entries.map((entry) => entry.path)
+    for (const folder of ['scripts/', 'admin/', 'clients/typescript/', 'docs/', 'test/', 'bench/']) expect(paths).toContain(folder)
   })
 })

@@ -56,6 +56,21 @@ describe('requests the HTTP parser refuses', () => {
     expectAnswer(await send(raw), 400, messages.malformedRequest)
   })
 
+  it('a broken chunked body of a request that asks for problem details: problem details, and the connection closed', async () => {
+    const response = await send(
+      'POST /auth/login HTTP/1.1\r\nHost: shop.test\r\nAccept: application/problem+json\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+    )
+    expect([response.status, response.headers.connection, response.headers['content-type']]).toEqual([400, 'close', 'application/problem+json; charset=utf-8'])
+    expect(JSON.parse(response.body)).toEqual({
+      type: '/problems/malformed_request',
+      title: 'Malformed HTTP request',
+      status: 400,
+      detail: messages.malformedRequest,
+      code: 'malformed_request',
+    })
+    expect(Number(response.headers['content-length'])).toBe(Buffer.byteLength(response.body))
+  })
+
   it('headers over the size limit: 431 {"error"} and the connection closed', async () => {
     const response = await send(`GET /health HTTP/1.1\r\nHost: shop.test\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
     expectAnswer(response, 431, messages.headersTooLarge)

@@ -86,6 +86,18 @@ describe('slow clients are timed out', () => {
     expect(Number(after.n)).toBe(Number(before.n))
   })
 
+  it('a body that trickles in, of a request that asks for problem details: 408 as problem details', async () => {
+    const client = await openRawClient(port)
+    client.socket.write(
+      'POST /auth/register HTTP/1.1\r\nHost: shop.test\r\nAccept: application/problem+json\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n{',
+    )
+    client.dribble(' ', 50)
+    expect(await client.closedWithin(REQUEST_MS + SLACK_MS + 2000)).not.toBeNull()
+    const response = parseRawResponse(client.received())
+    expect([response.status, response.headers.connection, response.headers['content-type']]).toEqual([408, 'close', 'application/problem+json; charset=utf-8'])
+    expect(JSON.parse(response.body)).toMatchObject({ status: 408, code: 'request_timeout', detail: messages.requestTimeout })
+  })
+
   it('100 slow-body sockets at once are all closed at the request timeout', async () => {
     const clients = await Promise.all(Array.from({ length: 100 }, () => openRawClient(port)))
     for (const client of clients) {

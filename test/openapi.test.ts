@@ -1,4 +1,7 @@
+import { Ajv } from 'ajv'
+import addFormatsModule from 'ajv-formats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { errorCodes } from '../src/shared/errors.js'
 import { createTestApp, type TestApp } from './helpers/app.js'
 import { bearer, makeUser } from './helpers/factories.js'
 
@@ -94,6 +97,7 @@ describe('the OpenAPI document', () => {
   it('names the shapes once, in components, and the operations refer to them', () => {
     for (const name of [
       'Error',
+      'Problem',
       'Message',
       'Product',
       'Category',
@@ -120,6 +124,44 @@ describe('the OpenAPI document', () => {
     expect(json('GET /products/{id}', '404')).toEqual({ $ref: '#/components/schemas/Error' })
     // Only OpenAPI keywords: the validator's messages are an extension.
     expect(JSON.stringify(doc)).not.toContain('"errorMessages"')
+  })
+
+  it('offers both bodies on every error answer: Error as application/json, Problem as application/problem+json', () => {
+    let errors = 0
+    for (const [key, , , operation] of operations) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (!/^[45]/.test(status)) continue
+        errors += 1
+        expect({ key, status, content: response.content }).toEqual({
+          key,
+          status,
+          content: {
+            'application/json': { schema: { $ref: '#/components/schemas/Error' } },
+            'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+          },
+        })
+      }
+    }
+    expect(errors).toBeGreaterThan(200)
+    expect(doc.components.schemas.Problem?.required).toEqual(['type', 'title', 'status', 'detail', 'code'])
+    expect(doc.components.schemas.Problem?.properties?.code).toMatchObject({ type: 'string', enum: Object.keys(errorCodes) })
+  })
+
+  it('describes the problem details the service answers (a validation error, a 404, a 401)', async () => {
+    // ajv-formats is CommonJS with a default export; under NodeNext it arrives as the module object.
+    const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
+    const ajv = addFormats(new Ajv({ strict: false }))
+    const validate = ajv.compile(doc.components.schemas.Problem as object)
+    const accept = { accept: 'application/problem+json' }
+    for (const request of [
+      { method: 'POST' as const, url: '/auth/register', payload: { name: 'Ana', email: 'x', password: 'secret123' }, headers: accept },
+      { method: 'GET' as const, url: '/products/999999', headers: accept },
+      { method: 'GET' as const, url: '/cart', headers: accept },
+    ]) {
+      const response = await t.app.inject(request)
+      expect(response.headers['content-type'], request.url).toBe('application/problem+json; charset=utf-8')
+      expect(validate(response.json()), `${request.url}: ${JSON.stringify(validate.errors)}`).toBe(true)
+    }
   })
 
   it('documents the paging headers where the lists send them', async () => {

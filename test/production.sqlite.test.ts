@@ -13,7 +13,7 @@ import { dialect } from './helpers/app.js'
  * TypeScript, no vitest). A real `npm ci` would download; instead the production packages of the
  * lock file are linked from this checkout's node_modules, and nothing else is, so a command that
  * still needs tsx fails here exactly as it does on the server. Then the operator commands are run
- * through npm, the way the README tells operators to run them.
+ * through npm, the way docs/operations.md tells operators to run them.
  */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const run = promisify(execFile)

@@ -2,20 +2,30 @@
 // /openapi.json by `npm run openapi:types` in the service's repository). Types live in index.d.ts.
 import createClient from 'openapi-fetch'
 
+/** What every request accepts: JSON, and errors as problem details (RFC 9457), which carry a `code`. */
+const ACCEPT = 'application/json, application/problem+json'
+
 /**
  * A client for one service. `token` is the access token sent as `Authorization: Bearer`, or a function asked
- * before each request (so that a token obtained by logging in, or renewed, is used from then on).
+ * before each request (so that a token obtained by logging in, or renewed, is used from then on). Requests ask for
+ * problem details (`Accept`), unless they set an Accept header of their own.
  */
 export function createShopClient({ token, ...options } = {}) {
   const client = createClient(options)
-  if (token !== undefined) {
-    client.use({
-      onRequest({ request }) {
+  client.use({
+    onRequest({ request }) {
+      if (!request.headers.has('Accept')) request.headers.set('Accept', ACCEPT)
+      if (token !== undefined) {
         const value = typeof token === 'function' ? token() : token
         if (value) request.headers.set('Authorization', `Bearer ${value}`)
-        return request
-      },
-    })
-  }
+      }
+      return request
+    },
+  })
   return client
+}
+
+/** Whether an answer's `error` is problem details (`{type, title, status, detail, code, field?}`). */
+export function isProblem(error) {
+  return typeof error === 'object' && error !== null && typeof error.code === 'string' && typeof error.detail === 'string'
 }

@@ -999,7 +999,10 @@ export interface components {
       }[]
       lowStockThreshold: number
     }
-    /** Error */
+    /**
+     * Error
+     * @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them.
+     */
     Error: {
       error: string
     }
@@ -1079,6 +1082,101 @@ export interface components {
       refundedAmount?: number
       clientSecret?: string
       publishableKey?: string
+    }
+    /**
+     * Problem
+     * @description RFC 9457 problem details, for a request whose Accept lists application/problem+json.
+     */
+    Problem: {
+      /**
+       * Format: uri-reference
+       * @description `/problems/<code>`: the problem type, a URI reference relative to the service (an identifier; nothing is served there).
+       * @example /problems/insufficient_stock
+       */
+      type: string
+      /**
+       * @description The code's short English summary, the same for every occurrence.
+       * @example Insufficient stock
+       */
+      title: string
+      /**
+       * @description The HTTP status of the answer.
+       * @example 409
+       */
+      status: number
+      /**
+       * @description The message, word for word what the `error` body would say.
+       * @example Stock insuficiente
+       */
+      detail: string
+      /**
+       * @description What went wrong, for a program to act on: stable, snake_case (docs/api.md lists them all; new ones may be added).
+       * @example insufficient_stock
+       * @enum {string}
+       */
+      code:
+        | 'validation_failed'
+        | 'unauthorized'
+        | 'invalid_token'
+        | 'invalid_credentials'
+        | 'forbidden'
+        | 'cannot_change_own_role'
+        | 'cannot_delete_own_account'
+        | 'email_taken'
+        | 'user_not_found'
+        | 'rate_limited'
+        | 'invalid_reset_link'
+        | 'route_not_found'
+        | 'malformed_json'
+        | 'payload_too_large'
+        | 'unsupported_media_type'
+        | 'malformed_url'
+        | 'url_too_long'
+        | 'malformed_request'
+        | 'headers_too_large'
+        | 'request_timeout'
+        | 'database_unavailable'
+        | 'product_not_found'
+        | 'insufficient_stock'
+        | 'cart_item_not_found'
+        | 'cart_empty'
+        | 'amount_too_large'
+        | 'order_not_found'
+        | 'transition_not_allowed'
+        | 'address_not_found'
+        | 'shipping_method_not_found'
+        | 'shipping_address_required'
+        | 'shipping_method_required'
+        | 'shipping_unavailable'
+        | 'category_not_found'
+        | 'category_exists'
+        | 'category_in_use'
+        | 'unknown_category'
+        | 'image_required'
+        | 'invalid_image_type'
+        | 'invalid_image_extension'
+        | 'image_too_large'
+        | 'image_upload_failed'
+        | 'image_not_found'
+        | 'malformed_multipart'
+        | 'order_not_payable'
+        | 'invalid_webhook_signature'
+        | 'refund_failed'
+        | 'payment_provider_unavailable'
+        | 'order_paid_by_card'
+        | 'refund_in_progress'
+        | 'webhook_not_found'
+        | 'webhook_delivery_not_found'
+        | 'webhook_inactive'
+        | 'webhook_dns_unavailable'
+        | 'admin_not_built'
+        | 'client_error'
+        | 'internal_error'
+      /**
+       * @description The field the error is about: the one the failed rule names for `validation_failed`, and a few others (`email` of `email_taken`).
+       * @example quantity
+       */
+      field?: string
     }
     /** Product */
     Product: {
@@ -1224,13 +1322,14 @@ export interface operations {
           }
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       503: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1259,40 +1358,44 @@ export interface operations {
           'application/json': components['schemas']['TokenPair']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1321,40 +1424,44 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1377,40 +1484,44 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1433,49 +1544,54 @@ export interface operations {
           'application/json': components['schemas']['User']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1508,40 +1624,44 @@ export interface operations {
           'application/json': components['schemas']['User']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1577,7 +1697,7 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1590,9 +1710,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       429: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1607,6 +1728,7 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1642,7 +1764,7 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1655,9 +1777,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1670,9 +1793,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       429: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1687,6 +1811,7 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1724,7 +1849,7 @@ export interface operations {
           'application/json': components['schemas']['Registration']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1737,9 +1862,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1752,9 +1878,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1767,9 +1894,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1782,9 +1910,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1797,9 +1926,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       429: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1814,6 +1944,7 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1850,7 +1981,7 @@ export interface operations {
           'application/json': components['schemas']['Login']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1863,9 +1994,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1878,9 +2010,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1893,9 +2026,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1908,9 +2042,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1923,9 +2058,10 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       429: {
         headers: {
           /** @description Attempts allowed in the window. */
@@ -1940,6 +2076,7 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -1969,49 +2106,54 @@ export interface operations {
           'application/json': components['schemas']['User'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2045,49 +2187,54 @@ export interface operations {
           'application/json': components['schemas']['User']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2121,49 +2268,54 @@ export interface operations {
           'application/json': components['schemas']['User']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2188,49 +2340,54 @@ export interface operations {
           'application/json': components['schemas']['User']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2255,49 +2412,54 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2333,49 +2495,54 @@ export interface operations {
           'application/json': components['schemas']['User']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2398,49 +2565,54 @@ export interface operations {
           'application/json': components['schemas']['Cart']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2479,49 +2651,54 @@ export interface operations {
           'application/json': components['schemas']['CartItem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2552,49 +2729,54 @@ export interface operations {
           'application/json': components['schemas']['CartItem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2619,49 +2801,54 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2684,49 +2871,54 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2751,49 +2943,54 @@ export interface operations {
           'application/json': components['schemas']['PaymentStart']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       502: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2826,58 +3023,64 @@ export interface operations {
           'application/json': components['schemas']['Order'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -2929,58 +3132,64 @@ export interface operations {
           'application/json': components['schemas']['Order']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3005,58 +3214,64 @@ export interface operations {
           'application/json': components['schemas']['Order']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3081,58 +3296,64 @@ export interface operations {
           'application/json': components['schemas']['Order']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3164,58 +3385,64 @@ export interface operations {
           'application/json': components['schemas']['Order']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3247,58 +3474,64 @@ export interface operations {
           'application/json': components['schemas']['Order']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3321,40 +3554,44 @@ export interface operations {
           'application/json': components['schemas']['Address'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3390,40 +3627,44 @@ export interface operations {
           'application/json': components['schemas']['Address']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3448,40 +3689,44 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3519,40 +3764,44 @@ export interface operations {
           'application/json': components['schemas']['Address']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3579,40 +3828,44 @@ export interface operations {
           'application/json': components['schemas']['ShippingMethod'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3647,40 +3900,44 @@ export interface operations {
           'application/json': components['schemas']['ShippingMethod']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3705,40 +3962,44 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3775,40 +4036,44 @@ export interface operations {
           'application/json': components['schemas']['ShippingMethod']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3831,13 +4096,14 @@ export interface operations {
           'application/json': components['schemas']['Category'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3867,49 +4133,54 @@ export interface operations {
           'application/json': components['schemas']['Category']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3934,22 +4205,24 @@ export interface operations {
           'application/json': components['schemas']['Category']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -3981,49 +4254,54 @@ export interface operations {
           'application/json': components['schemas']['Category']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4048,49 +4326,54 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4122,49 +4405,54 @@ export interface operations {
           'application/json': components['schemas']['Category']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4199,13 +4487,14 @@ export interface operations {
           'application/json': components['schemas']['Product'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4246,67 +4535,74 @@ export interface operations {
           'application/json': components['schemas']['Product']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       413: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       500: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4331,22 +4627,24 @@ export interface operations {
           'application/json': components['schemas']['Product']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4399,67 +4697,74 @@ export interface operations {
           'application/json': components['schemas']['Product']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       413: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       500: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4484,67 +4789,74 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       400: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       413: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       500: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4579,13 +4891,14 @@ export interface operations {
         }
         content?: never
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4608,40 +4921,44 @@ export interface operations {
           'application/json': components['schemas']['Webhook'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4681,49 +4998,54 @@ export interface operations {
           'application/json': components['schemas']['CreatedWebhook']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       503: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4748,40 +5070,44 @@ export interface operations {
           'application/json': components['schemas']['Webhook']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4806,40 +5132,44 @@ export interface operations {
           'application/json': components['schemas']['Message']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4882,49 +5212,54 @@ export interface operations {
           'application/json': components['schemas']['Webhook']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       503: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -4957,40 +5292,44 @@ export interface operations {
           'application/json': components['schemas']['WebhookDelivery'][]
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -5016,49 +5355,54 @@ export interface operations {
           'application/json': components['schemas']['WebhookDelivery']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       409: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }
@@ -5083,31 +5427,34 @@ export interface operations {
           'application/json': components['schemas']['DashboardStats']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       401: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       403: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
-      /** @description Default Response */
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
         headers: {
           [name: string]: unknown
         }
         content: {
           'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
     }

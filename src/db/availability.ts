@@ -1,6 +1,6 @@
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
 import type pg from 'pg'
-import { AppError, messages } from '../shared/errors.js'
+import { AppError } from '../shared/errors.js'
 
 /**
  * The database could not be reached, or did not answer in time. A 503 with the documented body
@@ -8,9 +8,8 @@ import { AppError, messages } from '../shared/errors.js'
  */
 export class DatabaseUnavailableError extends AppError {
   constructor(cause?: unknown) {
-    super(503, messages.notReady)
+    super(503, 'notReady', { cause })
     this.name = 'DatabaseUnavailableError'
-    this.cause = cause
   }
 }
 

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fastifyStatic from '@fastify/static'
 import type { FastifyInstance, FastifyReply } from 'fastify'
-import { messages } from '../shared/errors.js'
+import { AppError } from '../shared/errors.js'
 
 export interface AdminUiOptions {
   /** The dashboard's build (index.html and assets/); admin/dist of the project by default. */
@@ -61,7 +61,7 @@ export default async function adminUiPlugin(app: FastifyInstance, options: Admin
 
   const sendIndex = (reply: FastifyReply) => {
     // Checked on each request, so a build made while the service runs is served without a restart.
-    if (!existsSync(indexFile)) return reply.code(503).send({ error: messages.adminNotBuilt })
+    if (!existsSync(indexFile)) throw new AppError(503, 'adminNotBuilt')
     return securityHeaders(reply).header('Cache-Control', 'no-cache').sendFile('index.html')
   }
 

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
 import { findSessionState } from '../modules/sessions/sessions.repository.js'
 import { findUserAuthState } from '../modules/users/users.repository.js'
-import { AppError, messages } from '../shared/errors.js'
+import { AppError } from '../shared/errors.js'
 
 export type Role = 'customer' | 'admin'
 
@@ -206,24 +206,24 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
 
   const authenticate = async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const header = request.headers.authorization
-    if (!header) throw new AppError(401, messages.noUser)
+    if (!header) throw new AppError(401, 'noUser')
     const match = BEARER.exec(header)
     // "Bearer" with something that is not one token ("Bearer a b") is a malformed token; another scheme
     // (or "Bearer" alone) brings no bearer token at all.
-    if (!match?.[1]) throw new AppError(401, BEARER_WITH_SOMETHING.test(header) ? messages.invalidToken : messages.noUser)
+    if (!match?.[1]) throw new AppError(401, BEARER_WITH_SOMETHING.test(header) ? 'invalidToken' : 'noUser')
     let payload: TokenPayload
     try {
       payload = verify(match[1]) as TokenPayload
     } catch {
-      throw new AppError(401, messages.invalidToken)
+      throw new AppError(401, 'invalidToken')
     }
     const id = Number(payload.sub)
     const sid = payload.sid
     if (!Number.isSafeInteger(id) || id < 1 || typeof payload.iat_ms !== 'number' || (sid !== undefined && (!Number.isSafeInteger(sid) || sid < 1))) {
-      throw new AppError(401, messages.invalidToken)
+      throw new AppError(401, 'invalidToken')
     }
     // A deleted user, an ended session, or a token older than the user's last role or password change.
-    if (!(await tokenHolds(id, payload))) throw new AppError(401, messages.invalidToken)
+    if (!(await tokenHolds(id, payload))) throw new AppError(401, 'invalidToken')
     request.user = { id, role: payload.role, sessionId: sid }
   }
 
@@ -231,8 +231,8 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
   const requireRole = (...roles: Role[]): onRequestHookHandler[] => {
     const checkRole = async (request: FastifyRequest): Promise<void> => {
       const role = request.user?.role
-      if (!role) throw new AppError(403, messages.noRole)
-      if (!roles.includes(role)) throw new AppError(403, messages.requiresRoles(roles))
+      if (!role) throw new AppError(403, 'noRole')
+      if (!roles.includes(role)) throw new AppError(403, 'requiresRoles', roles)
     }
     return [authenticate, checkRole]
   }

@@ -2,6 +2,7 @@ import swagger, { type SwaggerTransform } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { ProblemResponse } from '../shared/validation.js'
 
 /**
  * Every operation's `operationId`, by method and route: the names a generated client calls its methods by
@@ -116,19 +117,53 @@ function nameSchemas(document: Record<string, Json>): Record<string, Json> {
   return { ...document, paths, components: { ...components, schemas: { ...((components.schemas as Record<string, Json>) ?? {}), ...schemas } } }
 }
 
+const ERROR_REF = '#/components/schemas/Error'
+const PROBLEM_MEDIA_TYPE = 'application/problem+json'
+
+/**
+ * Every error answer may be either body: `Error` as `application/json` (the default), or `Problem` as
+ * `application/problem+json` when the request's Accept asks for it (plugins/errors.ts). The routes declare `Error`
+ * (what their 4xx and 5xx are serialized with); the second body is added here, to each of them, with the `Problem`
+ * schema. An error answer declared with another body fails the document.
+ */
+function withProblemDetails(document: Record<string, Json>): Record<string, Json> {
+  const paths = (document.paths ?? {}) as Record<string, Record<string, { responses?: Record<string, { content?: Record<string, Json> }> }>>
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        if (!/^[45]/.test(status)) continue
+        const json = response.content?.['application/json'] as { schema?: { $ref?: string } } | undefined
+        if (json?.schema?.$ref !== ERROR_REF) throw new Error(`docs: ${method.toUpperCase()} ${path} answers ${status} with another body than Error`)
+        response.content = { 'application/json': json, [PROBLEM_MEDIA_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } }
+      }
+    }
+  }
+  const components = (document.components ?? {}) as Record<string, Json>
+  const schemas = { ...((components.schemas as Record<string, Json>) ?? {}), Problem: ProblemResponse as unknown as Json }
+  const sorted = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)))
+  return { ...document, paths, components: { ...components, schemas: sorted } }
+}
+
 /** OpenAPI 3.1 generated from the route schemas, at /openapi.json, and an interactive page at /docs. */
 async function docsPlugin(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Shop API', version: '1.0.0', description: 'HTTP backend for an online shop.' },
+      info: {
+        title: 'Shop API',
+        version: '1.0.0',
+        description:
+          'HTTP backend for an online shop. Every error is `{"error": "<message>"}` (application/json); a client whose Accept lists ' +
+          'application/problem+json gets RFC 9457 problem details instead, with a stable `code` (and the `field` of a validation error).',
+      },
       // Relative: "Try it out" calls whatever address the page was opened at (PUBLIC_URL, an internal
       // name, localhost through a tunnel), not only PUBLIC_URL. Absolute URLs in answers still use it.
       servers: [{ url: '/' }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
     transform: describeRoute,
-    transformObject: (document) => ('openapiObject' in document ? nameSchemas(document.openapiObject as Record<string, Json>) : document.swaggerObject),
+    transformObject: (document) =>
+      'openapiObject' in document ? withProblemDetails(nameSchemas(document.openapiObject as Record<string, Json>)) : document.swaggerObject,
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import type { Config } from '../config.js'
 import type { DatabaseHandle } from '../db/connect.js'
-import { messages } from '../shared/errors.js'
+import { rawErrorAnswer, rawErrors } from './errors.js'
 import type { ResponseCache } from './catalog-cache.js'
 import { RequestStats } from './request-metrics.js'
 
@@ -148,8 +148,9 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions): Pro
     (request, response) => {
       const path = (request.url ?? '').split('?')[0]
       if (path !== '/metrics' || (request.method !== 'GET' && request.method !== 'HEAD')) {
-        response.writeHead(404, { 'content-type': 'application/json; charset=utf-8' })
-        response.end(JSON.stringify({ error: messages.routeNotFound }))
+        const { contentType, body } = rawErrorAnswer(request.headers.accept, rawErrors.routeNotFound)
+        response.writeHead(404, { 'content-type': contentType, vary: 'Accept' })
+        response.end(body)
         return
       }
       exposition().then(
@@ -159,8 +160,9 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions): Pro
         },
         (error: unknown) => {
           app.log.error({ err: error }, 'metrics: could not collect')
-          response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' })
-          response.end(JSON.stringify({ error: messages.internal }))
+          const { contentType, body } = rawErrorAnswer(request.headers.accept, rawErrors.internal)
+          response.writeHead(500, { 'content-type': contentType, vary: 'Accept' })
+          response.end(body)
         },
       )
     },

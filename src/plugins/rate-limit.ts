@@ -3,7 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, 
 import fp from 'fastify-plugin'
 import type { Redis, RedisOptions } from 'ioredis'
 import type { Config } from '../config.js'
-import { AppError, messages } from '../shared/errors.js'
+import { AppError } from '../shared/errors.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -171,7 +171,7 @@ function limitWith(check: ReturnType<FastifyInstance['createRateLimit']>) {
     reply.header('RateLimit-Reset', Math.ceil((Date.now() + ttl) / 1000))
     if (result.isExceeded) {
       reply.header('Retry-After', Math.max(1, result.ttlInSeconds))
-      throw new AppError(429, messages.tooManyAttempts)
+      throw new AppError(429, 'tooManyAttempts')
     }
   }
 }

@@ -11,7 +11,7 @@ export async function rejectBody(request: FastifyRequest): Promise<void> {
   if (typeof body === 'object' && !Array.isArray(body)) {
     const first = Object.keys(body)[0]
     if (first === undefined) return
-    throw new ValidationError(`property ${first} should not exist`)
+    throw new ValidationError(`property ${first} should not exist`, first)
   }
-  throw new ValidationError('body should be empty')
+  throw new ValidationError('body should be empty', 'body')
 }

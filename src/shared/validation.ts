@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type Options } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchema, FastifySchemaCompiler, FastifyTypeProvider } from 'fastify'
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts'
-import { messages } from './errors.js'
+import { errorCodes, messages } from './errors.js'
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives as the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
@@ -33,7 +33,7 @@ const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F
 
 /** Throws the 422 of the rule above for text validated outside a schema (multipart fields). */
 export function assertNoControlCharacters(field: string, text: string): void {
-  if (CONTROL_CHARACTERS.test(text)) throw new ValidationError(messages.controlCharacters(field))
+  if (CONTROL_CHARACTERS.test(text)) throw new ValidationError(messages.controlCharacters(field), field)
 }
 
 const TEXT_KEYWORD = 'noControlCharacters'
@@ -218,21 +218,41 @@ function compileOnFirstUse(compile: () => Validate): Validate {
 export function compileValidator<T>(schema: object, coerce = false): (data: unknown) => T {
   const validate = compileOrdered(coerce ? textAjv : bodyAjv, schema)
   return (data: unknown) => {
-    if (!validate(data)) throw new ValidationError(formatValidationError(validate.errors ?? []))
+    if (!validate(data)) throw validationError(validate.errors ?? [], 'body')
     return data as T
   }
 }
 
+/**
+ * A 422: the message of the failed rule and the field it names (`email`, `quantity`, `idempotency-key`, `limit`; the
+ * part itself, `body` or `querystring`, when the rule is about the whole of it). Its code is `validation_failed`.
+ */
 export class ValidationError extends Error {
   readonly statusCode = 422
   readonly validation = true
+  readonly code = 'validation_failed'
+
+  constructor(
+    message: string,
+    readonly field: string,
+  ) {
+    super(message)
+    this.name = 'ValidationError'
+  }
 }
 
 function fieldName(error: ErrorObject, dataVar: string): string {
   if (error.keyword === 'required') return String(error.params.missingProperty)
+  if (error.keyword === 'additionalProperties') return String(error.params.additionalProperty)
   // An array item is named by its array (`tags`, not `1`).
   const segments = error.instancePath.split('/').filter((segment) => segment !== '' && !/^\d+$/.test(segment))
   return segments.at(-1) ?? dataVar
+}
+
+/** The ValidationError of the first failed rule (see formatValidationError), with the field it names. */
+function validationError(errors: ErrorObject[], dataVar: string): ValidationError {
+  const error = errors[0]
+  return new ValidationError(formatValidationError(errors, dataVar), error ? fieldName(error, dataVar) : dataVar)
 }
 
 /** The message of the first failed rule, in class-validator's wording unless the schema overrides it. */
@@ -293,9 +313,9 @@ function typeName(type: string): string {
   }
 }
 
-/** Fastify hook: turns ajv's errors into the single message of the 422 body. */
+/** Fastify hook: turns ajv's errors into the 422 of the first failed rule (its message and its field). */
 export function schemaErrorFormatter(errors: ErrorObject[], dataVar: string): Error {
-  return new ValidationError(formatValidationError(errors, dataVar))
+  return validationError(errors, dataVar)
 }
 
 /**
@@ -321,8 +341,43 @@ export type IdParams = FromSchema<typeof IdParams>
 export const ErrorResponse = {
   title: 'Error',
   type: 'object',
+  description: 'An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them.',
   required: ['error'],
   properties: { error: { type: 'string' } },
+} as const
+
+/**
+ * The other body of every error (docs/api.md, "Problem details"): RFC 9457 problem details, answered as
+ * `application/problem+json` to a request whose Accept lists that type. Only documented: the error handler writes it
+ * (plugins/errors.ts), and src/plugins/docs.ts offers it beside `Error` on every error answer of the document.
+ */
+export const ProblemResponse = {
+  title: 'Problem',
+  type: 'object',
+  description: 'RFC 9457 problem details, for a request whose Accept lists application/problem+json.',
+  required: ['type', 'title', 'status', 'detail', 'code'],
+  properties: {
+    type: {
+      type: 'string',
+      format: 'uri-reference',
+      description: '`/problems/<code>`: the problem type, a URI reference relative to the service (an identifier; nothing is served there).',
+      example: '/problems/insufficient_stock',
+    },
+    title: { type: 'string', description: "The code's short English summary, the same for every occurrence.", example: 'Insufficient stock' },
+    status: { type: 'integer', description: 'The HTTP status of the answer.', example: 409 },
+    detail: { type: 'string', description: 'The message, word for word what the `error` body would say.', example: 'Stock insuficiente' },
+    code: {
+      type: 'string',
+      enum: Object.keys(errorCodes),
+      description: 'What went wrong, for a program to act on: stable, snake_case (docs/api.md lists them all; new ones may be added).',
+      example: 'insufficient_stock',
+    },
+    field: {
+      type: 'string',
+      description: 'The field the error is about: the one the failed rule names for `validation_failed`, and a few others (`email` of `email_taken`).',
+      example: 'quantity',
+    },
+  },
 } as const
 
 export const MessageResponse = {

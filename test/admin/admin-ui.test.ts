@@ -155,6 +155,8 @@ describe('the dashboard at /admin, not built', () => {
   it.each(['/admin', '/admin/', '/admin/products'])('answers 503 to %s, saying how to build it', async (url) => {
     const res = await t.app.inject({ url })
     expect([res.statusCode, res.json()]).toEqual([503, { error: messages.adminNotBuilt }])
+    const problem = await t.app.inject({ url, headers: { accept: 'application/problem+json' } })
+    expect([problem.statusCode, problem.json()]).toEqual([503, expect.objectContaining({ code: 'admin_not_built', detail: messages.adminNotBuilt })])
   })
 
   it('answers 404 to an asset and keeps the API', async () => {

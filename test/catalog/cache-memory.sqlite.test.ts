@@ -78,7 +78,7 @@ describe('product read cache memory', () => {
     ['distinct queries, each its own entry', (i) => `/products?limit=${1 + (i % 40)}&offset=${i}&q=${'o'.repeat(1 + (i % 90))}`, 200],
   ]
 
-  it.each(floods)('holds at most its budget against %s', async (_name, url, status) => {
+  it.each(floods)('holds at most its budget against %s (slow: thousands of requests through the HTTP server)', async (_name, url, status) => {
     // Everything compiled and warm before the first measure: a first flood of each kind, forgotten.
     for (let i = 0; i < 200; i++) await get(url(3000 + i), status)
     await heldByCache()

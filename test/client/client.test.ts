@@ -1,22 +1,25 @@
 import { readFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
-import { createShopClient } from '@shop-api/client'
+import { createShopClient, isProblem } from '@shop-api/client'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { purchase } from '../../clients/typescript/examples/purchase-flow.js'
+import { type Address, purchase } from '../../clients/typescript/examples/purchase-flow.js'
 import { openApiDocument, renderTypes, schemaFile } from '../../scripts/openapi-types.js'
+import { messages } from '../../src/shared/errors.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { makeProduct } from '../helpers/catalog.js'
-import { uniqueEmail } from '../helpers/factories.js'
+import { bearer, makeUser, uniqueEmail } from '../helpers/factories.js'
 
 // The typed client for storefront developers (clients/typescript): its types are generated from /openapi.json
-// and committed, and the README's example (examples/purchase-flow.ts) runs the purchase flow with it.
+// and committed, and its README's example (examples/purchase-flow.ts) runs the purchase flow with it, on a shop
+// without shipping methods and on one with them.
 
 describe('the typed client', () => {
   let t: TestApp
   let base = ''
 
   beforeAll(async () => {
-    t = await createTestApp()
+    // Every purchase registers and logs in from 127.0.0.1: more than login's 10 attempts per 15 minutes.
+    t = await createTestApp({ AUTH_RATE_LIMIT_MAX: '100' })
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
   })
@@ -56,12 +59,48 @@ describe('the typed client', () => {
     expect(cart).toEqual([])
   })
 
+  it('runs the purchase flow on a shop that ships: an address and a method that ships there, chosen by the flow', async () => {
+    vi.spyOn(console, 'log').mockImplementation(() => {})
+    const product = await makeProduct(t.app, { name: 'Ruler', priceCents: 50, stock: 3 })
+    const admin = await makeUser(t.app, 'admin')
+    const shipping = (method: object) => t.app.inject({ method: 'POST', url: '/shipping-methods', headers: bearer(admin), payload: method })
+    // The cheapest method first, and one that does not ship to Spain: the flow must take the one that does.
+    expect((await shipping({ name: 'Islands', price: 2.5, countries: ['PT'] })).statusCode).toBe(201)
+    const peninsular = (await shipping({ name: 'Peninsular', price: 4.9, countries: ['ES', 'PT'] })).json() as { id: number }
+    try {
+      const customer = { name: 'Ana', email: uniqueEmail('client-ships'), password: 'a-long-password-1' }
+      const { order } = await purchase(base, customer)
+      expect(order).toMatchObject({
+        status: 'pending',
+        items: [{ productId: product.id, quantity: 1, price: 0.5 }],
+        subtotal: 0.5,
+        shippingTotal: 4.9,
+        total: 5.4,
+        shippingMethod: { id: peninsular.id, name: 'Peninsular', price: 4.9 },
+        shippingAddress: { fullName: 'Ana Pérez', city: 'Madrid', postalCode: '28013', country: 'ES' },
+      })
+
+      // A shop that ships, but not to the customer's country: the flow says so instead of ordering.
+      const elsewhere = { name: 'Bo', email: uniqueEmail('client-ships-fr'), password: 'a-long-password-1' }
+      const paris: Address = { fullName: 'Bo', line1: '1 rue de Rivoli', city: 'Paris', postalCode: '75001', country: 'FR' }
+      await expect(purchase(base, elsewhere, paris)).rejects.toThrow('the shop ships, but not to FR')
+    } finally {
+      await t.app.db.deleteFrom('shipping_methods').execute()
+    }
+  })
+
   it("sends the token the function gives at each request, and none while it gives none, and passes on the service's errors", async () => {
     let token: string | undefined
     const shop = createShopClient({ baseUrl: base, token: () => token })
     const anonymous = await shop.GET('/cart')
     expect(anonymous.response.status).toBe(401)
-    expect(anonymous.error).toEqual({ error: expect.any(String) as string })
+    expect(anonymous.error).toEqual({
+      type: '/problems/unauthorized',
+      title: 'Authentication required',
+      status: 401,
+      detail: messages.noUser,
+      code: 'unauthorized',
+    })
 
     const email = uniqueEmail('client-token')
     expect((await shop.POST('/auth/register', { body: { name: 'Bo', email, password: 'a-long-password-2' } })).response.status).toBe(201)
@@ -74,5 +113,31 @@ describe('the typed client', () => {
     const wrong = await shop.POST('/auth/login', { body: { email, password: 'not-the-password' } })
     expect(wrong.response.status).toBe(401)
     expect(wrong.data).toBeUndefined()
+    expect(isProblem(wrong.error) && wrong.error.code).toBe('invalid_credentials')
+  })
+
+  it('asks for problem details: the code and the field of an error, and its Accept unless the request sets one', async () => {
+    const sent: (string | null)[] = []
+    const fetchAndNote = (request: Request) => {
+      sent.push(request.headers.get('accept'))
+      return fetch(request)
+    }
+    const shop = createShopClient({ baseUrl: base, fetch: fetchAndNote })
+    const invalid = await shop.POST('/auth/register', { body: { name: 'Cy', email: 'not-an-email', password: 'a-long-password-3' } })
+    expect(invalid.response.headers.get('content-type')).toBe('application/problem+json; charset=utf-8')
+    expect(isProblem(invalid.error)).toBe(true)
+    if (!isProblem(invalid.error)) return
+    expect([invalid.error.status, invalid.error.code, invalid.error.field, invalid.error.detail]).toEqual([
+      422,
+      'validation_failed',
+      'email',
+      messages.invalidEmail,
+    ])
+
+    // A request that sets its own Accept gets the plain body, which isProblem tells apart.
+    const plain = await shop.GET('/products/{id}', { params: { path: { id: 999999 } }, headers: { Accept: 'application/json' } })
+    expect(plain.error).toEqual({ error: messages.productNotFound })
+    expect(isProblem(plain.error)).toBe(false)
+    expect(sent).toEqual(['application/json, application/problem+json', 'application/json'])
   })
 })

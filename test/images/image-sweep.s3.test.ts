@@ -122,7 +122,7 @@ describe('images:sweep against s3rver', () => {
     expect(left.filter((key) => key.includes('-page-'))).toEqual([])
   })
 
-  it('the CLI lists by default, removes with --delete, and never touches a named image', async () => {
+  it('the CLI lists by default, removes with --delete, and never touches a named image (slow: runs the CLI three times)', async () => {
     const named = await createProduct('Sigue')
     await images.store('products/1700000000001-orphan.png', Readable.from([PNG]), 'image/png', PNG.length)
     await images.store('exports/1700000000001-report.png', Readable.from([PNG]), 'image/png', PNG.length)

@@ -202,6 +202,13 @@ describe('.env.example', () => {
     expect([...exampleVariables().all].sort()).toEqual([...read].sort())
   })
 
+  it('has every variable explained in docs/configuration.md, the page the README sends operators to', () => {
+    const page = read('docs/configuration.md')
+    const unexplained = [...exampleVariables().all].filter((name) => !page.includes(`\`${name}\``))
+    expect(unexplained).toEqual([])
+    expect(read('README.md')).toContain('(docs/configuration.md)')
+  })
+
   it('shows the real defaults: copying it to .env changes nothing', () => {
     const dataDir = tmp()
     const { values } = exampleVariables()

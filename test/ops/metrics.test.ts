@@ -247,6 +247,9 @@ describe('METRICS_PORT: a server of its own', () => {
     const other = await fetch(`http://127.0.0.1:${port}/products`, { signal: AbortSignal.timeout(5000) })
     expect(other.status).toBe(404)
     expect(await other.json()).toEqual({ error: messages.routeNotFound })
+    const problem = await fetch(`http://127.0.0.1:${port}/products`, { headers: { accept: 'application/problem+json' }, signal: AbortSignal.timeout(5000) })
+    expect([problem.status, problem.headers.get('content-type')]).toEqual([404, 'application/problem+json; charset=utf-8'])
+    expect(await problem.json()).toMatchObject({ status: 404, code: 'route_not_found', detail: messages.routeNotFound })
 
     open.splice(open.indexOf(t), 1)
     await t.close()

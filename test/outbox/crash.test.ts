@@ -70,7 +70,7 @@ function startInstance(): Promise<ChildProcess> {
 }
 
 describe('a crash between the commit and the send', () => {
-  it('is delivered after the restart, exactly once', async () => {
+  it('is delivered after the restart, exactly once (slow: two service processes started with tsx, one killed)', async () => {
     // The change, committed by an instance whose dispatcher is off: its two e-mails wait in the outbox.
     const writer = await buildApp(testConfig({ ADMIN_NOTIFY_EMAIL: 'ops@shop.test' }, dataDir), {
       database: { ...handle, db: handle.db },

@@ -71,7 +71,7 @@ describe('npm run cli -- payments:reconcile', () => {
       (error: { code: number; stdout: string; stderr: string }) => error,
     )
 
-  it('asks Stripe about every pending order’s intent, whatever its age, applies it and prints what changed', async () => {
+  it('asks Stripe about every pending order’s intent, whatever its age, applies it and prints what changed (slow: runs the CLI)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shop-cli-pay-'))
     const env = { ...stripeEnv(fake), DATA_DIR: dir }
     const handle = connectDatabase(`sqlite:${join(dir, 'shop.db')}`)

@@ -1,21 +1,29 @@
 // A storefront's purchase flow with the typed client: browse the catalog, sign up (or sign in again), fill
-// the cart, place the order and read it back. Every path, parameter, body and answer is typed from the
-// service's OpenAPI document, so a typo in a path or a field is a compile error, not a 404 at run time.
-//   npx tsx clients/typescript/examples/purchase-flow.ts http://localhost:3000 ana@example.com 'a-long-password'
+// the cart, choose a shipping method when the shop ships, place the order and read it back. Every path,
+// parameter, body and answer is typed from the service's OpenAPI document, so a typo in a path or a field is a
+// compile error, not a 404 at run time.
+//   npx tsx clients/typescript/examples/purchase-flow.ts http://localhost:3000 ana@example.com 'a-long-password-1'
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { createShopClient } from '@shop-api/client'
+import { createShopClient, isProblem, type paths } from '@shop-api/client'
 
-/** Fails with the service's own message (`{"error": "..."}`) when an answer is not the expected one. */
+/** What `POST /orders` takes: nothing, or an address (saved or inline), a shipping method and a note. */
+type Checkout = NonNullable<paths['/orders']['post']['requestBody']>['content']['application/json']
+/** An address given inline at checkout, as `POST /addresses` takes it. */
+export type Address = NonNullable<Checkout['shippingAddress']>
+
+/** Fails with the service's own code and message (problem details) when an answer is not the expected one. */
 function ok<T>(result: { data?: T; error?: unknown; response: Response }, what: string): NonNullable<T> {
   if (result.error !== undefined || result.data === undefined || result.data === null) {
-    const message = (result.error as { error?: string } | undefined)?.error ?? result.response.statusText
+    const message = isProblem(result.error) ? `${result.error.code}: ${result.error.detail}` : result.response.statusText
     throw new Error(`${what}: ${result.response.status} ${message}`)
   }
   return result.data
 }
 
-export async function purchase(baseUrl: string, customer: { name: string; email: string; password: string }) {
+const MADRID: Address = { fullName: 'Ana Pérez', line1: 'Calle Mayor 1', city: 'Madrid', postalCode: '28013', country: 'ES' }
+
+export async function purchase(baseUrl: string, customer: { name: string; email: string; password: string }, address: Address = MADRID) {
   let token: string | undefined
   const shop = createShopClient({ baseUrl, token: () => token })
 
@@ -26,9 +34,9 @@ export async function purchase(baseUrl: string, customer: { name: string; email:
   if (!product) throw new Error('nothing in stock')
   console.log(`${page.response.headers.get('X-Total-Count')} products; buying "${product.name}" at ${product.price}`)
 
-  // A new customer signs up (an e-mail already in use is answered 409: then it is a returning customer).
+  // A new customer signs up (an e-mail already in use is the code email_taken: then it is a returning customer).
   const registered = await shop.POST('/auth/register', { body: customer })
-  if (registered.error && registered.response.status !== 409) ok(registered, 'POST /auth/register')
+  if (registered.error && !(isProblem(registered.error) && registered.error.code === 'email_taken')) ok(registered, 'POST /auth/register')
   const session = ok(await shop.POST('/auth/login', { body: { email: customer.email, password: customer.password } }), 'POST /auth/login')
   token = session.token
 
@@ -36,8 +44,20 @@ export async function purchase(baseUrl: string, customer: { name: string; email:
   const cart = ok(await shop.GET('/cart'), 'GET /cart')
   console.log(`cart: ${cart.items.length} line(s), total ${cart.total}`)
 
+  // A shop with active shipping methods wants an address and one of the methods that ship there on every
+  // order (422 otherwise); a shop without any takes the order as it is. The cheapest method comes first.
+  let checkout: Checkout = {}
+  const ships = ok(await shop.GET('/shipping-methods'), 'GET /shipping-methods').length > 0
+  if (ships) {
+    const methods = ok(await shop.GET('/shipping-methods', { params: { query: { country: address.country } } }), 'GET /shipping-methods')
+    const method = methods[0]
+    if (!method) throw new Error(`the shop ships, but not to ${address.country}`)
+    checkout = { shippingAddress: address, shippingMethodId: method.id }
+    console.log(`shipping: ${method.name} to ${address.city}, ${method.price}`)
+  }
+
   // The same Idempotency-Key on a retry (a lost answer) returns the same order instead of a second one.
-  const placed = await shop.POST('/orders', { params: { header: { 'idempotency-key': randomUUID() } }, body: {} })
+  const placed = await shop.POST('/orders', { params: { header: { 'idempotency-key': randomUUID() } }, body: checkout })
   const order = ok(placed, 'POST /orders')
   const read = ok(await shop.GET('/orders/{id}', { params: { path: { id: order.id } } }), 'GET /orders/{id}')
   console.log(`order ${read.id}: ${read.status}, total ${read.total}`)

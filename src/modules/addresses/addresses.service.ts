@@ -79,12 +79,12 @@ export async function updateAddress(db: Db, userId: number, id: number, input: U
   if (input.country !== undefined) changes.country = input.country
   if (input.phone !== undefined) changes.phone = input.phone
   const row = await repo.updateOwnAddress(db, userId, id, changes)
-  if (!row) throw new AppError(404, messages.addressNotFound)
+  if (!row) throw new AppError(404, 'addressNotFound')
   return addressRowToAddress(row)
 }
 
 /** Orders that used the address keep their snapshot. */
 export async function deleteAddress(db: Db, userId: number, id: number): Promise<{ message: string }> {
-  if (!(await repo.deleteOwnAddress(db, userId, id))) throw new AppError(404, messages.addressNotFound)
+  if (!(await repo.deleteOwnAddress(db, userId, id))) throw new AppError(404, 'addressNotFound')
   return { message: messages.addressDeleted }
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { isForeignKeyViolation } from '../../shared/db-errors.js'
-import { AppError, messages } from '../../shared/errors.js'
+import { AppError } from '../../shared/errors.js'
 import { centsToAmount, withinMaxAmount } from '../../shared/money.js'
 import { nowIso } from '../../shared/time.js'
 import { computeTotals } from '../totals/totals.js'
@@ -36,16 +36,16 @@ export async function addToCart(db: Db, userId: number, input: AddToCartInput): 
     row = await repo.upsertCartLine(db, { userId, productId: input.productId, quantity: input.quantity, now: nowIso() })
   } catch (error) {
     // The product was deleted between the statement's read and its insert.
-    if (isForeignKeyViolation(error)) throw new AppError(404, messages.productNotFound)
+    if (isForeignKeyViolation(error)) throw new AppError(404, 'productNotFound')
     throw error
   }
   if (!row) {
     const product = await repo.findProductForCart(db, input.productId)
-    if (!product) throw new AppError(404, messages.productNotFound)
+    if (!product) throw new AppError(404, 'productNotFound')
     const line = await repo.findCartLineOfProduct(db, userId, input.productId)
     const quantity = (line?.quantity ?? 0) + input.quantity
-    if (quantity <= product.stock && !withinMaxAmount(product.price_cents, quantity)) throw new AppError(409, messages.amountTooLarge)
-    throw new AppError(409, messages.insufficientStock)
+    if (quantity <= product.stock && !withinMaxAmount(product.price_cents, quantity)) throw new AppError(409, 'amountTooLarge')
+    throw new AppError(409, 'insufficientStock')
   }
   // A combined line holds more than this request added (an existing line has at least 1), so equality means new.
   return { item: cartItemRowToCartItem(row), created: row.quantity === input.quantity }
@@ -55,16 +55,16 @@ export async function updateCartItem(db: Db, userId: number, id: number, quantit
   const row = await repo.updateCartLineQuantity(db, { id, userId, quantity, now: nowIso() })
   if (row) return cartItemRowToCartItem(row)
   const line = await repo.findCartLine(db, id, userId)
-  if (!line) throw new AppError(404, messages.cartItemNotFound)
+  if (!line) throw new AppError(404, 'cartItemNotFound')
   const product = await repo.findProductForCart(db, line.product_id)
   if (product && quantity <= product.stock && !withinMaxAmount(product.price_cents, quantity)) {
-    throw new AppError(409, messages.amountTooLarge)
+    throw new AppError(409, 'amountTooLarge')
   }
-  throw new AppError(409, messages.insufficientStock)
+  throw new AppError(409, 'insufficientStock')
 }
 
 export async function removeCartItem(db: Db, userId: number, id: number): Promise<void> {
-  if (!(await repo.deleteCartLine(db, id, userId))) throw new AppError(404, messages.cartItemNotFound)
+  if (!(await repo.deleteCartLine(db, id, userId))) throw new AppError(404, 'cartItemNotFound')
 }
 
 /** Empties the caller's cart; an already empty cart is fine. */

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { CategoryRow, Database } from '../../db/database.js'
 import { isForeignKeyViolation, isUniqueViolation } from '../../shared/db-errors.js'
-import { AppError, messages } from '../../shared/errors.js'
+import { AppError } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import * as repo from './categories.repository.js'
 import type { Category, CreateCategoryInput, UpdateCategoryInput } from './categories.schemas.js'
@@ -26,32 +26,32 @@ export async function listCategories(db: Db): Promise<Category[]> {
 
 export async function getCategory(db: Db, id: number): Promise<Category> {
   const row = await repo.findCategoryById(db, id)
-  if (!row) throw new AppError(404, messages.categoryNotFound)
+  if (!row) throw new AppError(404, 'categoryNotFound')
   return categoryRowToCategory(row)
 }
 
 export async function createCategory(db: Db, input: CreateCategoryInput): Promise<Category> {
   const name = input.name.trim()
   const nameKey = categoryNameKey(name)
-  if (await repo.findCategoryByNameKey(db, nameKey)) throw new AppError(409, messages.categoryExists)
+  if (await repo.findCategoryByNameKey(db, nameKey)) throw new AppError(409, 'categoryExists')
   const now = nowIso()
   try {
     const row = await repo.insertCategory(db, { name, name_key: nameKey, description: input.description ?? '', created_at: now, updated_at: now })
     return categoryRowToCategory(row)
   } catch (error) {
     // Two creations of one name racing past the check above.
-    if (isUniqueViolation(error)) throw new AppError(409, messages.categoryExists)
+    if (isUniqueViolation(error)) throw new AppError(409, 'categoryExists')
     throw error
   }
 }
 
 export async function updateCategory(db: Db, id: number, input: UpdateCategoryInput): Promise<Category> {
   const current = await repo.findCategoryById(db, id)
-  if (!current) throw new AppError(404, messages.categoryNotFound)
+  if (!current) throw new AppError(404, 'categoryNotFound')
   const name = input.name?.trim()
   if (name !== undefined) {
     const other = await repo.findCategoryByNameKey(db, categoryNameKey(name))
-    if (other && other.id !== id) throw new AppError(409, messages.categoryExists)
+    if (other && other.id !== id) throw new AppError(409, 'categoryExists')
   }
   try {
     const row = await repo.updateCategoryById(db, id, {
@@ -59,23 +59,23 @@ export async function updateCategory(db: Db, id: number, input: UpdateCategoryIn
       ...(input.description !== undefined ? { description: input.description } : {}),
       updated_at: nowIso(),
     })
-    if (!row) throw new AppError(404, messages.categoryNotFound)
+    if (!row) throw new AppError(404, 'categoryNotFound')
     return categoryRowToCategory(row)
   } catch (error) {
-    if (isUniqueViolation(error)) throw new AppError(409, messages.categoryExists)
+    if (isUniqueViolation(error)) throw new AppError(409, 'categoryExists')
     throw error
   }
 }
 
 /** Deleting a category that products still use is refused (409), never cascaded. */
 export async function deleteCategory(db: Db, id: number): Promise<void> {
-  if (!(await repo.findCategoryById(db, id))) throw new AppError(404, messages.categoryNotFound)
-  if (await repo.categoryHasProducts(db, id)) throw new AppError(409, messages.categoryInUse)
+  if (!(await repo.findCategoryById(db, id))) throw new AppError(404, 'categoryNotFound')
+  if (await repo.categoryHasProducts(db, id)) throw new AppError(409, 'categoryInUse')
   try {
-    if (!(await repo.deleteCategoryById(db, id))) throw new AppError(404, messages.categoryNotFound)
+    if (!(await repo.deleteCategoryById(db, id))) throw new AppError(404, 'categoryNotFound')
   } catch (error) {
     // A product assigned between the check and the delete: the foreign key refuses.
-    if (isForeignKeyViolation(error)) throw new AppError(409, messages.categoryInUse)
+    if (isForeignKeyViolation(error)) throw new AppError(409, 'categoryInUse')
     throw error
   }
 }

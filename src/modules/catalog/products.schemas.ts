@@ -115,8 +115,8 @@ export const UpdateProductBody = {
   content: { 'multipart/form-data': { schema: UpdateProductForm }, 'application/json': { schema: UpdateProductJson } },
 } as const
 
-function fail(message: string): never {
-  throw new ValidationError(message)
+function fail(field: string, message: string): never {
+  throw new ValidationError(message, field)
 }
 
 /**
@@ -129,31 +129,31 @@ export function parseProductFields(raw: Record<string, unknown>, options: { crea
   const { name, description, price, stock, categoryId } = raw
 
   if (name !== undefined) {
-    if (typeof name !== 'string') fail('name must be a string')
+    if (typeof name !== 'string') fail('name', 'name must be a string')
     const trimmed = name.trim()
-    if (trimmed === '') fail('name should not be empty')
-    if (trimmed.length > NAME_MAX) fail(`name must be shorter than or equal to ${NAME_MAX} characters`)
+    if (trimmed === '') fail('name', 'name should not be empty')
+    if (trimmed.length > NAME_MAX) fail('name', `name must be shorter than or equal to ${NAME_MAX} characters`)
     assertNoControlCharacters('name', trimmed)
     out.name = trimmed
-  } else if (options.create) fail('name should not be empty')
+  } else if (options.create) fail('name', 'name should not be empty')
 
   if (description !== undefined) {
-    if (typeof description !== 'string') fail('description must be a string')
-    if (description.length > DESCRIPTION_MAX) fail(`description must be shorter than or equal to ${DESCRIPTION_MAX} characters`)
+    if (typeof description !== 'string') fail('description', 'description must be a string')
+    if (description.length > DESCRIPTION_MAX) fail('description', `description must be shorter than or equal to ${DESCRIPTION_MAX} characters`)
     assertNoControlCharacters('description', description)
     out.description = description
   }
 
   if (price !== undefined) {
-    if (typeof price !== 'string' && typeof price !== 'number') fail('price must be a number conforming to the specified constraints')
-    if (typeof price === 'string' && price.trim() === '') fail('price should not be empty')
+    if (typeof price !== 'string' && typeof price !== 'number') fail('price', 'price must be a number conforming to the specified constraints')
+    if (typeof price === 'string' && price.trim() === '') fail('price', 'price should not be empty')
     const asNumber = Number(price)
-    if (Number.isFinite(asNumber) && asNumber < 0) fail('price must not be less than 0')
+    if (Number.isFinite(asNumber) && asNumber < 0) fail('price', 'price must not be less than 0')
     const cents = parseCents(price)
-    if (cents === null) fail('price must be a number conforming to the specified constraints')
-    if (cents > PRICE_MAX_CENTS) fail('price must not be greater than 99999999.99')
+    if (cents === null) fail('price', 'price must be a number conforming to the specified constraints')
+    if (cents > PRICE_MAX_CENTS) fail('price', 'price must not be greater than 99999999.99')
     out.priceCents = cents
-  } else if (options.create) fail('price should not be empty')
+  } else if (options.create) fail('price', 'price should not be empty')
 
   if (stock !== undefined) out.stock = parseInteger('stock', stock, options.text, 0)
 
@@ -169,14 +169,14 @@ function parseInteger(field: string, value: unknown, text: boolean, min: number)
   let n: number
   if (text && typeof value === 'string') {
     const trimmed = value.trim()
-    if (!/^-?\d+$/.test(trimmed)) fail(`${field} must be an integer number`)
+    if (!/^-?\d+$/.test(trimmed)) fail(field, `${field} must be an integer number`)
     n = Number(trimmed)
   } else if (typeof value === 'number' && Number.isInteger(value)) {
     n = value
   } else {
-    fail(`${field} must be an integer number`)
+    fail(field, `${field} must be an integer number`)
   }
-  if (n < min) fail(`${field} must not be less than ${min}`)
-  if (n > INT_MAX) fail(`${field} must not be greater than ${INT_MAX}`)
+  if (n < min) fail(field, `${field} must not be less than ${min}`)
+  if (n > INT_MAX) fail(field, `${field} must not be greater than ${INT_MAX}`)
   return n
 }

@@ -53,7 +53,7 @@ export interface ProductListResult {
 function parseAmountFilter(field: string, value: number | undefined): number | undefined {
   if (value === undefined) return undefined
   const cents = parseCents(value)
-  if (cents === null) throw new ValidationError(`${field} must be a number conforming to the specified constraints`)
+  if (cents === null) throw new ValidationError(`${field} must be a number conforming to the specified constraints`, field)
   return cents
 }
 
@@ -102,7 +102,7 @@ export async function listProducts(ctx: Pick<CatalogContext, 'db' | 'dialect'>, 
 
 export async function getProduct(ctx: Pick<CatalogContext, 'db'>, id: number): Promise<Product> {
   const row = await repo.findProductById(ctx.db, id)
-  if (!row) throw new AppError(404, messages.productNotFound)
+  if (!row) throw new AppError(404, 'productNotFound')
   return productRowToProduct(row)
 }
 
@@ -112,14 +112,14 @@ function formFields(form: ProductForm): Record<string, unknown> {
   for (const field of PRODUCT_FIELDS) {
     const values = form.fields[field]
     if (!values) continue
-    if (values.length > 1) throw new ValidationError(`${field} must be sent only once`)
+    if (values.length > 1) throw new ValidationError(`${field} must be sent only once`, field)
     raw[field] = values[0]
   }
   return raw
 }
 
 async function assertCategoryExists(ctx: CatalogContext, categoryId: number | null | undefined): Promise<void> {
-  if (categoryId != null && !(await categoryExists(ctx.db, categoryId))) throw new AppError(422, messages.categoryMissing)
+  if (categoryId != null && !(await categoryExists(ctx.db, categoryId))) throw new AppError(422, 'categoryMissing')
 }
 
 /** Stores a spooled image under a fresh key; any host failure is the documented upload-failure 500. */
@@ -132,7 +132,7 @@ async function storeImage(ctx: CatalogContext, image: SpooledImage): Promise<{ k
     } catch (error) {
       if (error instanceof ImageKeyTakenError && attempt < 5) continue
       ctx.log.error({ err: error, key }, 'image upload failed')
-      throw new AppError(500, messages.imageUploadFailed)
+      throw new AppError(500, 'imageUploadFailed')
     }
   }
 }
@@ -153,7 +153,7 @@ async function removeImageQuietly(ctx: CatalogContext, key: string, reason: stri
  */
 export async function createProduct(ctx: CatalogContext, form: ProductForm): Promise<Product> {
   try {
-    if (!form.image) throw new AppError(400, messages.imageRequired)
+    if (!form.image) throw new AppError(400, 'imageRequired')
     const image = form.image
     const fields = parseProductFields(formFields(form), { create: true, text: true })
     await assertCategoryExists(ctx, fields.categoryId)
@@ -180,7 +180,7 @@ export async function createProduct(ctx: CatalogContext, form: ProductForm): Pro
     } catch (error) {
       await removeImageQuietly(ctx, stored.key, 'product insert failed')
       // The category was deleted between the check and the insert.
-      if (isForeignKeyViolation(error)) throw new AppError(422, messages.categoryMissing)
+      if (isForeignKeyViolation(error)) throw new AppError(422, 'categoryMissing')
       throw error
     }
   } finally {
@@ -191,7 +191,7 @@ export async function createProduct(ctx: CatalogContext, form: ProductForm): Pro
 /** Updates from a multipart form (with or without a new image). */
 export async function updateProductFromForm(ctx: CatalogContext, id: number, form: ProductForm): Promise<Product> {
   try {
-    if (form.strayFileField !== null) throw new ValidationError(messages.strayFileField(form.strayFileField))
+    if (form.strayFileField !== null) throw new ValidationError(messages.strayFileField(form.strayFileField), form.strayFileField)
     const fields = parseProductFields(formFields(form), { create: false, text: true })
     return await applyUpdate(ctx, id, fields, form.image)
   } finally {
@@ -202,7 +202,7 @@ export async function updateProductFromForm(ctx: CatalogContext, id: number, for
 /** Updates from a JSON body (no image). */
 export async function updateProductFromJson(ctx: CatalogContext, id: number, body: unknown): Promise<Product> {
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ValidationError('body must be an object')
+    throw new ValidationError('body must be an object', 'body')
   }
   const raw: Record<string, unknown> = {}
   for (const field of PRODUCT_FIELDS) if (field in body) raw[field] = (body as Record<string, unknown>)[field]
@@ -211,9 +211,9 @@ export async function updateProductFromJson(ctx: CatalogContext, id: number, bod
 
 /** Update, in order: unknown id (404), category exists (422), store the new image, write, then drop the old image. */
 async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductFieldsInput, image: SpooledImage | null): Promise<Product> {
-  if (Object.keys(fields).length === 0 && !image) throw new ValidationError('body must contain at least one field')
+  if (Object.keys(fields).length === 0 && !image) throw new ValidationError('body must contain at least one field', 'body')
   const current = await repo.findProductById(ctx.db, id)
-  if (!current) throw new AppError(404, messages.productNotFound)
+  if (!current) throw new AppError(404, 'productNotFound')
   await assertCategoryExists(ctx, fields.categoryId)
   const stored = image ? await storeImage(ctx, image) : null
   let row: ProductRow | undefined
@@ -239,13 +239,13 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
     })
   } catch (error) {
     if (stored) await removeImageQuietly(ctx, stored.key, 'product update failed')
-    if (isForeignKeyViolation(error)) throw new AppError(422, messages.categoryMissing)
+    if (isForeignKeyViolation(error)) throw new AppError(422, 'categoryMissing')
     throw error
   }
   if (!row) {
     // Deleted while we uploaded.
     if (stored) await removeImageQuietly(ctx, stored.key, 'product deleted during update')
-    throw new AppError(404, messages.productNotFound)
+    throw new AppError(404, 'productNotFound')
   }
   if (stored && current.image_key !== stored.key) await removeImageQuietly(ctx, current.image_key, 'image replaced')
   return productRowToProduct(row)
@@ -258,6 +258,6 @@ export async function deleteProduct(ctx: CatalogContext, id: number): Promise<vo
     if (deleted) await ctx.events.emit(trx, { type: 'product.deleted', data: { id } })
     return deleted
   })
-  if (!row) throw new AppError(404, messages.productNotFound)
+  if (!row) throw new AppError(404, 'productNotFound')
   await removeImageQuietly(ctx, row.image_key, 'product deleted')
 }

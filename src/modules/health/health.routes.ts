@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
-import { AppError, messages } from '../../shared/errors.js'
+import { AppError } from '../../shared/errors.js'
 import { ErrorResponse, type SchemaTypes } from '../../shared/validation.js'
 
 const Status = { type: 'object', required: ['status'], properties: { status: { type: 'string' } } } as const
@@ -19,7 +19,7 @@ export async function healthRoutes(fastify: FastifyInstance): Promise<void> {
     schema: { tags: ['operations'], summary: 'The database answers', response: { 200: Status, 503: ErrorResponse } },
     handler: async (request) => {
       // Lost databases are logged once by the database plugin, not on every check.
-      if (!app.databaseStatus.available) throw new AppError(503, messages.notReady)
+      if (!app.databaseStatus.available) throw new AppError(503, 'notReady')
       let timer: NodeJS.Timeout | undefined
       try {
         await Promise.race([
@@ -30,7 +30,7 @@ export async function healthRoutes(fastify: FastifyInstance): Promise<void> {
         ])
       } catch (error) {
         request.log.warn({ err: error }, 'readiness check failed')
-        throw new AppError(503, messages.notReady)
+        throw new AppError(503, 'notReady')
       } finally {
         clearTimeout(timer)
       }

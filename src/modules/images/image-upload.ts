@@ -5,6 +5,7 @@ import { extname, join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import { AppError, messages } from '../../shared/errors.js'
+import { ValidationError } from '../../shared/validation.js'
 
 /** The image rules of the API (docs/api.md, Products). */
 export const IMAGE_FIELD = 'image'
@@ -69,11 +70,11 @@ function storedContentType(mime: string): string {
 /** Applies the MIME and extension rules to a file part; both failures are the API's documented 500s. */
 export function checkImageRules(mime: string, fileName: string): void {
   if (!(ALLOWED_IMAGE_TYPES as readonly string[]).includes(mime.toLowerCase())) {
-    throw new AppError(500, messages.invalidImageType(mime))
+    throw new AppError(500, 'invalidImageType', mime)
   }
   const ext = extname(fileName.split(/[/\\]/).pop() ?? '')
   if (!(ALLOWED_IMAGE_EXTENSIONS as readonly string[]).includes(ext.toLowerCase())) {
-    throw new AppError(500, messages.invalidImageExtension(ext))
+    throw new AppError(500, 'invalidImageExtension', ext)
   }
 }
 
@@ -111,22 +112,23 @@ export async function discardSpooledImage(image: SpooledImage | null): Promise<v
 
 /** Multipart parser failures, as the client errors they are. */
 function multipartError(error: unknown): unknown {
-  if (error instanceof AppError) return error
+  if (error instanceof AppError || error instanceof ValidationError) return error
   const code = (error as { code?: string } | null)?.code
   switch (code) {
     case 'FST_FILES_LIMIT':
-      return new AppError(422, messages.singleImageFile)
+      return new ValidationError(messages.singleImageFile, 'image')
     case 'FST_FIELDS_LIMIT':
     case 'FST_PARTS_LIMIT':
-      return new AppError(413, messages.bodyTooLarge)
+      return new AppError(413, 'bodyTooLarge')
     case 'FST_PROTO_VIOLATION':
-      return new AppError(422, messages.malformedMultipart)
+      // A field named after a property of every object (`__proto__`, `constructor`): a 422 about the form as a whole.
+      return new ValidationError(messages.malformedMultipart, 'body')
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
-      return new AppError(415, messages.unsupportedMediaType)
+      return new AppError(415, 'unsupportedMediaType')
     default:
       // busboy's "Unexpected end of form", "Malformed part header", a missing boundary...
       if (error instanceof Error && !('statusCode' in error && (error as { statusCode?: number }).statusCode === 500)) {
-        return new AppError(400, messages.malformedMultipart)
+        return new AppError(400, 'malformedMultipart')
       }
       return error
   }
@@ -168,7 +170,7 @@ export async function readProductForm(request: FastifyRequest, spoolDir: string)
       image = { path, size: 0, contentType: storedContentType(part.mimetype.toLowerCase()), fileName: sanitizeFileName(part.filename) }
       await pipeline(part.file, out)
       // busboy stops passing bytes at the limit and marks the stream truncated.
-      if (part.file.truncated) throw new AppError(500, messages.imageTooLarge)
+      if (part.file.truncated) throw new AppError(500, 'imageTooLarge')
       image = { ...image, size: out.bytesWritten }
     }
   } catch (error) {
@@ -176,7 +178,7 @@ export async function readProductForm(request: FastifyRequest, spoolDir: string)
     await discardSpooledImage(image).catch((cleanup: unknown) => request.log.warn({ err: cleanup }, 'could not remove an upload spool file'))
     if (spoolError) {
       request.log.error({ err: spoolError }, 'could not spool an uploaded image to UPLOAD_TMP_DIR')
-      throw new AppError(500, messages.internal)
+      throw new AppError(500, 'internal')
     }
     throw multipartError(error)
   }

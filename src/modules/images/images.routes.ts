@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import type { FastifyInstance } from 'fastify'
-import { AppError, messages } from '../../shared/errors.js'
+import { AppError } from '../../shared/errors.js'
 import { ErrorResponse } from '../../shared/validation.js'
 import { IMAGE_CONTENT_TYPES, imageContentType } from './content-type.js'
 import { localImagePath } from './local-image-host.js'
@@ -33,10 +33,10 @@ export async function uploadsRoutes(app: FastifyInstance, options: { uploadDir: 
     handler: async (request, reply) => {
       const { name } = request.params
       const type = imageContentType(name)
-      if (!STORED_NAME.test(name) || !type) throw new AppError(404, messages.imageNotFound)
+      if (!STORED_NAME.test(name) || !type) throw new AppError(404, 'imageNotFound')
       const path = localImagePath(options.uploadDir, `products/${name}`)
       const info = await stat(path).catch(() => null)
-      if (!info?.isFile()) throw new AppError(404, messages.imageNotFound)
+      if (!info?.isFile()) throw new AppError(404, 'imageNotFound')
       if (options.movedTo)
         return reply
           .code(301)

@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely'
 import type { Database, ProductRow } from '../../db/database.js'
-import { AppError, messages } from '../../shared/errors.js'
+import { AppError } from '../../shared/errors.js'
 import type { EventSink } from '../../shared/event-sink.js'
 import { productRowToProduct } from '../catalog/products.service.js'
 import * as repo from './inventory.repository.js'
@@ -44,7 +44,7 @@ export function createInventory(deps: { events: EventSink }): Inventory {
         const product = await repo.takeStock(trx, line.productId, line.quantity)
         if (!product) {
           const found = await repo.findProductName(trx, line.productId)
-          throw found ? new AppError(409, messages.insufficientStockFor(found.name)) : new AppError(404, messages.productNotFound)
+          throw found ? new AppError(409, 'insufficientStockFor', found.name) : new AppError(404, 'productNotFound')
         }
         reserved.push({ product, quantity: line.quantity })
       }

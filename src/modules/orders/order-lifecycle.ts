@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { type Kysely, PostgresAdapter, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
-import { AppError, messages } from '../../shared/errors.js'
+import { AppError } from '../../shared/errors.js'
 import type { EventSink } from '../../shared/event-sink.js'
 import { nowIso } from '../../shared/time.js'
 import type { Inventory } from '../inventory/inventory.service.js'
@@ -109,14 +109,14 @@ export class OrderLifecycle {
   /** Whether `cause` may move an order from `from` to `to` (a 409 otherwise). */
   private check(cause: MoveCause, from: OrderStatus, to: OrderStatus): void {
     const allowed = cause === 'customer' ? from === 'pending' && to === 'cancelled' : transitions[from].includes(to)
-    if (!allowed) throw new AppError(409, messages.transitionNotAllowed(from, to))
+    if (!allowed) throw new AppError(409, 'transitionNotAllowed', from, to)
   }
 
   /** A whole move: prepare, one transaction, after-commit work. Answers 404 for an unknown (or someone else's) order, 409 for a move not allowed. */
   async move(request: MoveRequest): Promise<void> {
     const { db } = this.deps
     const current = await repo.findOrderStatus(db, request.orderId, request.ownerId)
-    if (!current) throw new AppError(404, messages.orderNotFound)
+    if (!current) throw new AppError(404, 'orderNotFound')
     this.check(request.cause, current.status, request.to)
     const move: OrderMove = {
       orderId: request.orderId,
@@ -129,9 +129,9 @@ export class OrderLifecycle {
     for (const hook of this.hooks) if (hook.prepare) await hook.prepare(move)
     const after = await db.transaction().execute(async (trx) => {
       const locked = await this.lock(trx, move.orderId, request.ownerId)
-      if (!locked) throw new AppError(404, messages.orderNotFound)
+      if (!locked) throw new AppError(404, 'orderNotFound')
       // Moved by someone else since it was read: the move is judged again from where it is now.
-      if (locked.status !== move.from) throw new AppError(409, messages.transitionNotAllowed(locked.status, move.to))
+      if (locked.status !== move.from) throw new AppError(409, 'transitionNotAllowed', locked.status, move.to)
       return this.moveWithin(trx, move)
     })
     await after()
@@ -147,7 +147,7 @@ export class OrderLifecycle {
     const now = nowIso()
     if (!(await repo.updateOrderStatus(trx, move.orderId, move.from, move.to, now))) {
       const found = await repo.findOrderStatus(trx, move.orderId)
-      throw new AppError(409, messages.transitionNotAllowed(found?.status ?? move.from, move.to))
+      throw new AppError(409, 'transitionNotAllowed', found?.status ?? move.from, move.to)
     }
     for (const hook of this.hooks) if (hook.apply) await hook.apply(trx, move)
     if (move.to === 'cancelled') {

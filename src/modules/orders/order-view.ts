@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
-import { AppError, messages } from '../../shared/errors.js'
+import { AppError } from '../../shared/errors.js'
 import { centsToAmount } from '../../shared/money.js'
 import type { AddressSnapshot } from '../addresses/addresses.schemas.js'
 import type { PaymentSummary } from '../payments/payments.schemas.js'
@@ -169,6 +169,6 @@ export async function loadOrder(
   options: { ownerId?: number | undefined; admin?: { nextStatuses: (status: OrderStatus) => readonly OrderStatus[] } | undefined } = {},
 ): Promise<Order> {
   const [order] = rowsToOrders(await repo.findOrderWithItems(db, id, options.ownerId), defaults, options.admin)
-  if (!order) throw new AppError(404, messages.orderNotFound)
+  if (!order) throw new AppError(404, 'orderNotFound')
   return order
 }

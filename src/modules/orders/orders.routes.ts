@@ -28,9 +28,9 @@ async function checkOrderBody(request: FastifyRequest): Promise<void> {
     request.body = {}
     return
   }
-  if (typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('body should be empty')
+  if (typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('body should be empty', 'body')
   const unknown = Object.keys(body).find((field) => !checkoutFields.has(field))
-  if (unknown !== undefined) throw new ValidationError(`property ${unknown} should not exist`)
+  if (unknown !== undefined) throw new ValidationError(`property ${unknown} should not exist`, unknown)
 }
 
 /** `/orders` with the list's parameters in one fixed order, as the service read them (what `Link` points to). */

@@ -90,7 +90,8 @@ export async function placeOrder(
 ): Promise<{ order: Order; created: boolean }> {
   const { db } = deps
   // Body fields come first (422), before a repeated key is answered or anything is read.
-  if (checkout.shippingAddressId !== undefined && checkout.shippingAddress !== undefined) throw new ValidationError(messages.addressIdAndInline)
+  if (checkout.shippingAddressId !== undefined && checkout.shippingAddress !== undefined)
+    throw new ValidationError(messages.addressIdAndInline, 'shippingAddressId')
   const key = options.idempotencyKey
   if (key !== undefined) {
     const existing = await repo.findOrderIdByIdempotencyKey(db, userId, key, idempotencyCutoff())
@@ -116,7 +117,7 @@ async function resolveCheckoutReferences(trx: Transaction<Database>, userId: num
   let address: AddressSnapshot | undefined
   if (checkout.shippingAddressId !== undefined) {
     address = await findOwnAddressSnapshot(trx, userId, checkout.shippingAddressId)
-    if (!address) throw new AppError(404, messages.addressNotFound)
+    if (!address) throw new AppError(404, 'addressNotFound')
   } else if (checkout.shippingAddress !== undefined) {
     // Used for this order only, not saved to the address book.
     address = addressInputToSnapshot(checkout.shippingAddress)
@@ -124,7 +125,7 @@ async function resolveCheckoutReferences(trx: Transaction<Database>, userId: num
   let method: ShippingMethodRow | undefined
   if (checkout.shippingMethodId !== undefined) {
     method = await findActiveShippingMethod(trx, checkout.shippingMethodId)
-    if (!method) throw new AppError(404, messages.shippingMethodNotFound)
+    if (!method) throw new AppError(404, 'shippingMethodNotFound')
   }
   return { address, method }
 }
@@ -156,15 +157,15 @@ async function createOrderFromCart(
   const { address, method } = await resolveCheckoutReferences(trx, userId, checkout)
 
   const lines = await repo.takeCartLines(trx, userId)
-  if (lines.length === 0) throw new AppError(400, messages.cartEmpty)
+  if (lines.length === 0) throw new AppError(400, 'cartEmpty')
   await step('cart-taken')
 
   // A named method is active, so the shop ships; otherwise one probe tells whether it does.
   const ships = method !== undefined || (await shopShips(trx))
   if (ships) {
-    if (!address) throw new AppError(422, messages.shippingAddressRequired)
-    if (!method) throw new AppError(422, messages.shippingMethodRequired)
-    if (!shipsTo(method, address.country)) throw new AppError(422, `${messages.shippingUnavailable} ${address.country}`)
+    if (!address) throw new AppError(422, 'shippingAddressRequired')
+    if (!method) throw new AppError(422, 'shippingMethodRequired')
+    if (!shipsTo(method, address.country)) throw new AppError(422, 'shippingUnavailable', address.country)
   }
 
   const reserved = await deps.inventory.reserve(
@@ -178,7 +179,7 @@ async function createOrderFromCart(
     lines: reserved.map(({ product, quantity }) => ({ unitCents: product.price_cents, quantity })),
     shipping: method ? { priceCents: method.price_cents, freeOverCents: method.free_over_cents } : null,
   })
-  if (!totals.withinLimits) throw new AppError(409, messages.amountTooLarge)
+  if (!totals.withinLimits) throw new AppError(409, 'amountTooLarge')
   // A checkout order: a body with something in it, or a shop that ships. A plain order keeps the checkout columns null.
   const isCheckout = ships || Object.keys(checkout).length > 0
   const columns: repo.CheckoutColumns = isCheckout
@@ -231,7 +232,7 @@ export async function getOrder(deps: OrdersDeps, caller: AuthUser, id: number): 
 export async function listOrders(deps: OrdersDeps, caller: AuthUser, query: ListOrdersQuery): Promise<{ orders: Order[]; total: number }> {
   const { db } = deps
   const admin = caller.role === 'admin'
-  if (!admin && query.userId !== undefined && query.userId !== caller.id) throw new AppError(403, messages.requiresRoles(['admin']))
+  if (!admin && query.userId !== undefined && query.userId !== caller.id) throw new AppError(403, 'requiresRoles', ['admin'])
   const userId = admin ? query.userId : caller.id
   const filter = { ...(userId !== undefined ? { userId } : {}), ...(query.status ? { status: query.status } : {}) }
   const [rows, total] = await Promise.all([repo.listOrdersWithItems(db, { ...filter, limit: query.limit, offset: query.offset }), repo.countOrders(db, filter)])

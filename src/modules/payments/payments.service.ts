@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { PaymentsConfig } from '../../config.js'
 import type { Database, PaymentRow } from '../../db/database.js'
-import { AppError, messages } from '../../shared/errors.js'
+import { AppError } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import type { LifecycleHook, OrderLifecycle, OrderMove } from '../orders/order-lifecycle.js'
 import { enqueueEmail } from '../outbox/outbox.js'
@@ -125,8 +125,8 @@ export class PaymentsService {
   async startPayment(userId: number, orderId: number, log: PaymentsLog = this.log): Promise<PaymentAnswer> {
     const { db, config } = this
     const order = await repo.findOrderForPayment(db, orderId)
-    if (!order || order.user_id !== userId) throw new AppError(404, messages.orderNotFound)
-    if (order.status !== 'pending') throw new AppError(409, messages.orderNotPayable)
+    if (!order || order.user_id !== userId) throw new AppError(404, 'orderNotFound')
+    if (order.status !== 'pending') throw new AppError(409, 'orderNotPayable')
     const existing = await repo.findPayment(db, orderId)
     const provider = this.remote
     if (!provider) {
@@ -153,7 +153,7 @@ export class PaymentsService {
       await repo.storeIntent(trx, orderId, intent.id, attempt, now)
       return repo.findPayment(trx, orderId)
     })
-    if (!stored) throw new AppError(404, messages.orderNotFound)
+    if (!stored) throw new AppError(404, 'orderNotFound')
     // A racing call stored a newer intent: answer that one.
     if (stored.intent_id !== intent.id && stored.intent_id !== null) {
       return answer(provider, stored, await this.call(log, orderId, () => provider.retrieveIntent(stored.intent_id as string)))
@@ -167,7 +167,7 @@ export class PaymentsService {
       return await call()
     } catch (error) {
       log.warn({ orderId, err: error }, 'the payment provider did not answer')
-      throw new AppError(502, messages.paymentProviderUnavailable, { cause: error })
+      throw new AppError(502, 'paymentProviderUnavailable', { cause: error })
     }
   }
 
@@ -194,11 +194,11 @@ export class PaymentsService {
     if (!provider) return
     if (move.to === 'paid' && move.cause === 'admin') {
       const row = await repo.findPayment(this.db, move.orderId)
-      if (row?.status === 'processing') throw new AppError(409, messages.paidByCard)
+      if (row?.status === 'processing') throw new AppError(409, 'paidByCard')
       if (row?.intent_id && (row.status === 'unpaid' || row.status === 'failed')) {
         const intentId = row.intent_id
         const intent = await this.call(move.log, move.orderId, () => provider.retrieveIntent(intentId))
-        if (intent.status === 'succeeded' || intent.status === 'processing') throw new AppError(409, messages.paidByCard)
+        if (intent.status === 'succeeded' || intent.status === 'processing') throw new AppError(409, 'paidByCard')
       }
       return
     }
@@ -208,7 +208,7 @@ export class PaymentsService {
   private async refundBeforeCancel(provider: RemoteProvider, move: OrderMove): Promise<void> {
     const row = await this.db.transaction().execute(async (trx) => {
       const order = await this.lifecycle.lock(trx, move.orderId)
-      if (order?.status !== 'paid') throw new AppError(409, messages.transitionNotAllowed(order?.status ?? move.from, move.to))
+      if (order?.status !== 'paid') throw new AppError(409, 'transitionNotAllowed', order?.status ?? move.from, move.to)
       const payment = await repo.lockPayment(trx, move.orderId)
       if (!payment || !needsCardRefund(payment)) return undefined
       await repo.markRefundPending(trx, move.orderId, Number(payment.amount_cents) - Number(payment.refunded_cents), nowIso())
@@ -233,7 +233,7 @@ export class PaymentsService {
       // A refusal: nothing was refunded, the pending refund goes, and the next attempt must not replay this
       // refusal (Stripe keeps an answer under its key for 24 h). A timeout keeps both: the retry reuses the key.
       if (definite) await repo.dropRefundPending(this.db, row.order_id, row.refund_attempt, nowIso())
-      throw new AppError(502, messages.refundFailed, { cause: error })
+      throw new AppError(502, 'refundFailed', { cause: error })
     }
   }
 
@@ -248,12 +248,12 @@ export class PaymentsService {
         return
       }
       // An admin marked it paid (money taken by other means): the card is not how it was paid.
-      if (row?.status === 'processing') throw new AppError(409, messages.paidByCard)
+      if (row?.status === 'processing') throw new AppError(409, 'paidByCard')
       if (!row) await this.insertManual(trx, move.orderId, 'paid', now)
       else await repo.markPaidManually(trx, move.orderId, now)
       return
     }
-    if (move.from === 'paid' && row?.refund_pending_at && move.to !== 'cancelled') throw new AppError(409, messages.refundInProgress)
+    if (move.from === 'paid' && row?.refund_pending_at && move.to !== 'cancelled') throw new AppError(409, 'refundInProgress')
     if (move.from !== 'paid' || move.to !== 'cancelled') return
     if (!row) {
       await this.insertManual(trx, move.orderId, 'refunded', now)
@@ -263,7 +263,7 @@ export class PaymentsService {
     }
     if (needsCardRefund(row)) {
       // The refund was made before this transaction (prepareMove); it settles here, with the cancel.
-      if (row.refund_pending_at === null) throw new AppError(409, messages.transitionNotAllowed('paid', 'cancelled'))
+      if (row.refund_pending_at === null) throw new AppError(409, 'transitionNotAllowed', 'paid', 'cancelled')
       const settled = await repo.settleRefundPending(trx, row, now)
       await this.recordRefund(trx, move.orderId, settled, 'stripe', move.actorId, now)
       await this.step('payment-moved')

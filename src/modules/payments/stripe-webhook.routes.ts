@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import Stripe from 'stripe'
-import { AppError, messages } from '../../shared/errors.js'
+import { AppError } from '../../shared/errors.js'
 import { ErrorResponse } from '../../shared/validation.js'
 import { WebhookAnswer } from './payments.schemas.js'
 import { isChargeEvent, isIntentEvent, type PaymentsService } from './payments.service.js'
@@ -50,7 +50,7 @@ export async function stripeWebhookRoutes(app: FastifyInstance, options: { webho
       const signature = request.headers['stripe-signature']
       const body = request.body
       if (options.webhookSecret === null || typeof signature !== 'string' || !Buffer.isBuffer(body)) {
-        throw new AppError(400, messages.invalidWebhookSignature)
+        throw new AppError(400, 'invalidWebhookSignature')
       }
       let event: Stripe.Event
       const receivedAt = Date.now()
@@ -58,13 +58,13 @@ export async function stripeWebhookRoutes(app: FastifyInstance, options: { webho
         // A bad or old signature, or a signed body that is not JSON: the same 400, never a 5xx.
         event = Stripe.webhooks.constructEvent(body, signature, options.webhookSecret, SIGNATURE_TOLERANCE_S, undefined, receivedAt)
       } catch {
-        throw new AppError(400, messages.invalidWebhookSignature)
+        throw new AppError(400, 'invalidWebhookSignature')
       }
       // A signature dated more than the tolerance ahead: the same 400 as an old one, before anything is applied.
       const ahead = signatureTimestamp(signature) - Math.floor(receivedAt / 1000)
       if (!(ahead <= SIGNATURE_TOLERANCE_S)) {
         request.log.warn({ secondsAhead: ahead }, 'stripe webhook signature dated in the future (is this clock behind?)')
-        throw new AppError(400, messages.invalidWebhookSignature)
+        throw new AppError(400, 'invalidWebhookSignature')
       }
       const eventId = typeof event.id === 'string' ? event.id : undefined
       const type = typeof event.type === 'string' ? event.type : ''

@@ -2,9 +2,8 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { enqueueEmail } from '../outbox/outbox.js'
 import { hashPassword } from '../users/passwords.js'
-import { findUserByEmail } from '../users/users.repository.js'
-import { normalizeEmail } from '../users/users.service.js'
-import { AppError, messages } from '../../shared/errors.js'
+import { findUserByEmail, normalizeEmail } from '../users/users.service.js'
+import { AppError } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import * as repo from './sessions.repository.js'
 import { credentialsChangeAfter } from './sessions.service.js'
@@ -59,12 +58,12 @@ export async function requestPasswordReset(db: Db, email: string, settings: Rese
  */
 export async function confirmPasswordReset(db: Db, token: string, password: string): Promise<void> {
   const link = await repo.findResetLink(db, hashToken(token))
-  if (!link || link.used_at !== null || link.expires_at <= nowIso()) throw new AppError(400, messages.invalidResetLink)
+  if (!link || link.used_at !== null || link.expires_at <= nowIso()) throw new AppError(400, 'invalidResetLink')
   const passwordHash = await hashPassword(password)
   const now = nowIso()
   await db.transaction().execute(async (trx) => {
     // Two confirms of one link racing: exactly one passes this conditional update.
-    if (!(await repo.useResetLink(trx, link.id, now))) throw new AppError(400, messages.invalidResetLink)
+    if (!(await repo.useResetLink(trx, link.id, now))) throw new AppError(400, 'invalidResetLink')
     await trx
       .updateTable('users')
       .set({ password_hash: passwordHash, updated_at: now, credentials_changed_at: credentialsChangeAfter(now) })

@@ -1,12 +1,13 @@
-import type { Kysely } from 'kysely'
-import type { Database } from '../../db/database.js'
-import { AppError, messages } from '../../shared/errors.js'
+import type { Kysely, Transaction } from 'kysely'
+import type { Database, SessionsTable } from '../../db/database.js'
+import { AppError } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import type { Role } from '../../plugins/auth.js'
 import * as repo from './sessions.repository.js'
 import { hashToken, isRefreshTokenForm, randomToken, successorToken } from './tokens.js'
 
 type Db = Kysely<Database>
+type Trx = Transaction<Database>
 
 /**
  * A session is what one log-in starts: its refresh tokens (rotated on each use) and the access tokens
@@ -56,7 +57,7 @@ export interface RefreshSettings {
   successorKey: Buffer
 }
 
-const invalidToken = () => new AppError(401, messages.invalidToken)
+const invalidToken = () => new AppError(401, 'invalidToken')
 
 /**
  * Spends a refresh token for its successor in the same session (tokens.ts successorToken: derived from the
@@ -146,4 +147,21 @@ export async function logoutEverywhere(db: Db, userId: number): Promise<void> {
  */
 export function credentialsChangeAfter(now: string): string {
   return new Date(Date.parse(now) + 1).toISOString()
+}
+
+// ---- for the users module: a change of credentials there ends sessions and reset links here ----
+
+/** Ends every session of a user still open, but `keep` when given, in the caller's transaction. */
+export function endUserSessions(trx: Trx, userId: number, reason: NonNullable<SessionsTable['ended_reason']>, now: string, keep?: number): Promise<void> {
+  return repo.endUserSessions(trx, userId, reason, now, keep)
+}
+
+/** The session carries on under the user's new credentials (a password change it made itself). */
+export function carrySession(trx: Trx, id: number, credentialsAt: string): Promise<void> {
+  return repo.carrySession(trx, id, credentialsAt)
+}
+
+/** Every reset link of the user not yet used stops working. */
+export function endResetLinks(trx: Trx, userId: number, now: string): Promise<void> {
+  return repo.endResetLinks(trx, userId, now)
 }

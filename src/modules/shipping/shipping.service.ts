@@ -14,12 +14,12 @@ const AMOUNT_MAX_CENTS = 9_999_999_999
 
 /** Reads a price the way a product's is read: a number or a decimal string, at most 2 decimals, not negative. */
 function parseAmount(field: string, value: string | number): number {
-  if (typeof value === 'string' && value.trim() === '') throw new ValidationError(`${field} should not be empty`)
+  if (typeof value === 'string' && value.trim() === '') throw new ValidationError(`${field} should not be empty`, field)
   const asNumber = Number(value)
-  if (Number.isFinite(asNumber) && asNumber < 0) throw new ValidationError(`${field} must not be less than 0`)
+  if (Number.isFinite(asNumber) && asNumber < 0) throw new ValidationError(`${field} must not be less than 0`, field)
   const cents = parseCents(value)
-  if (cents === null) throw new ValidationError(`${field} must be a number conforming to the specified constraints`)
-  if (cents > AMOUNT_MAX_CENTS) throw new ValidationError(`${field} must not be greater than ${centsToAmount(AMOUNT_MAX_CENTS)}`)
+  if (cents === null) throw new ValidationError(`${field} must be a number conforming to the specified constraints`, field)
+  if (cents > AMOUNT_MAX_CENTS) throw new ValidationError(`${field} must not be greater than ${centsToAmount(AMOUNT_MAX_CENTS)}`, field)
   return cents
 }
 
@@ -89,12 +89,12 @@ export async function updateShippingMethod(db: Db, id: number, input: UpdateShip
   if (input.freeOver !== undefined) changes.free_over_cents = input.freeOver === null ? null : parseAmount('freeOver', input.freeOver)
   if (input.active !== undefined) changes.active = input.active ? 1 : 0
   const row = await repo.updateShippingMethod(db, id, changes)
-  if (!row) throw new AppError(404, messages.shippingMethodNotFound)
+  if (!row) throw new AppError(404, 'shippingMethodNotFound')
   return shippingMethodRowToMethod(row)
 }
 
 /** Orders that used the method keep their snapshot. */
 export async function deleteShippingMethod(db: Db, id: number): Promise<{ message: string }> {
-  if (!(await repo.deleteShippingMethod(db, id))) throw new AppError(404, messages.shippingMethodNotFound)
+  if (!(await repo.deleteShippingMethod(db, id))) throw new AppError(404, 'shippingMethodNotFound')
   return { message: messages.shippingMethodDeleted }
 }

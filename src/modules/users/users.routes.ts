@@ -1,9 +1,10 @@
 import { paged, rateLimited } from '../../shared/openapi.js'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import type { Config } from '../../config.js'
 import { sessionsRoutes } from '../sessions/sessions.routes.js'
 import { startSession } from '../sessions/sessions.service.js'
+import { trimTextFields } from './trim-text-fields.js'
 import * as service from './users.service.js'
 import { CreateUserBody, ListUsersQuery, LoginBody, LoginResponse, RegisterBody, RegisterResponse, UpdateUserBody, User } from './users.schemas.js'
 
@@ -16,16 +17,6 @@ function userPageLinks(publicUrl: string, query: { limit: number; offset: number
   if (query.offset + query.limit < total) links.push(link(query.offset + query.limit, 'next'))
   if (query.offset > 0) links.push(link(Math.max(0, Math.min(query.offset - query.limit, total - query.limit)), 'prev'))
   return links.length > 0 ? links.join(', ') : null
-}
-
-/** Trims `name` and `email` before validation, so "  ana@shop.test " is a valid e-mail and "  " an empty name. */
-export async function trimTextFields(request: FastifyRequest): Promise<void> {
-  const body = request.body as Record<string, unknown> | undefined
-  if (!body || typeof body !== 'object') return
-  for (const field of ['name', 'email']) {
-    const value = body[field]
-    if (typeof value === 'string') body[field] = value.trim()
-  }
 }
 
 export async function usersRoutes(fastify: FastifyInstance, options: { config: Config }): Promise<void> {

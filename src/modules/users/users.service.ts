@@ -2,11 +2,10 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Database, UserRow, UserUpdate } from '../../db/database.js'
 import { isUniqueViolation } from '../../shared/db-errors.js'
-import { AppError, messages } from '../../shared/errors.js'
+import { AppError } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import { hashPassword, verifyPassword } from './passwords.js'
-import { carrySession, endResetLinks, endUserSessions } from '../sessions/sessions.repository.js'
-import { credentialsChangeAfter } from '../sessions/sessions.service.js'
+import { carrySession, credentialsChangeAfter, endResetLinks, endUserSessions } from '../sessions/sessions.service.js'
 import * as repo from './users.repository.js'
 import type { CreateUserInput, RegisterInput, UpdateAccountInput, UpdateUserInput, User } from './users.schemas.js'
 
@@ -21,9 +20,14 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase()
 }
 
+/** The user with this e-mail, already normalized (normalizeEmail), for the sessions module's password reset. */
+export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  return repo.findUserByEmail(db, email)
+}
+
 export async function createUser(db: Db, input: CreateUserInput): Promise<User> {
   const email = normalizeEmail(input.email)
-  if (await repo.findUserByEmail(db, email)) throw new AppError(409, messages.emailTaken)
+  if (await repo.findUserByEmail(db, email)) throw new AppError(409, 'emailTaken')
   const passwordHash = await hashPassword(input.password)
   const now = nowIso()
   try {
@@ -39,7 +43,7 @@ export async function createUser(db: Db, input: CreateUserInput): Promise<User> 
     return userRowToUser(row)
   } catch (error) {
     // Two registrations of one e-mail racing past the check above.
-    if (isUniqueViolation(error)) throw new AppError(409, messages.emailTaken)
+    if (isUniqueViolation(error)) throw new AppError(409, 'emailTaken')
     throw error
   }
 }
@@ -53,7 +57,7 @@ export function registerCustomer(db: Db, input: RegisterInput): Promise<User> {
 export async function authenticateCredentials(db: Db, email: string, password: string): Promise<{ user: User; credentialsChangedAt: string }> {
   const row = await repo.findUserByEmail(db, normalizeEmail(email))
   const valid = await verifyPassword(row?.password_hash, password)
-  if (!row || !valid) throw new AppError(401, messages.badCredentials)
+  if (!row || !valid) throw new AppError(401, 'badCredentials')
   return { user: userRowToUser(row), credentialsChangedAt: row.credentials_changed_at }
 }
 
@@ -66,16 +70,16 @@ export async function authenticateCredentials(db: Db, email: string, password: s
 export async function updateOwnAccount(db: Db, caller: { id: number; sessionId: number | undefined }, input: UpdateAccountInput): Promise<User> {
   const current = await repo.findUserById(db, caller.id)
   // Deleted between the auth check and here.
-  if (!current) throw new AppError(401, messages.invalidToken)
+  if (!current) throw new AppError(401, 'invalidToken')
   const email = input.email === undefined ? undefined : normalizeEmail(input.email)
   const newEmail = email !== undefined && email !== current.email
   if (input.password !== undefined || newEmail) {
     const given = input.currentPassword
-    if (given === undefined || given === '' || !(await verifyPassword(current.password_hash, given))) throw new AppError(401, messages.badCredentials)
+    if (given === undefined || given === '' || !(await verifyPassword(current.password_hash, given))) throw new AppError(401, 'badCredentials')
   }
   if (newEmail) {
     const owner = await repo.findUserByEmail(db, email)
-    if (owner && owner.id !== current.id) throw new AppError(409, messages.emailTaken)
+    if (owner && owner.id !== current.id) throw new AppError(409, 'emailTaken')
   }
   const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password)
   const now = nowIso()
@@ -88,7 +92,7 @@ export async function updateOwnAccount(db: Db, caller: { id: number; sessionId: 
   try {
     const row = await db.transaction().execute(async (trx) => {
       const updated = await repo.updateUserById(trx, current.id, changes)
-      if (!updated) throw new AppError(401, messages.invalidToken)
+      if (!updated) throw new AppError(401, 'invalidToken')
       if (passwordHash !== undefined) {
         await endUserSessions(trx, current.id, 'password', now, caller.sessionId)
         if (caller.sessionId !== undefined) await carrySession(trx, caller.sessionId, credentialsAt)
@@ -98,14 +102,14 @@ export async function updateOwnAccount(db: Db, caller: { id: number; sessionId: 
     })
     return userRowToUser(row)
   } catch (error) {
-    if (isUniqueViolation(error)) throw new AppError(409, messages.emailTaken)
+    if (isUniqueViolation(error)) throw new AppError(409, 'emailTaken')
     throw error
   }
 }
 
 export async function getUser(db: Db, id: number): Promise<User> {
   const row = await repo.findUserById(db, id)
-  if (!row) throw new AppError(404, messages.userNotFound)
+  if (!row) throw new AppError(404, 'userNotFound')
   return userRowToUser(row)
 }
 
@@ -117,9 +121,9 @@ export async function listUsers(db: Db, page: { limit: number; offset: number })
 
 export async function updateUser(db: Db, actorId: number, id: number, input: UpdateUserInput): Promise<User> {
   const current = await repo.findUserById(db, id)
-  if (!current) throw new AppError(404, messages.userNotFound)
+  if (!current) throw new AppError(404, 'userNotFound')
   if (id === actorId && input.role !== undefined && input.role !== current.role) {
-    throw new AppError(403, messages.ownRole)
+    throw new AppError(403, 'ownRole')
   }
   const now = nowIso()
   const changes: UserUpdate = { updated_at: now }
@@ -127,7 +131,7 @@ export async function updateUser(db: Db, actorId: number, id: number, input: Upd
   if (input.email !== undefined) {
     const email = normalizeEmail(input.email)
     const owner = await repo.findUserByEmail(db, email)
-    if (owner && owner.id !== id) throw new AppError(409, messages.emailTaken)
+    if (owner && owner.id !== id) throw new AppError(409, 'emailTaken')
     changes.email = email
   }
   if (input.password !== undefined) changes.password_hash = await hashPassword(input.password)
@@ -145,17 +149,17 @@ export async function updateUser(db: Db, actorId: number, id: number, input: Upd
       if (updated && input.password !== undefined) await endResetLinks(trx, id, now)
       return updated
     })
-    if (!row) throw new AppError(404, messages.userNotFound)
+    if (!row) throw new AppError(404, 'userNotFound')
     return userRowToUser(row)
   } catch (error) {
-    if (isUniqueViolation(error)) throw new AppError(409, messages.emailTaken)
+    if (isUniqueViolation(error)) throw new AppError(409, 'emailTaken')
     throw error
   }
 }
 
 export async function deleteUser(db: Db, actorId: number, id: number): Promise<void> {
-  if (id === actorId) throw new AppError(409, messages.ownAccount)
-  if (!(await repo.deleteUserById(db, id))) throw new AppError(404, messages.userNotFound)
+  if (id === actorId) throw new AppError(409, 'ownAccount')
+  if (!(await repo.deleteUserById(db, id))) throw new AppError(404, 'userNotFound')
 }
 
 /**

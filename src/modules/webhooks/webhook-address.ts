@@ -32,12 +32,12 @@ export function parseWebhookUrl(raw: string): URL {
   try {
     url = new URL(raw)
   } catch {
-    throw new ValidationError(messages.webhookUrlInvalid)
+    throw new ValidationError(messages.webhookUrlInvalid, 'url')
   }
   // The URL parser drops surrounding blanks silently; the stored URL is the one the admin sent, so it must be exact.
-  if (raw.trim() !== raw || /\s/.test(raw)) throw new ValidationError(messages.webhookUrlInvalid)
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') throw new ValidationError(messages.webhookUrlInvalid)
-  if (url.username !== '' || url.password !== '') throw new ValidationError(messages.webhookUrlCredentials)
+  if (raw.trim() !== raw || /\s/.test(raw)) throw new ValidationError(messages.webhookUrlInvalid, 'url')
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') throw new ValidationError(messages.webhookUrlInvalid, 'url')
+  if (url.username !== '' || url.password !== '') throw new ValidationError(messages.webhookUrlCredentials, 'url')
   return url
 }
 

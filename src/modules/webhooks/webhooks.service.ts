@@ -62,9 +62,9 @@ async function checkUrl(raw: string, policy: WebhookPolicy): Promise<void> {
   if (policy.allowPrivate) return
   const host = await checkWebhookHost(url, { allowPrivate: false, ...(policy.lookup ? { lookup: policy.lookup } : {}) })
   if (host.ok) return
-  if (host.reason === 'not-allowed') throw new ValidationError(messages.webhookUrlNotAllowed)
-  if (host.reason === 'not-found') throw new ValidationError(messages.webhookHostNotFound)
-  throw new AppError(503, messages.webhookDnsUnavailable)
+  if (host.reason === 'not-allowed') throw new ValidationError(messages.webhookUrlNotAllowed, 'url')
+  if (host.reason === 'not-found') throw new ValidationError(messages.webhookHostNotFound, 'url')
+  throw new AppError(503, 'webhookDnsUnavailable')
 }
 
 /** Events in the order given, each once. */
@@ -78,7 +78,7 @@ export async function listWebhooks(db: Db): Promise<Webhook[]> {
 
 export async function getWebhook(db: Db, id: number): Promise<Webhook> {
   const row = await repo.findWebhook(db, id)
-  if (!row) throw new AppError(404, messages.webhookNotFound)
+  if (!row) throw new AppError(404, 'webhookNotFound')
   return webhookRowToWebhook(row)
 }
 
@@ -100,7 +100,7 @@ export async function createWebhook(db: Db, input: CreateWebhookInput, policy: W
 export async function updateWebhook(db: Db, id: number, input: UpdateWebhookInput, policy: WebhookPolicy): Promise<Webhook> {
   // Fields first (422), then the id (404): the URL's shape before its address, which may need the network.
   if (input.url !== undefined) parseWebhookUrl(input.url)
-  if (!(await repo.findWebhook(db, id))) throw new AppError(404, messages.webhookNotFound)
+  if (!(await repo.findWebhook(db, id))) throw new AppError(404, 'webhookNotFound')
   if (input.url !== undefined) await checkUrl(input.url, policy)
   const changes: Updateable<WebhooksTable> = { updated_at: nowIso() }
   if (input.url !== undefined) changes.url = input.url
@@ -108,19 +108,19 @@ export async function updateWebhook(db: Db, id: number, input: UpdateWebhookInpu
   if (input.description !== undefined) changes.description = input.description
   if (input.active !== undefined) changes.active = input.active ? 1 : 0
   const row = await repo.updateWebhook(db, id, changes)
-  if (!row) throw new AppError(404, messages.webhookNotFound)
+  if (!row) throw new AppError(404, 'webhookNotFound')
   return webhookRowToWebhook(row)
 }
 
 /** The webhook goes, with its deliveries: pending ones are not attempted again. */
 export async function deleteWebhook(db: Db, id: number): Promise<{ message: string }> {
   const deleted = await db.transaction().execute((trx) => repo.deleteWebhook(trx, id))
-  if (!deleted) throw new AppError(404, messages.webhookNotFound)
+  if (!deleted) throw new AppError(404, 'webhookNotFound')
   return { message: messages.webhookDeleted }
 }
 
 export async function listDeliveries(db: Db, id: number, query: ListDeliveriesQuery): Promise<{ deliveries: Delivery[]; total: number }> {
-  if (!(await repo.findWebhook(db, id))) throw new AppError(404, messages.webhookNotFound)
+  if (!(await repo.findWebhook(db, id))) throw new AppError(404, 'webhookNotFound')
   const { rows, total } = await repo.listDeliveries(db, id, { limit: query.limit ?? 100, offset: query.offset ?? 0, status: query.status })
   return { deliveries: rows.map(deliveryRowToDelivery), total }
 }
@@ -131,12 +131,12 @@ export async function listDeliveries(db: Db, id: number, query: ListDeliveriesQu
  */
 export async function retryDelivery(db: Db, id: number, deliveryId: string): Promise<Delivery> {
   const webhook = await repo.findWebhook(db, id)
-  if (!webhook) throw new AppError(404, messages.webhookNotFound)
-  if (!(await repo.findDelivery(db, id, deliveryId))) throw new AppError(404, messages.webhookDeliveryNotFound)
-  if (webhook.active !== 1) throw new AppError(409, messages.webhookInactive)
+  if (!webhook) throw new AppError(404, 'webhookNotFound')
+  if (!(await repo.findDelivery(db, id, deliveryId))) throw new AppError(404, 'webhookDeliveryNotFound')
+  if (webhook.active !== 1) throw new AppError(409, 'webhookInactive')
   const row = await repo.requeueDelivery(db, id, deliveryId, nowIso())
   // Deleted in between (with its webhook).
-  if (!row) throw new AppError(404, messages.webhookDeliveryNotFound)
+  if (!row) throw new AppError(404, 'webhookDeliveryNotFound')
   return deliveryRowToDelivery(row)
 }
 
