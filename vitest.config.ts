@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { join } from 'node:path'
 import { defineConfig } from 'vitest/config'
+// The files that read the catalog over HTTP (the only answers the product read cache serves).
+import { catalogReaders } from './scripts/catalog-readers.mjs'
 
 // The same suite runs on every database: SQLite always (twice: with the product read cache off and on),
 // PostgreSQL when TEST_DATABASE_URL is set.
@@ -24,21 +24,6 @@ const sqliteOnly = [
   'test/totals/**',
   'node_modules/**',
 ]
-/**
- * The files the cache-on project runs: those that read the catalog over HTTP (their source names `/products` or
- * `/categories`), the only answers the product read cache serves. The others (sessions, payments, the outbox,
- * outages...) would run a second time with nothing different.
- */
-function readsTheCatalog(dir = 'test'): string[] {
-  const found: string[] = []
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) found.push(...readsTheCatalog(path))
-    else if (entry.name.endsWith('.test.ts') && /['"`]\/(products|categories)\b/.test(readFileSync(path, 'utf8'))) found.push(path)
-  }
-  return found
-}
-
 const postgres = process.env.TEST_DATABASE_URL
   ? [{ extends: true as const, test: { name: 'postgres', include, env: { TEST_DIALECT: 'postgres' }, exclude: sqliteOnly } }]
   : []
@@ -58,7 +43,7 @@ export default defineConfig({
       // Production keeps it on; tests that write rows behind the service's back must then say so.
       {
         extends: true,
-        test: { name: 'sqlite-cached', include: readsTheCatalog(), env: { TEST_DIALECT: 'sqlite', TEST_CATALOG_CACHE: 'on' }, exclude: sqliteOnly },
+        test: { name: 'sqlite-cached', include: catalogReaders(), env: { TEST_DIALECT: 'sqlite', TEST_CATALOG_CACHE: 'on' }, exclude: sqliteOnly },
       },
       ...postgres,
       {
