@@ -25,7 +25,15 @@ const sqliteOnly = [
   'node_modules/**',
 ]
 const postgres = process.env.TEST_DATABASE_URL
-  ? [{ extends: true as const, test: { name: 'postgres', include, env: { TEST_DIALECT: 'postgres' }, exclude: sqliteOnly } }]
+  ? [
+      {
+        extends: true as const,
+        // One PostgreSQL file at a time, as before the suite ran on more than one worker: with two at once, a file
+        // now and then found its own schema's tables gone (2 failures in ~1,000 tests in 2 of 3 CI runs; cause
+        // not found yet). The SQLite files still run beside it.
+        test: { name: 'postgres', include, env: { TEST_DIALECT: 'postgres' }, exclude: sqliteOnly, maxWorkers: 1 },
+      },
+    ]
   : []
 
 export default defineConfig({
