@@ -44,7 +44,16 @@ export async function findPayments(db: Db, orderIds: number[]) {
 /** Writes a payment row unless the order has one. */
 export async function insertPayment(
   trx: Trx,
-  row: { order_id: number; provider: 'manual' | 'stripe'; status: PaymentStatus; amount_cents: number; currency: string; created_at: string },
+  row: {
+    order_id: number
+    provider: 'manual' | 'stripe'
+    status: PaymentStatus
+    amount_cents: number
+    currency: string
+    created_at: string
+    paid_manually?: number
+    refunded_cents?: number
+  },
 ): Promise<void> {
   await trx
     .insertInto('payments')

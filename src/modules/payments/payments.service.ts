@@ -256,9 +256,8 @@ export class PaymentsService {
     if (move.from === 'paid' && row?.refund_pending_at && move.to !== 'cancelled') throw new AppError(409, 'refundInProgress')
     if (move.from !== 'paid' || move.to !== 'cancelled') return
     if (!row) {
-      await this.insertManual(trx, move.orderId, 'refunded', now)
-      const order = await repo.findOrderForPayment(trx, move.orderId)
-      await this.recordRefund(trx, move.orderId, Number(order?.total_cents ?? 0), 'manual', move.actorId, now)
+      const cents = await this.insertManual(trx, move.orderId, 'refunded', now)
+      await this.recordRefund(trx, move.orderId, cents, 'manual', move.actorId, now)
       return
     }
     if (needsCardRefund(row)) {
@@ -292,9 +291,10 @@ export class PaymentsService {
     }
   }
 
-  private async insertManual(trx: Trx, orderId: number, status: 'paid' | 'refunded', now: string): Promise<void> {
+  /** A manual payment's row, paid by the shop's own means (or refunded by them); returns the amount, 0 without an order. */
+  private async insertManual(trx: Trx, orderId: number, status: 'paid' | 'refunded', now: string): Promise<number> {
     const order = await repo.findOrderForPayment(trx, orderId)
-    if (!order) return
+    if (!order) return 0
     await repo.insertPayment(trx, {
       order_id: orderId,
       provider: 'manual',
@@ -302,9 +302,10 @@ export class PaymentsService {
       amount_cents: order.total_cents,
       currency: this.config.currency,
       created_at: now,
+      paid_manually: 1,
+      refunded_cents: status === 'refunded' ? order.total_cents : 0,
     })
-    if (status === 'paid') await repo.markPaidManually(trx, orderId, now)
-    if (status === 'refunded') await trx.updateTable('payments').set({ refunded_cents: order.total_cents }).where('order_id', '=', orderId).execute()
+    return order.total_cents
   }
 
   private async recordRefund(
