@@ -40,8 +40,12 @@ describe('manual payments (the default)', () => {
     expect((await setStatus(order.id, 'paid')).statusCode).toBe(200)
     expect(await paymentRow(t.app, order.id)).toMatchObject({ provider: 'manual', status: 'paid', amount_cents: 3998, currency: 'EUR' })
     expect((await pay(t.app, order)).json()).toEqual({ error: 'La orden no está pendiente de pago' })
-    expect((await setStatus(order.id, 'cancelled')).statusCode).toBe(200)
-    expect((await paymentRow(t.app, order.id))?.status).toBe('refunded')
+    const cancelled = await setStatus(order.id, 'cancelled')
+    expect(cancelled.statusCode).toBe(200)
+    expect(cancelled.json().payment).toEqual({ provider: 'manual', status: 'refunded', amount: 39.98, currency: 'EUR', refundedAmount: 39.98 })
+    expect(await paymentRow(t.app, order.id)).toMatchObject({ status: 'refunded', refunded_cents: 3998 })
+    const refunds = await t.app.db.selectFrom('refunds').selectAll().where('order_id', '=', order.id).execute()
+    expect(refunds).toEqual([expect.objectContaining({ amount_cents: 3998, provider: 'manual', actor_type: 'user' })])
   })
 
   it('the Stripe webhook does not exist without Stripe', async () => {
