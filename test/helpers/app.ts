@@ -3,11 +3,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
+import { afterAll, beforeAll } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.js'
 import type { ImageHost } from '../../src/modules/images/image-host.js'
 import type { OutboxPluginOptions } from '../../src/modules/outbox/dispatcher.js'
+import { makeUser, type TestUser } from './factories.js'
 import { createPgSchema, testDatabaseUrl } from './pg-schema.js'
 
 export const dialect = process.env.TEST_DIALECT === 'postgres' ? 'postgres' : 'sqlite'
@@ -78,4 +80,29 @@ export async function createTestApp(
       rmSync(dataDir, { recursive: true, force: true })
     },
   }
+}
+
+/** A test app of a file (or a describe block), with an admin and a customer made for it. */
+export interface UsedTestApp extends TestApp {
+  admin: TestUser
+  customer: TestUser
+}
+
+/**
+ * The one set-up of a file: builds a test app before its tests (with an admin and a customer) and closes it after.
+ * Call it at the top of a file or of a `describe`; read the fields inside hooks and tests, once they are set.
+ *
+ *   const shop = useTestApp({ LOW_STOCK_THRESHOLD: '3' })
+ *   it('…', async () => { await shop.app.inject({ url: '/products', headers: bearer(shop.admin) }) })
+ */
+export function useTestApp(env: Record<string, string> = {}, extra: Parameters<typeof createTestApp>[1] = {}): UsedTestApp {
+  const used = {} as UsedTestApp
+  beforeAll(async () => {
+    const t = await createTestApp(env, extra)
+    Object.assign(used, t, { admin: await makeUser(t.app, 'admin'), customer: await makeUser(t.app, 'customer') })
+  })
+  afterAll(async () => {
+    await used.close?.()
+  })
+  return used
 }

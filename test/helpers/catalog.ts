@@ -34,8 +34,8 @@ export interface ProductValues {
 }
 
 /**
- * The one product factory of the tests: a `products` row with a fresh name and image key (no image
- * file behind it). Cart and order tests use it too, through helpers/shop.ts.
+ * The row behind the one product factory of the tests (makeProduct): a `products` row with a fresh name and image
+ * key (no image file behind it).
  */
 export function productRow(values: ProductValues = {}): Insertable<ProductsTable> {
   sequence += 1
@@ -53,12 +53,15 @@ export function productRow(values: ProductValues = {}): Insertable<ProductsTable
   }
 }
 
-/** Inserts a product row directly (no image file behind it). */
-export async function makeProduct(app: FastifyInstance, values: ProductValues = {}): Promise<Product> {
+/** A product as the factory made it: the service's shape, with its price in cents. */
+export type TestProduct = Product & { priceCents: number }
+
+/** The one product factory of the tests: inserts a product row directly (no image file behind it), at 10.00 unless told. */
+export async function makeProduct(app: FastifyInstance, values: ProductValues = {}): Promise<TestProduct> {
   const row = await app.db.insertInto('products').values(productRow(values)).returningAll().executeTakeFirstOrThrow()
   // Written behind the service's back: the product read cache must hear of it.
   app.catalogCache.invalidate()
-  return productRowToProduct(row)
+  return { ...productRowToProduct(row), priceCents: row.price_cents }
 }
 
 /** Inserts many product rows directly, a few hundred per statement; the products by id. */
