@@ -1,11 +1,11 @@
-import createClient from 'openapi-fetch'
 import { HttpError } from 'react-admin'
 import { describe, expect, it } from 'vitest'
+import { createShopClient } from '../../clients/typescript/index.js'
+import { errorCode, type ErrorCode } from '../../admin/src/api/answers'
 import { createDataProvider } from '../../admin/src/api/dataProvider'
-import type { paths } from '../../admin/src/api/schema'
 
 // The dashboard's data providers (admin/src/api/<resource>.ts, combined in dataProvider.ts), over the API's typed
-// client with a fetch of the test's own: which calls they make of the API for react-admin's, and what they make of
+// client (clients/typescript, as admin/src/api/client.ts makes it) with a fetch of the test's own: which calls they make of the API for react-admin's, and what they make of
 // the answers. No service and no database: the browser tests drive the same providers against the real routes.
 // Type-checked with the dashboard (admin/tsconfig.json); `.sqlite` keeps it to one run of the suite.
 
@@ -22,9 +22,12 @@ type Answer = { status?: number; body: unknown; headers?: Record<string, string>
 /** A fake of the API: answers by "METHOD /path" (query left out), and keeps every request it was sent. */
 function fakeShop(answers: Record<string, Answer | ((sent: Sent) => Answer)>) {
   const sent: Sent[] = []
+  /** The Accept headers the requests were sent with. */
+  const accepts = new Set<string | null>()
   const fetch = async (request: Request): Promise<Response> => {
     const url = new URL(request.url)
     const entry: Sent = { method: request.method, url: url.pathname + url.search }
+    accepts.add(request.headers.get('accept'))
     const type = request.headers.get('content-type') ?? ''
     if (type.startsWith('application/json')) entry.json = await request.json()
     if (type.startsWith('multipart/form-data')) {
@@ -39,9 +42,19 @@ function fakeShop(answers: Record<string, Answer | ((sent: Sent) => Answer)>) {
     const answer = typeof found === 'function' ? found(entry) : found
     return Response.json(answer.body, { status: answer.status ?? 200, headers: answer.headers })
   }
-  const dataProvider = createDataProvider(createClient<paths>({ baseUrl: 'http://shop.test', fetch }))
-  return { dataProvider, sent }
+  const dataProvider = createDataProvider(createShopClient({ baseUrl: 'http://shop.test', fetch }))
+  return { dataProvider, sent, accepts }
 }
+
+/** An error as the API answers a client that asks for problem details (src/plugins/errors.ts). */
+const problem = (status: number, code: ErrorCode, detail: string, field?: string): Answer => ({
+  status,
+  body: { type: `/problems/${code}`, title: code, status, detail, code, ...(field === undefined ? {} : { field }) },
+  headers: { 'Content-Type': 'application/problem+json' },
+})
+
+/** What a call failed with (or what it answered, for the test to fail on). */
+const failed = (call: Promise<unknown>): Promise<unknown> => call.catch((error: unknown) => error)
 
 const page = (page: number, perPage = 25) => ({ pagination: { page, perPage }, sort: { field: 'id', order: 'ASC' as const }, filter: {} })
 const at = '2026-11-22T10:00:00.000Z'
@@ -72,7 +85,7 @@ const method = (id: number, fields: object = {}) => ({
 describe('the dashboard’s data providers', () => {
   it('send each resource’s calls to its own routes, with react-admin’s page as limit and offset', async () => {
     const list = { body: [], headers: { 'X-Total-Count': '0' } }
-    const { dataProvider, sent } = fakeShop({
+    const { dataProvider, sent, accepts } = fakeShop({
       'GET /products': list,
       'GET /categories': { body: [] },
       'GET /orders': list,
@@ -87,6 +100,8 @@ describe('the dashboard’s data providers', () => {
     await dataProvider.getList('users', page(3))
     await dataProvider.getList('webhooks', page(1))
     await dataProvider.getList('shipping-methods', page(1))
+    // Every call asks for errors as problem details, which carry the `code` and `field` the dashboard reads.
+    expect(accepts).toEqual(new Set(['application/json, application/problem+json']))
     expect(sent.map((request) => `${request.method} ${request.url}`)).toEqual([
       'GET /products?limit=10&offset=10&sort=price_asc&q=lamp&categoryId=3',
       'GET /categories',
@@ -122,7 +137,11 @@ describe('the dashboard’s data providers', () => {
     const methods = await dataProvider.getList('shipping-methods', page(2, 2))
     expect([methods.data, methods.total]).toEqual([[method(3)], 3])
     expect((await dataProvider.getOne('shipping-methods', { id: '2' })).data).toEqual(method(2))
-    await expect(dataProvider.getOne('shipping-methods', { id: 9 })).rejects.toMatchObject({ status: 404, message: 'Método de envío no encontrado' })
+    await expect(dataProvider.getOne('shipping-methods', { id: 9 })).rejects.toMatchObject({
+      status: 404,
+      message: 'Método de envío no encontrado',
+      body: { code: 'shipping_method_not_found' },
+    })
     // One call each: there is no GET of a single category list entry or shipping method.
     expect(sent.map((request) => request.url)).toEqual([
       '/categories',
@@ -149,18 +168,75 @@ describe('the dashboard’s data providers', () => {
     // The form requires an image; without one nothing is sent, and the form says so beside the field.
     const refused = await dataProvider.create('products', { data: { ...data, image: undefined } }).catch((error: unknown) => error)
     expect(refused).toBeInstanceOf(HttpError)
-    expect((refused as HttpError).body).toEqual({ error: 'An image is required', errors: { image: 'An image is required' } })
+    expect((refused as HttpError).body).toEqual({
+      error: 'An image is required',
+      code: 'validation_failed',
+      errors: { image: 'An image is required', root: { serverError: 'An image is required' } },
+    })
     expect(sent).toHaveLength(3)
   })
 
-  it('give the API’s 422 to the form beside the field it names', async () => {
-    const { dataProvider } = fakeShop({ 'PUT /products/7': { status: 422, body: { error: 'price must not be less than 0' } } })
-    const error = await dataProvider.update('products', { id: 7, data: { price: -1 }, previousData: product }).catch((caught: unknown) => caught)
+  it('give a problem’s `detail` as the message, and to the form beside the `field` it names', async () => {
+    const { dataProvider } = fakeShop({ 'PUT /products/7': problem(422, 'validation_failed', 'price must not be less than 0', 'price') })
+    const error = await failed(dataProvider.update('products', { id: 7, data: { price: -1 }, previousData: product }))
     expect(error).toBeInstanceOf(HttpError)
     expect(error).toMatchObject({
       status: 422,
       message: 'price must not be less than 0',
-      body: { error: 'price must not be less than 0', errors: { price: 'price must not be less than 0' } },
+      body: {
+        error: 'price must not be less than 0',
+        code: 'validation_failed',
+        errors: { price: 'price must not be less than 0', root: { serverError: 'price must not be less than 0' } },
+      },
+    })
+  })
+
+  it('find the field of a conflict by the problem’s `field` or `code`, whatever the message’s wording', async () => {
+    const { dataProvider } = fakeShop({
+      // A duplicate e-mail (409): the API names the field; the message is the API's, in any language.
+      'POST /auth/users': problem(409, 'email_taken', 'Ce message ne nomme aucun champ', 'email'),
+      // Refused without a field: the code says it is about the role.
+      'PATCH /auth/users/5': problem(403, 'cannot_change_own_role', 'Mensaje cualquiera'),
+      // A status move the lifecycle refuses: no field, and the orders page reacts to its code.
+      'PATCH /orders/9/status': problem(409, 'transition_not_allowed', 'Transición de estado no permitida: paid -> pending'),
+      // A field that is not one of the form's: the message only, as a notice.
+      'POST /categories': problem(422, 'validation_failed', 'idempotency-key is invalid', 'idempotency-key'),
+    })
+    const taken = await failed(dataProvider.create('users', { data: { name: 'Ana', email: 'ana@shop.test', password: 'secret123', role: 'admin' } }))
+    expect(taken).toMatchObject({ status: 409, body: { code: 'email_taken', errors: { email: 'Ce message ne nomme aucun champ' } } })
+
+    const ownRole = await failed(dataProvider.update('users', { id: 5, data: { ...user(5), role: 'admin' }, previousData: user(5) }))
+    expect(ownRole).toMatchObject({ status: 403, message: 'Mensaje cualquiera', body: { errors: { role: 'Mensaje cualquiera' } } })
+
+    const refused = await failed(dataProvider.update('orders', { id: 9, data: { status: 'pending' }, previousData: { id: 9, status: 'paid' } }))
+    expect(refused).toMatchObject({ status: 409, message: 'Transición de estado no permitida: paid -> pending' })
+    expect(errorCode(refused)).toBe('transition_not_allowed')
+    expect((refused as HttpError).body).not.toHaveProperty('errors')
+
+    const notAField = await failed(dataProvider.create('categories', { data: { name: 'Garden' } }))
+    expect((notAField as HttpError).body).toEqual({ error: 'idempotency-key is invalid', code: 'validation_failed' })
+    expect(errorCode(new Error('not an HttpError'))).toBeUndefined()
+  })
+
+  it('show the message of an `{error}` body (a proxy, an older service) or the status, with no code and no field', async () => {
+    const { dataProvider } = fakeShop({
+      'PUT /products/7': { status: 422, body: { error: 'price must not be less than 0' } },
+      'POST /categories': { status: 409, body: { error: 'La categoría ya existe' } },
+      'GET /products/8': { status: 502, body: '<html>Bad gateway</html>' },
+    })
+    const old = await failed(dataProvider.update('products', { id: 7, data: { price: -1 }, previousData: product }))
+    expect(old).toBeInstanceOf(HttpError)
+    expect(old).toMatchObject({ status: 422, message: 'price must not be less than 0', body: { error: 'price must not be less than 0' } })
+    expect((old as HttpError).body).not.toHaveProperty('errors')
+    expect(errorCode(old)).toBeUndefined()
+
+    // Its wording is not read: a duplicate name without problem details is a notice, not the name field's error.
+    const duplicate = await failed(dataProvider.create('categories', { data: { name: 'Garden' } }))
+    expect((duplicate as HttpError).body).toEqual({ error: 'La categoría ya existe' })
+
+    await expect(dataProvider.getOne('products', { id: 8 })).rejects.toMatchObject({
+      status: 502,
+      message: 'The shop API answered 502. Try again in a moment.',
     })
   })
 

@@ -1,6 +1,6 @@
 import type { AuthProvider } from 'react-admin'
 import { unwrap } from './answers'
-import { api, readSession, type Session, writeSession } from './client'
+import { ACCEPT, api, readSession, type Session, writeSession } from './client'
 
 export const NOT_AN_ADMIN = 'This account is not allowed in: the dashboard is for the shop’s administrators only.'
 export const SESSION_EXPIRED = 'Your session has expired. Sign in again to carry on where you were.'
@@ -24,7 +24,7 @@ export const authProvider: AuthProvider = {
     if (session?.refreshToken) {
       await fetch(`${window.location.origin}/auth/logout`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${session.token}` },
+        headers: { 'Content-Type': 'application/json', Accept: ACCEPT, Authorization: `Bearer ${session.token}` },
         body: JSON.stringify({ refreshToken: session.refreshToken }),
         signal: AbortSignal.timeout(5_000),
       }).catch(() => undefined)

@@ -1,6 +1,6 @@
-import createClient, { type Middleware } from 'openapi-fetch'
+import type { Middleware } from 'openapi-fetch'
 import { HttpError } from 'react-admin'
-import type { paths } from './schema'
+import { createShopClient } from '../../../clients/typescript/index.js'
 import type { Api } from './resource'
 
 /** What the dashboard keeps of a signed-in admin, in localStorage. */
@@ -12,6 +12,9 @@ export interface Session {
 }
 
 const SESSION_KEY = 'shop-admin.session'
+
+/** The typed client's Accept, for the calls made with fetch itself (renewing and ending the session). */
+export const ACCEPT = 'application/json, application/problem+json'
 
 export function readSession(): Session | null {
   try {
@@ -57,7 +60,7 @@ function refreshSession(): Promise<boolean> {
     try {
       const response = await fetch(`${window.location.origin}/auth/refresh`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
+        headers: { 'Content-Type': 'application/json', Accept: ACCEPT },
         body: JSON.stringify({ refreshToken: session.refreshToken }),
         signal: AbortSignal.timeout(API_TIMEOUT_MS),
       })
@@ -101,6 +104,10 @@ async function reachingFetch(input: Request): Promise<Response> {
   return send(again)
 }
 
-/** The service's API, typed from its own OpenAPI document (schema.d.ts). Same origin: the service serves the dashboard. */
-export const api: Api = createClient<paths>({ baseUrl: window.location.origin, fetch: reachingFetch })
+/**
+ * The service's API through its typed client (clients/typescript), typed from its own OpenAPI document (schema.d.ts).
+ * Same origin: the service serves the dashboard. Like every request of that client, the dashboard's ask for errors as
+ * problem details (`Accept: application/json, application/problem+json`): answers.ts reads their `code` and `field`.
+ */
+export const api: Api = createShopClient({ baseUrl: window.location.origin, fetch: reachingFetch })
 api.use(bearer)

@@ -1,5 +1,5 @@
-import { type GetListParams, HttpError } from 'react-admin'
-import { unwrap } from './answers'
+import type { GetListParams, HttpError } from 'react-admin'
+import { failure, unwrap } from './answers'
 import { type Api, dataProviderOf, filtersOf, idValue, paging, text, totalOf, type Values } from './resource'
 import type { components, operations } from './schema'
 
@@ -11,7 +11,7 @@ type NewProduct = operations['createProduct']['requestBody']['content']['multipa
 type ProductForm = operations['updateProduct']['requestBody']['content']['multipart/form-data']
 type ProductChange = operations['updateProduct']['requestBody']['content']['application/json']
 
-/** The form's fields, which the API's 422 messages name (`price must not be less than 0`). */
+/** The form's fields: an error whose problem details name one of them (`field`) is shown beside it. */
 const fields = ['name', 'description', 'price', 'stock', 'categoryId', 'image'] as const
 
 /** react-admin's sort as the API's: newest (the default), by price either way, or by name. */
@@ -71,8 +71,8 @@ function change(data: Values): ProductChange {
 }
 
 /** A refusal of the form's own, shown beside its field like the API's 422s. */
-function fieldError(field: string, message: string): HttpError {
-  return new HttpError(message, 422, { error: message, errors: { [field]: message } })
+function fieldError(field: (typeof fields)[number], message: string): HttpError {
+  return failure(message, 422, { code: 'validation_failed', field, fields })
 }
 
 /** Products: GET /products with search, category, sort and paging; create and change with an image (multipart). */

@@ -1,6 +1,5 @@
-import { HttpError } from 'react-admin'
 import { COUNTRY_CODES } from '../../../src/shared/countries'
-import { unwrap } from './answers'
+import { failure, unwrap } from './answers'
 import { type Api, amountOrNull, changed, dataProviderOf, paging, text, type Values } from './resource'
 import type { components, operations } from './schema'
 
@@ -45,8 +44,8 @@ export function shippingMethodsProvider(api: Api) {
   const all = async () => unwrap(await api.GET('/shipping-methods', { params: { query: { all: true } } }))
   const one = async (id: number) => {
     const method = (await all()).find((candidate) => candidate.id === id)
-    // The API's own words for a method it does not have.
-    if (!method) throw new HttpError('Método de envío no encontrado', 404, { error: 'Método de envío no encontrado' })
+    // The API's own answer for a method it does not have: its message and its code.
+    if (!method) throw failure('Método de envío no encontrado', 404, { code: 'shipping_method_not_found' })
     return method
   }
   return dataProviderOf<ShippingMethod>('shipping-methods', {
