@@ -18,6 +18,7 @@ import {
   useUpdate,
 } from 'react-admin'
 import { Box, Button, Card, CardContent, Chip, Stack, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material'
+import { errorCode } from '../api/answers'
 import { ORDER_STATUSES, type Order, type OrderStatus } from '../api/orders'
 import { filtersOf, idValue } from '../api/resource'
 import type { User } from '../api/users'
@@ -126,7 +127,11 @@ function StatusMoves() {
           notify(`Order #${order.id} is now ${status}`, { type: 'success' })
           refresh()
         },
-        onError: (error) => notify(error instanceof Error ? error.message : 'The status could not be changed', { type: 'error' }),
+        onError: (error) => {
+          notify(error instanceof Error ? error.message : 'The status could not be changed', { type: 'error' })
+          // The order moved meanwhile (another admin, a payment): read it again, so the buttons offer today's moves.
+          if (errorCode(error) === 'transition_not_allowed') refresh()
+        },
       },
     )
   const cancelText =
