@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
@@ -26,6 +26,16 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
     else await page.goto(target)
   }
   const alertWith = (page: Page, text: string) => page.getByRole('alert').filter({ hasText: text })
+  /** What is said beside a form's input: its helper text, where MUI puts the field's error (aria-describedby). */
+  const besideField = async (input: Locator): Promise<string> => {
+    const ids = (await input.getAttribute('aria-describedby'))?.split(/\s+/).filter(Boolean) ?? []
+    if (ids.length === 0) return ''
+    const texts = await input
+      .page()
+      .locator(ids.map((id) => `[id="${id}"]`).join(', '))
+      .allTextContents()
+    return texts.join(' ')
+  }
 
   /** A customer who bought `quantity` of a product: the order, placed through the API. */
   async function placeOrder(quantity = 2): Promise<{ customer: TestUser; productId: number; orderId: number }> {
@@ -97,9 +107,13 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
     await page.getByLabel('Description').fill('x'.repeat(6000))
     await page.getByLabel('Price').fill('1')
     await page.locator('input[type=file]').setInputFiles({ name: 'a.png', mimeType: 'image/png', buffer: PNG })
+    const sent = page.waitForRequest((request) => request.method() === 'POST' && new URL(request.url()).pathname === '/products')
     await page.getByRole('button', { name: 'Save' }).click()
+    // The dashboard asks for problem details: the field's error is found by the problem's `field`, not its wording.
+    expect((await (await sent).allHeaders()).accept).toBe('application/json, application/problem+json')
     // Beside the field, in the form (the notification says it too).
     await page.locator('form').getByText('description must be shorter than or equal to 5000 characters').waitFor()
+    expect(await besideField(page.getByLabel('Description'))).toContain('description must be shorter than or equal to 5000 characters')
     expect((await api('GET', '/products?q=Too%20long')).body).toHaveLength(0)
   })
 
@@ -213,11 +227,16 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
 
     await go(page, '/users/create')
     await page.getByRole('textbox', { name: /^Name/ }).fill('Second Admin')
-    await page.getByLabel('Email').fill('second@shop.test')
+    await page.getByLabel('Email').fill(customer.email)
     await page.getByRole('textbox', { name: /^Password/ }).fill('short')
     await page.getByRole('button', { name: 'Save' }).click()
     await page.locator('form').getByText('La contraseña debe tener al menos 6 caracteres').waitFor()
+    expect(await besideField(page.getByRole('textbox', { name: /^Password/ }))).toContain('La contraseña debe tener al menos 6 caracteres')
     await page.getByRole('textbox', { name: /^Password/ }).fill('long-enough-1')
+    await page.getByRole('button', { name: 'Save' }).click()
+    // A duplicate e-mail (409 email_taken) is the e-mail field's error: the problem names the field.
+    await expect.poll(() => besideField(page.getByLabel('Email'))).toContain('El email ya está en uso')
+    await page.getByLabel('Email').fill('second@shop.test')
     await page.getByRole('button', { name: 'Save' }).click()
     await page.getByRole('row', { name: /second@shop\.test/ }).waitFor()
     const users = (await api('GET', '/auth/users?limit=100', adminUser)).body
