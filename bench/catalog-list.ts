@@ -13,6 +13,7 @@ import { loadConfig } from '../src/config.js'
 import { connectDatabase, type DatabaseHandle } from '../src/db/connect.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { createPgSchema } from '../test/helpers/pg-schema.js'
+import { addMissingDefaultVariants } from '../src/modules/catalog/variants.repository.js'
 
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const WORDS = ['lamp', 'chair', 'mug', 'desk', 'cable', 'shirt', 'ball', 'book', 'pen', 'kite', 'clock', 'bottle']
@@ -41,6 +42,8 @@ export async function fill(handle: DatabaseHandle, products: number): Promise<vo
   const categories = Array.from({ length: 20 }, (_, i) => ({
     name: `Category ${i + 1}`,
     name_key: `category ${i + 1}`,
+    slug: `category-${i + 1}`,
+    path: `/${i + 1}/`,
     description: '',
     created_at: now,
     updated_at: now,
@@ -54,10 +57,13 @@ export async function fill(handle: DatabaseHandle, products: number): Promise<vo
       const rows = []
       for (let i = start; i < Math.min(products, start + 500); i += 1) {
         const name = `${ADJ[Math.floor(random() * ADJ.length)]} ${WORDS[Math.floor(random() * WORDS.length)]} ${i}`
+        const price = 100 + Math.floor(random() * 99_900)
         rows.push({
           name,
+          slug: `p-${i}`,
           description: `A ${name} for every day`,
-          price_cents: 100 + Math.floor(random() * 99_900),
+          price_cents: price,
+          price_max_cents: price,
           stock: Math.floor(random() * 100),
           image_key: `products/${base + i}-p${i}.png`,
           image_url: `http://localhost:3000/uploads/products/${base + i}-p${i}.png`,
@@ -68,6 +74,8 @@ export async function fill(handle: DatabaseHandle, products: number): Promise<vo
       }
       await trx.insertInto('products').values(rows).execute()
     }
+    // Each product's default variant and image row, as the service writes them.
+    await addMissingDefaultVariants(trx)
   })
   // Fresh statistics, as a live database would have.
   await sql`analyze`.execute(db)

@@ -15,6 +15,7 @@ import { createOrdersDeps, placeOrder } from '../src/modules/orders/orders.servi
 import { createUser } from '../src/modules/users/users.service.js'
 import { nowIso } from '../src/shared/time.js'
 import { createPgSchema, type PgSchema } from '../test/helpers/pg-schema.js'
+import { addMissingDefaultVariants } from '../src/modules/catalog/variants.repository.js'
 
 const JWT_SECRET = 'checkout-probe-secret-that-is-long-enough-0000'
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -86,8 +87,10 @@ async function main(): Promise<void> {
     .values(
       Array.from({ length: 20 }, (_, i) => ({
         name: `P${i}`,
+        slug: `p${i}`,
         description: '',
         price_cents: 1999 + i,
+        price_max_cents: 1999 + i,
         stock: 100_000_000,
         image_key: `k${i}`,
         image_url: `http://x/${i}`,
@@ -98,6 +101,7 @@ async function main(): Promise<void> {
     )
     .returning('id')
     .execute()
+  await addMissingDefaultVariants(app.db)
   const productIds = products.map((p) => p.id)
   await app.close()
   const pick = () => productIds[Math.floor(Math.random() * productIds.length)] as number

@@ -510,6 +510,23 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/products/{idOrSlug}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Get a product by id or slug (drafts and archived: admins); an old slug answers 301 to the current one */
+    get: operations['getProduct']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/products/{id}': {
     parameters: {
       query?: never
@@ -517,8 +534,7 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** Get a product */
-    get: operations['getProduct']
+    get?: never
     /** Change a product (admin; multipart, or JSON without an image) */
     put: operations['updateProduct']
     post?: never
@@ -526,7 +542,8 @@ export interface paths {
     delete: operations['deleteProduct']
     options?: never
     head?: never
-    patch?: never
+    /** Change a product (admin; multipart, or JSON without an image); the same as PUT */
+    patch: operations['patchProduct']
     trace?: never
   }
   '/uploads/products/{name}': {
@@ -671,6 +688,10 @@ export interface components {
       items: {
         id: number
         productId: number
+        variantId: number
+        /** @description null for a product without options. */
+        variantTitle: string | null
+        sku: string | null
         quantity: number
         subtotal: number
         product: {
@@ -687,6 +708,7 @@ export interface components {
       id: number
       userId: number
       productId: number
+      variantId: number
       quantity: number
       /** Format: date-time */
       createdAt: string
@@ -695,7 +717,11 @@ export interface components {
     Category: {
       id: number
       name: string
+      slug: string
       description: string
+      /** @description null: a root. */
+      parentId: number | null
+      position: number
       /** Format: date-time */
       createdAt: string
       /** Format: date-time */
@@ -1159,6 +1185,9 @@ export interface components {
         | 'image_upload_failed'
         | 'image_not_found'
         | 'malformed_multipart'
+        | 'several_variants'
+        | 'variant_required'
+        | 'variant_not_found'
         | 'order_not_payable'
         | 'invalid_webhook_signature'
         | 'refund_failed'
@@ -1182,11 +1211,74 @@ export interface components {
     Product: {
       id: number
       name: string
+      slug: string
       description: string
+      /** @enum {string} */
+      status: 'draft' | 'active' | 'archived'
+      /** @description The lowest variant price. */
       price: number
+      /** @description The sum of the variants’ stock. */
       stock: number
-      imageUrl: string
+      /** @description The first image, absolute; null only on a draft without images. */
+      imageUrl: string | null
       categoryId: number | null
+      taxClass: string
+      tags: string[]
+      priceRange: {
+        min: number
+        max: number
+      }
+      /** @description Some variant has stock. */
+      inStock: boolean
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+      images: components['schemas']['ProductImage'][]
+      options: components['schemas']['ProductOption'][]
+      variants: components['schemas']['Variant'][]
+    }
+    /** ProductImage */
+    ProductImage: {
+      id: number
+      url: string
+      alt: string
+      position: number
+    }
+    /** ProductOption */
+    ProductOption: {
+      id: number
+      name: string
+      position: number
+      values: {
+        id: number
+        value: string
+        position: number
+      }[]
+    }
+    /** ProductSummary */
+    ProductSummary: {
+      id: number
+      name: string
+      slug: string
+      description: string
+      /** @enum {string} */
+      status: 'draft' | 'active' | 'archived'
+      /** @description The lowest variant price. */
+      price: number
+      /** @description The sum of the variants’ stock. */
+      stock: number
+      /** @description The first image, absolute; null only on a draft without images. */
+      imageUrl: string | null
+      categoryId: number | null
+      taxClass: string
+      tags: string[]
+      priceRange: {
+        min: number
+        max: number
+      }
+      /** @description Some variant has stock. */
+      inStock: boolean
       /** Format: date-time */
       createdAt: string
       /** Format: date-time */
@@ -1238,6 +1330,31 @@ export interface components {
       role: 'customer' | 'admin'
       /** Format: date-time */
       createdAt: string
+    }
+    /** Variant */
+    Variant: {
+      id: number
+      productId: number
+      sku: string | null
+      /** @description The values in option order joined by " / "; null for a default variant. */
+      title: string | null
+      price: number
+      compareAtPrice: number | null
+      stock: number
+      optionValues: {
+        optionId: number
+        name: string
+        valueId: number
+        value: string
+      }[]
+      imageId: number | null
+      /** @description null: the product’s. */
+      taxClass: string | null
+      position: number
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
     }
     /** Webhook */
     Webhook: {
@@ -2628,6 +2745,8 @@ export interface operations {
       content: {
         'application/json': {
           productId: number
+          /** @description Required when the product has several variants. */
+          variantId?: number
           quantity: number
         }
       }
@@ -4484,7 +4603,7 @@ export interface operations {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['Product'][]
+          'application/json': components['schemas']['ProductSummary'][]
         }
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
@@ -4612,7 +4731,8 @@ export interface operations {
       query?: never
       header?: never
       path: {
-        id: number
+        /** @description An id (digits) or a slug. */
+        idOrSlug: string
       }
       cookie?: never
     }
@@ -4627,18 +4747,17 @@ export interface operations {
           'application/json': components['schemas']['Product']
         }
       }
-      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
-      404: {
+      /** @description Moved, no body: `Location` names the current slug. */
+      301: {
         headers: {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['Error']
-          'application/problem+json': components['schemas']['Problem']
+          'application/json': unknown
         }
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
-      422: {
+      404: {
         headers: {
           [name: string]: unknown
         }
@@ -4787,6 +4906,126 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  patchProduct: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'multipart/form-data': {
+          /** @description Trimmed first: a blank name is empty. */
+          name?: string
+          description?: string
+          /** @description An amount with at most 2 decimals, such as 19.99. */
+          price?: number
+          stock?: number
+          /** @description An existing category. */
+          categoryId?: number
+          /**
+           * Format: binary
+           * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
+           */
+          image?: Blob
+        }
+        'application/json': {
+          /** @description Trimmed first: a blank name is empty. */
+          name?: string
+          description?: string
+          /** @description A number or a decimal string, at most 2 decimals: 19.99 or "19.99". */
+          price?: number | string
+          stock?: number
+          /** @description An existing category, or null to take the product out of its category. */
+          categoryId?: number | null
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Product']
         }
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */

@@ -19,11 +19,24 @@ export interface UsersTable {
 export interface CategoriesTable {
   id: Generated<number>
   name: string
-  /** The name lower-cased (Unicode): unique, so names are unique ignoring case; also the list order. */
+  /** The name lower-cased (Unicode): unique among siblings (roots are siblings), so names are unique ignoring case there; also the list order. */
   name_key: string
   description: string
   created_at: Timestamp
   updated_at: Timestamp
+  /** null: a root. */
+  parent_id: Generated<number | null>
+  /** Unique over every category; old ones live in `category_slugs`. */
+  slug: string
+  position: Generated<number>
+  /** The materialized path of ids, the category's own last: `/1/4/`. Its descendants' paths start with it. */
+  path: string
+}
+
+export interface CategorySlugsTable {
+  slug: string
+  category_id: number
+  created_at: Timestamp
 }
 
 export interface ProductsTable {
@@ -40,12 +53,92 @@ export interface ProductsTable {
   category_id: number | null
   created_at: Timestamp
   updated_at: Timestamp
+  /** Unique; old ones live in `product_slugs` (301). */
+  slug: string
+  status: Generated<ProductStatus>
+  tax_class: Generated<string>
+  /** The highest variant price (`price_cents` is the lowest; `stock` the sum): kept by the catalog and the inventory. */
+  price_max_cents: number
+  /** The tags as shown, a JSON array of strings (`product_tags` holds them for search). */
+  tags: Generated<string>
+}
+
+export type ProductStatus = 'draft' | 'active' | 'archived'
+
+export interface ProductSlugsTable {
+  slug: string
+  product_id: number
+  created_at: Timestamp
+}
+
+export interface ProductImagesTable {
+  id: Generated<number>
+  product_id: number
+  image_key: string
+  url: string
+  alt: Generated<string>
+  /** 0 is the main image (mirrored in products.image_key/image_url). */
+  position: number
+  created_at: Timestamp
+}
+
+export interface ProductOptionsTable {
+  id: Generated<number>
+  product_id: number
+  name: string
+  /** The name lower-cased: unique per product. */
+  name_key: string
+  position: number
+}
+
+export interface ProductOptionValuesTable {
+  id: Generated<number>
+  option_id: number
+  value: string
+  /** The value lower-cased: unique per option. */
+  value_key: string
+  position: number
+}
+
+export interface ProductVariantsTable {
+  id: Generated<number>
+  product_id: number
+  sku: string | null
+  /** The SKU lower-cased: unique (null for none). */
+  sku_key: string | null
+  /** The values in option order joined by ' / '; null for the default variant. */
+  title: string | null
+  price_cents: number
+  compare_at_cents: number | null
+  stock: number
+  image_id: number | null
+  /** null: the product's. */
+  tax_class: string | null
+  position: number
+  /** The option value ids, sorted, joined by ','; '' for the default variant. Unique per product. */
+  values_key: string
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface VariantOptionValuesTable {
+  variant_id: number
+  option_value_id: number
+}
+
+export interface ProductTagsTable {
+  product_id: number
+  tag: string
+  /** The tag lower-cased: unique per product, and what `?tag=` matches. */
+  tag_key: string
+  position: number
 }
 
 export interface CartItemsTable {
   id: Generated<number>
   user_id: number
   product_id: number
+  variant_id: number
   quantity: number
   created_at: Timestamp
   updated_at: Timestamp
@@ -77,6 +170,10 @@ export interface OrderItemsTable {
   price_cents: number
   /** The product's name at purchase (lines written before it was kept: the name at migration, or null). */
   name: Generated<string | null>
+  /** The variant bought (no foreign key: the line outlives it), its SKU and title then. */
+  variant_id: Generated<number | null>
+  sku: Generated<string | null>
+  variant_title: Generated<string | null>
 }
 
 export interface AddressesTable {
@@ -253,7 +350,15 @@ export interface WebhooksTable {
 export interface Database {
   users: UsersTable
   categories: CategoriesTable
+  category_slugs: CategorySlugsTable
   products: ProductsTable
+  product_slugs: ProductSlugsTable
+  product_images: ProductImagesTable
+  product_options: ProductOptionsTable
+  product_option_values: ProductOptionValuesTable
+  product_variants: ProductVariantsTable
+  variant_option_values: VariantOptionValuesTable
+  product_tags: ProductTagsTable
   product_counts: ProductCountsTable
   cart_items: CartItemsTable
   orders: OrdersTable
@@ -279,6 +384,8 @@ export type UserUpdate = Updateable<UsersTable>
 export type CategoryRow = Selectable<CategoriesTable>
 /** A product as the service reads and writes it (`name_key` is the database's own). */
 export type ProductRow = Omit<Selectable<ProductsTable>, 'name_key'>
+export type VariantRow = Selectable<ProductVariantsTable>
+export type ProductImageRow = Selectable<ProductImagesTable>
 export type CartItemRow = Selectable<CartItemsTable>
 export type OrderRow = Selectable<OrdersTable>
 export type OrderItemRow = Selectable<OrderItemsTable>

@@ -9,6 +9,7 @@ import * as webhooks from './migrations/2026-11-25T0200-webhooks.js'
 import * as ordersCreatedIndex from './migrations/2026-11-25T0300-orders-created-index.js'
 import * as outboxPartialIndexes from './migrations/2026-11-26T0000-outbox-partial-indexes.js'
 import * as orderLifecycle from './migrations/2026-11-27T0000-order-lifecycle.js'
+import * as catalog from './migrations/2026-11-28T0000-catalog.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T0300-orders-created-index': ordersCreatedIndex,
   '2026-11-26T0000-outbox-partial-indexes': outboxPartialIndexes,
   '2026-11-27T0000-order-lifecycle': orderLifecycle,
+  '2026-11-28T0000-catalog': catalog,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -40,6 +40,12 @@ declare module 'fastify' {
     /** onRequest hooks: authenticate, then 403 unless the token's role is one of `roles`. */
     requireRole: (...roles: Role[]) => onRequestHookHandler[]
     /**
+     * The signed-in user of a public route that shows more to some (a draft product to an admin): the user when
+     * the request carries a token that holds, undefined otherwise (no token, or one that does not hold: the
+     * request is then answered as anyone's).
+     */
+    viewer: (request: FastifyRequest) => Promise<AuthUser | undefined>
+    /**
      * An access token for the user, in the session `sessionId` (every token the service hands out has one),
      * issued at `issuedAt` (ms; now by default). The same arguments sign the same token.
      */
@@ -204,7 +210,7 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
     return changedAt !== undefined && !session.ended && session.userId === id && session.credentialsAt >= changedAt
   }
 
-  const authenticate = async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+  const authenticate = async (request: FastifyRequest, _reply?: FastifyReply): Promise<void> => {
     const header = request.headers.authorization
     if (!header) throw new AppError(401, 'noUser')
     const match = BEARER.exec(header)
@@ -238,6 +244,16 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
   }
   app.decorate('authenticate', requireRole('customer', 'admin'))
   app.decorate('requireRole', requireRole)
+  app.decorate('viewer', async (request: FastifyRequest): Promise<AuthUser | undefined> => {
+    if (request.headers.authorization === undefined) return undefined
+    try {
+      await authenticate(request)
+      return request.user
+    } catch (error) {
+      if (error instanceof AppError) return undefined
+      throw error
+    }
+  })
 }
 
 export default fp(authPlugin, { name: 'auth', dependencies: ['database', 'change-feed'] })

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { messages } from '../../src/shared/errors.js'
+import { onlyVariantOf, setVariantStockAndPrice } from '../helpers/catalog.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { cartOf, deleteProduct, fillCart, makeProduct, stockOf } from '../helpers/shop.js'
@@ -44,6 +45,9 @@ describe('GET /cart', () => {
     expect(body.items[0]).toEqual({
       id: expect.any(Number),
       productId: cheap.id,
+      variantId: expect.any(Number),
+      variantTitle: null,
+      sku: null,
       quantity: 3,
       subtotal: 0.3,
       product: { id: cheap.id, name: 'Clip', price: 0.1, imageUrl: expect.stringMatching(/^http:\/\//) },
@@ -65,7 +69,7 @@ describe('GET /cart', () => {
     expect(before.json().items[0]).toMatchObject({ productId: p.id, subtotal: 30, product: { price: 10 } })
     expect(before.json().total).toBe(33)
     // An admin changes the price after the line was added.
-    await t.app.db.updateTable('products').set({ price_cents: 1255 }).where('id', '=', p.id).execute()
+    await setVariantStockAndPrice(t.app, p.id, { priceCents: 1255 })
     const res = await t.app.inject({ method: 'GET', url: '/cart', headers: bearer(user) })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({
@@ -73,6 +77,9 @@ describe('GET /cart', () => {
         {
           id: expect.any(Number),
           productId: p.id,
+          variantId: expect.any(Number),
+          variantTitle: null,
+          sku: null,
           quantity: 3,
           subtotal: 37.65,
           product: { id: p.id, name: 'Kettle', price: 12.55, imageUrl: expect.stringMatching(/^http:\/\//) },
@@ -80,6 +87,9 @@ describe('GET /cart', () => {
         {
           id: expect.any(Number),
           productId: q.id,
+          variantId: expect.any(Number),
+          variantTitle: null,
+          sku: null,
           quantity: 1,
           subtotal: 3,
           product: { id: q.id, name: 'Mat', price: 3, imageUrl: expect.stringMatching(/^http:\/\//) },
@@ -120,7 +130,14 @@ describe('POST /cart/add', () => {
     const p = await makeProduct(t.app, { stock: 5 })
     const res = await add(user, { productId: p.id, quantity: 2 })
     expect(res.statusCode).toBe(201)
-    expect(res.json()).toEqual({ id: expect.any(Number), userId: user.id, productId: p.id, quantity: 2, createdAt: expect.stringMatching(ISO) })
+    expect(res.json()).toEqual({
+      id: expect.any(Number),
+      userId: user.id,
+      productId: p.id,
+      variantId: await onlyVariantOf(t.app, p.id),
+      quantity: 2,
+      createdAt: expect.stringMatching(ISO),
+    })
     expect(await cartOf(t.app, user.id)).toEqual({ [p.id]: 2 })
     expect(await stockOf(t.app, p.id)).toBe(5)
   })
@@ -262,7 +279,7 @@ describe('PUT /cart/item/:id', () => {
   async function lineFor(user: TestUser, stock = 5, quantity = 1) {
     const p = await makeProduct(t.app, { stock })
     const res = await add(user, { productId: p.id, quantity })
-    return { product: p, line: res.json() as { id: number; createdAt: string } }
+    return { product: p, line: res.json() as { id: number; variantId: number; createdAt: string } }
   }
 
   it('changes the quantity and answers the cart item', async () => {
@@ -270,7 +287,7 @@ describe('PUT /cart/item/:id', () => {
     const { product, line } = await lineFor(user)
     const res = await t.app.inject({ method: 'PUT', url: `/cart/item/${line.id}`, headers: bearer(user), payload: { quantity: 5 } })
     expect(res.statusCode).toBe(200)
-    expect(res.json()).toEqual({ id: line.id, userId: user.id, productId: product.id, quantity: 5, createdAt: line.createdAt })
+    expect(res.json()).toEqual({ id: line.id, userId: user.id, productId: product.id, variantId: line.variantId, quantity: 5, createdAt: line.createdAt })
     expect(await cartOf(t.app, user.id)).toEqual({ [product.id]: 5 })
   })
 

@@ -33,7 +33,7 @@ describe('GET /categories', () => {
     const body = res.json() as Array<{ name: string }>
     const names = body.map((c) => c.name)
     expect(names.indexOf('AA primera')).toBeLessThan(names.indexOf('zz Último'))
-    expect(Object.keys(body[0]!).sort()).toEqual(['createdAt', 'description', 'id', 'name', 'updatedAt'])
+    expect(Object.keys(body[0]!).sort()).toEqual(['createdAt', 'description', 'id', 'name', 'parentId', 'position', 'slug', 'updatedAt'])
   })
 
   it('orders by name ignoring case: alpha, beta, Zeta', async () => {
@@ -53,7 +53,16 @@ describe('GET /categories/:id', () => {
     const res = await t.app.inject({ method: 'GET', url: `/categories/${c.id}` })
     expect(res.statusCode).toBe(200)
     const body = res.json()
-    expect(body).toEqual({ id: c.id, name: 'Libros', description: 'Papel', createdAt: c.createdAt, updatedAt: c.updatedAt })
+    expect(body).toEqual({
+      id: c.id,
+      name: 'Libros',
+      slug: 'libros',
+      description: 'Papel',
+      parentId: null,
+      position: 0,
+      createdAt: c.createdAt,
+      updatedAt: c.updatedAt,
+    })
     expect(body.createdAt).toMatch(ISO)
     expect(typeof body.id).toBe('number')
   })

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { makeCategory, makeProduct } from '../helpers/catalog.js'
-import type { Product } from '../../src/modules/catalog/products.service.js'
+import type { ProductSummary as Product } from '../../src/modules/catalog/products.service.js'
 
 let t: TestApp
 let toys: number
@@ -47,11 +47,17 @@ describe('GET /products', () => {
       {
         id: made[3]!.id,
         name: 'Atlas',
+        slug: made[3]!.slug,
         description: 'Maps of the world',
+        status: 'active',
         price: 30,
         stock: 10,
         imageUrl: made[3]!.imageUrl,
         categoryId: books,
+        taxClass: 'standard',
+        tags: [],
+        priceRange: { min: 30, max: 30 },
+        inStock: true,
         createdAt: '2026-01-01T00:00:03.000Z',
         updatedAt: '2026-01-01T00:00:03.000Z',
       },
@@ -177,11 +183,34 @@ describe('GET /products', () => {
 })
 
 describe('GET /products/:id', () => {
-  it('returns the product', async () => {
+  it('returns the product, with its images, options and variants (one default variant)', async () => {
     const res = await t.app.inject({ method: 'GET', url: `/products/${made[0]!.id}` })
     expect(res.statusCode).toBe(200)
-    expect(res.json()).toEqual(made[0])
-    expect(res.json().price).toBe(49.99)
+    const { priceCents: _cents, ...summary } = made[0]!
+    const body = res.json()
+    expect(body).toEqual({
+      ...summary,
+      images: [{ id: expect.any(Number), url: made[0]!.imageUrl, alt: '', position: 0 }],
+      options: [],
+      variants: [
+        {
+          id: expect.any(Number),
+          productId: made[0]!.id,
+          sku: null,
+          title: null,
+          price: 49.99,
+          compareAtPrice: null,
+          stock: made[0]!.stock,
+          optionValues: [],
+          imageId: body.images[0].id,
+          taxClass: null,
+          position: 0,
+          createdAt: made[0]!.createdAt,
+          updatedAt: made[0]!.createdAt,
+        },
+      ],
+    })
+    expect(body.price).toBe(49.99)
   })
 
   it('404 for an unknown id', async () => {
@@ -190,15 +219,11 @@ describe('GET /products/:id', () => {
     expect(res.json()).toEqual({ error: 'Producto no encontrado' })
   })
 
-  it.each(['abc', '1.5', '0'])('422 for the id %s', async (id) => {
+  // Text that is not an id is a slug (GET /products/:idOrSlug): one that names no product is not found.
+  it.each(['abc', '1.5', '0', 'Mixed-Case'])('404 for %s, a slug or id of no product', async (id) => {
     const res = await t.app.inject({ method: 'GET', url: `/products/${id}` })
-    expect(res.statusCode).toBe(422)
-    expect(res.json().error).toMatch(/^id must/)
-  })
-
-  it('422 message for a non-numeric id', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/products/abc' })
-    expect(res.json()).toEqual({ error: 'id must be an integer number' })
+    expect(res.statusCode).toBe(404)
+    expect(res.json()).toEqual({ error: 'Producto no encontrado' })
   })
 })
 

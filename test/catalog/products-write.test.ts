@@ -7,6 +7,7 @@ import { nowIso } from '../../src/shared/time.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { failingHost, makeCategory, makeProduct, PNG, pngPart, sendProductForm, storedImages } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { fillCart } from '../helpers/shop.js'
 
 const MiB = 1024 * 1024
 const uploadDir = mkdtempSync(join(tmpdir(), 'shop-uploads-'))
@@ -70,7 +71,26 @@ describe('POST /products (multipart)', () => {
     expect(res.statusCode).toBe(201)
     const body = res.json()
     expect(body).toMatchObject({ name: 'Cámara', description: 'Réflex', price: 19.99, stock: 5, categoryId: category })
-    expect(Object.keys(body).sort()).toEqual(['categoryId', 'createdAt', 'description', 'id', 'imageUrl', 'name', 'price', 'stock', 'updatedAt'])
+    expect(Object.keys(body).sort()).toEqual([
+      'categoryId',
+      'createdAt',
+      'description',
+      'id',
+      'imageUrl',
+      'images',
+      'inStock',
+      'name',
+      'options',
+      'price',
+      'priceRange',
+      'slug',
+      'status',
+      'stock',
+      'tags',
+      'taxClass',
+      'updatedAt',
+      'variants',
+    ])
     expect(body.imageUrl).toMatch(/^http:\/\/shop\.test\/uploads\/products\/\d{13,}-photo\.png$/)
     const row = await t.app.db.selectFrom('products').selectAll().where('id', '=', body.id).executeTakeFirstOrThrow()
     expect(row.image_key).toMatch(KEY)
@@ -426,7 +446,7 @@ describe('DELETE /products/:id', () => {
     const id = res.json().id as number
     const key = (await t.app.db.selectFrom('products').select('image_key').where('id', '=', id).executeTakeFirstOrThrow()).image_key
     const now = nowIso()
-    await t.app.db.insertInto('cart_items').values({ user_id: customer.id, product_id: id, quantity: 2, created_at: now, updated_at: now }).execute()
+    await fillCart(t.app, customer.id, [{ productId: id, quantity: 2 }])
     const order = await t.app.db
       .insertInto('orders')
       .values({ user_id: customer.id, total_cents: 3998, status: 'pending', created_at: now, updated_at: now })
@@ -459,8 +479,7 @@ describe('DELETE /products/:id', () => {
     expect(res.statusCode).toBe(201)
     const product = res.json()
     const before = await t.app.db.selectFrom('products').selectAll().where('id', '=', product.id).executeTakeFirstOrThrow()
-    const now = nowIso()
-    await t.app.db.insertInto('cart_items').values({ user_id: customer.id, product_id: product.id, quantity: 1, created_at: now, updated_at: now }).execute()
+    await fillCart(t.app, customer.id, [{ productId: product.id, quantity: 1 }])
     await leavesNothing(async () => {
       const anon = await t.app.inject({ method: 'DELETE', url: `/products/${product.id}` })
       expect(anon.statusCode).toBe(401)

@@ -7,7 +7,8 @@ import type { ProductsTable } from '../../src/db/database.js'
 import type { ImageHost } from '../../src/modules/images/image-host.js'
 import { renderPng } from '../../src/modules/images/png.js'
 import { type Category, createCategory } from '../../src/modules/catalog/categories.service.js'
-import { productRowToProduct, type Product } from '../../src/modules/catalog/products.service.js'
+import { type Product, productRowToProduct, type ProductSummary } from '../../src/modules/catalog/products.service.js'
+import { addMissingDefaultVariants, insertDefaultVariant, refreshProductAggregates } from '../../src/modules/catalog/variants.repository.js'
 import { nowIso } from '../../src/shared/time.js'
 import { bearer } from './factories.js'
 
@@ -42,6 +43,8 @@ export function productRow(values: ProductValues = {}): Insertable<ProductsTable
   const createdAt = values.createdAt ?? nowIso()
   return {
     name: values.name ?? `Product ${sequence}`,
+    slug: `product-${sequence}-${process.pid}`,
+    price_max_cents: values.priceCents ?? 1000,
     description: values.description ?? '',
     price_cents: values.priceCents ?? 1000,
     stock: values.stock ?? 10,
@@ -54,19 +57,21 @@ export function productRow(values: ProductValues = {}): Insertable<ProductsTable
 }
 
 /** A product as the factory made it: the service's shape, with its price in cents. */
-export type TestProduct = Product & { priceCents: number }
+export type TestProduct = ProductSummary & { priceCents: number }
 
 /** The one product factory of the tests: inserts a product row directly (no image file behind it), at 10.00 unless told. */
 export async function makeProduct(app: FastifyInstance, values: ProductValues = {}): Promise<TestProduct> {
   const row = await app.db.insertInto('products').values(productRow(values)).returningAll().executeTakeFirstOrThrow()
+  // Every product has a variant: its default one (no options), with its price, stock and image.
+  await insertDefaultVariant(app.db, row)
   // Written behind the service's back: the product read cache must hear of it.
   app.catalogCache.invalidate()
   return { ...productRowToProduct(row), priceCents: row.price_cents }
 }
 
 /** Inserts many product rows directly, a few hundred per statement; the products by id. */
-export async function makeProducts(app: FastifyInstance, values: ProductValues[]): Promise<Product[]> {
-  const products: Product[] = []
+export async function makeProducts(app: FastifyInstance, values: ProductValues[]): Promise<ProductSummary[]> {
+  const products: ProductSummary[] = []
   // 300 rows of 9 columns stay under every driver's limit on bound parameters.
   for (let i = 0; i < values.length; i += 300) {
     const rows = await app.db
@@ -76,6 +81,7 @@ export async function makeProducts(app: FastifyInstance, values: ProductValues[]
       .execute()
     products.push(...rows.map(productRowToProduct))
   }
+  await addMissingDefaultVariants(app.db)
   app.catalogCache.invalidate()
   return products.sort((a, b) => a.id - b.id)
 }
@@ -174,4 +180,25 @@ export function failingHost(inner: ImageHost) {
     list: (prefix: string) => inner.list(prefix),
   }
   return host satisfies ImageHost
+}
+
+/**
+ * Sets a product's stock and/or price behind the service's back (as an outside writer would), on its one variant,
+ * the product's copies with it.
+ */
+export async function setVariantStockAndPrice(app: FastifyInstance, productId: number, values: { stock?: number; priceCents?: number }): Promise<void> {
+  await app.db
+    .updateTable('product_variants')
+    .set({ ...(values.stock !== undefined ? { stock: values.stock } : {}), ...(values.priceCents !== undefined ? { price_cents: values.priceCents } : {}) })
+    .where('product_id', '=', productId)
+    .execute()
+  await refreshProductAggregates(app.db, productId)
+  app.catalogCache.invalidate()
+}
+
+/** The id of the one (default) variant of a product made by makeProduct. */
+export async function onlyVariantOf(app: FastifyInstance, productId: number): Promise<number> {
+  const rows = await app.db.selectFrom('product_variants').select('id').where('product_id', '=', productId).execute()
+  if (rows.length !== 1) throw new Error(`product ${productId} has ${rows.length} variants, not one`)
+  return rows[0]!.id
 }

@@ -41,10 +41,20 @@ export async function deleteProduct(app: FastifyInstance, productId: number): Pr
 }
 
 /** Puts lines into a user's cart directly. */
-export async function fillCart(app: FastifyInstance, userId: number, lines: Array<{ productId: number; quantity: number }>): Promise<void> {
+export async function fillCart(app: FastifyInstance, userId: number, lines: Array<{ productId: number; variantId?: number; quantity: number }>): Promise<void> {
   const now = nowIso()
-  await app.db
-    .insertInto('cart_items')
-    .values(lines.map((l) => ({ user_id: userId, product_id: l.productId, quantity: l.quantity, created_at: now, updated_at: now })))
-    .execute()
+  const rows = []
+  for (const l of lines) {
+    // Without a variant named, the product's first.
+    const variant = await app.db
+      .selectFrom('product_variants')
+      .select('id')
+      .where('product_id', '=', l.productId)
+      .$if(l.variantId !== undefined, (q) => q.where('id', '=', l.variantId ?? 0))
+      .orderBy('position')
+      .orderBy('id')
+      .executeTakeFirstOrThrow()
+    rows.push({ user_id: userId, product_id: l.productId, variant_id: variant.id, quantity: l.quantity, created_at: now, updated_at: now })
+  }
+  await app.db.insertInto('cart_items').values(rows).execute()
 }

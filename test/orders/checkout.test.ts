@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type PlaceOrderStep, placeOrder } from '../../src/modules/orders/orders.service.js'
 import { messages } from '../../src/shared/errors.js'
+import { setVariantStockAndPrice } from '../helpers/catalog.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { cartOf, countRows, deleteProduct, fillCart, makeProduct, stockOf } from '../helpers/shop.js'
@@ -273,7 +274,7 @@ describe('checkout: messages and order of checks, each changing nothing', () => 
     const noAddress = await order(empty)
     expect(noAddress.statusCode).toBe(400)
     const { user, product } = await shopper('Scarce')
-    await t.app.db.updateTable('products').set({ stock: 1 }).where('id', '=', product.id).execute()
+    await setVariantStockAndPrice(t.app, product.id, { stock: 1 })
     const incompatible = await order(user, { shippingAddress: paris, shippingMethodId: methodId })
     expect([incompatible.statusCode, incompatible.json()]).toEqual([422, { error: 'El método de envío no está disponible para FR' }])
     const stock = await order(user, { shippingAddress: madrid, shippingMethodId: methodId })

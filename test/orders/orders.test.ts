@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { messages } from '../../src/shared/errors.js'
 import { nowIso } from '../../src/shared/time.js'
+import { setVariantStockAndPrice } from '../helpers/catalog.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { cartOf, countRows, deleteProduct, fillCart, makeProduct, stockOf } from '../helpers/shop.js'
@@ -117,7 +118,7 @@ describe('POST /orders', () => {
 
   it('keeps the unit price of the moment of ordering', async () => {
     const { user, product, order: placed } = await placedOrder()
-    await t.app.db.updateTable('products').set({ price_cents: 99999 }).where('id', '=', product.id).execute()
+    await setVariantStockAndPrice(t.app, product.id, { priceCents: 99999 })
     const res = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(user) })
     expect(res.json().items[0].price).toBe(2.5)
     expect(res.json().total).toBe(5)
@@ -131,7 +132,7 @@ describe('POST /orders', () => {
       { productId: ok.id, quantity: 2 },
       { productId: short.id, quantity: 3 },
     ])
-    await t.app.db.updateTable('products').set({ stock: 2 }).where('id', '=', short.id).execute()
+    await setVariantStockAndPrice(t.app, short.id, { stock: 2 })
     const before = await countRows(t.app, 'orders')
     const res = await order(user)
     expect(res.statusCode).toBe(409)

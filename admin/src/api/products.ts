@@ -3,7 +3,8 @@ import { failure, unwrap } from './answers'
 import { type Api, dataProviderOf, filtersOf, idValue, paging, text, totalOf, type Values } from './resource'
 import type { components, operations } from './schema'
 
-export type Product = components['schemas']['Product']
+/** A product as lists show it (an edit page reads it whole, which has these fields and more). */
+export type Product = components['schemas']['ProductSummary']
 type Sort = NonNullable<NonNullable<operations['listProducts']['parameters']['query']>['sort']>
 /** POST /products: a multipart form with the image file. */
 type NewProduct = operations['createProduct']['requestBody']['content']['multipart/form-data']
@@ -87,7 +88,7 @@ export function productsProvider(api: Api) {
       const result = await api.GET('/products', { params: { query } })
       return { data: unwrap(result), total: totalOf(result.response) }
     },
-    one: async (id) => unwrap(await api.GET('/products/{id}', { params: { path: { id } } })),
+    one: async (id) => unwrap(await api.GET('/products/{idOrSlug}', { params: { path: { idOrSlug: String(id) } } })),
     async create(data) {
       const given = formFields(data, pickedFile(data.image))
       // The form asks for both before it sends anything; said here in the words the form and the API use.

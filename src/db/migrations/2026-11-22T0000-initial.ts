@@ -169,6 +169,11 @@ async function createProductCounts(db: Kysely<any>, isPg: boolean): Promise<void
     .addColumn('category_id', 'integer', (c) => c.primaryKey())
     .addColumn('total', 'bigint', (c) => c.notNull())
     .execute()
+  await createProductCountTriggers(db, isPg)
+}
+
+/** The triggers that keep `product_counts` (every product; the catalog migration counts active ones only). */
+export async function createProductCountTriggers(db: Kysely<any>, isPg: boolean): Promise<void> {
   if (!isPg) {
     await sql`create trigger product_counts_insert after insert on products begin
       insert into product_counts (category_id, total) values (0, 1) on conflict (category_id) do update set total = total + 1;

@@ -6,7 +6,7 @@ const quantity = { type: 'integer', minimum: 1, maximum: 2147483647 } as const
 export const AddToCartBody = {
   type: 'object',
   required: ['productId', 'quantity'],
-  properties: { productId: id, quantity },
+  properties: { productId: id, variantId: { ...id, description: 'Required when the product has several variants.' }, quantity },
   additionalProperties: false,
 } as const
 
@@ -21,11 +21,12 @@ export const UpdateCartItemBody = {
 export const CartItem = {
   title: 'CartItem',
   type: 'object',
-  required: ['id', 'userId', 'productId', 'quantity', 'createdAt'],
+  required: ['id', 'userId', 'productId', 'variantId', 'quantity', 'createdAt'],
   properties: {
     id: { type: 'integer' },
     userId: { type: 'integer' },
     productId: { type: 'integer' },
+    variantId: { type: 'integer' },
     quantity: { type: 'integer' },
     createdAt: { type: 'string', format: 'date-time' },
   },
@@ -40,10 +41,13 @@ export const CartView = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['id', 'productId', 'quantity', 'subtotal', 'product'],
+        required: ['id', 'productId', 'variantId', 'variantTitle', 'sku', 'quantity', 'subtotal', 'product'],
         properties: {
           id: { type: 'integer' },
           productId: { type: 'integer' },
+          variantId: { type: 'integer' },
+          variantTitle: { type: ['string', 'null'], description: 'null for a product without options.' },
+          sku: { type: ['string', 'null'] },
           quantity: { type: 'integer' },
           subtotal: { type: 'number' },
           product: {

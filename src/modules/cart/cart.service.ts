@@ -11,7 +11,7 @@ import type { AddToCartInput, CartItem, CartView } from './cart.schemas.js'
 type Db = Kysely<Database>
 
 function cartItemRowToCartItem(row: repo.CartItemRecord): CartItem {
-  return { id: row.id, userId: row.user_id, productId: row.product_id, quantity: row.quantity, createdAt: row.created_at }
+  return { id: row.id, userId: row.user_id, productId: row.product_id, variantId: row.variant_id, quantity: row.quantity, createdAt: row.created_at }
 }
 
 /** The caller's cart; a user without lines has an empty cart (it exists on demand, no row needed). */
@@ -22,6 +22,9 @@ export async function getCart(db: Db, userId: number): Promise<CartView> {
   const items = rows.map((row, i) => ({
     id: row.id,
     productId: row.product_id,
+    variantId: row.variant_id,
+    variantTitle: row.title,
+    sku: row.sku,
     quantity: row.quantity,
     subtotal: centsToAmount(totals.lines[i]!.totalCents),
     product: { id: row.product_id, name: row.name, price: centsToAmount(row.price_cents), imageUrl: row.image_url },
@@ -33,18 +36,22 @@ export async function getCart(db: Db, userId: number): Promise<CartView> {
 export async function addToCart(db: Db, userId: number, input: AddToCartInput): Promise<{ item: CartItem; created: boolean }> {
   let row: repo.CartItemRecord | undefined
   try {
-    row = await repo.upsertCartLine(db, { userId, productId: input.productId, quantity: input.quantity, now: nowIso() })
+    row = await repo.upsertCartLine(db, { userId, productId: input.productId, variantId: input.variantId, quantity: input.quantity, now: nowIso() })
   } catch (error) {
     // The product was deleted between the statement's read and its insert.
     if (isForeignKeyViolation(error)) throw new AppError(404, 'productNotFound')
     throw error
   }
   if (!row) {
+    // Why nothing was written: a product hidden or gone, a variant to name, a variant of another product, or the rules.
     const product = await repo.findProductForCart(db, input.productId)
-    if (!product) throw new AppError(404, 'productNotFound')
-    const line = await repo.findCartLineOfProduct(db, userId, input.productId)
+    if (!product || product.status !== 'active') throw new AppError(404, 'productNotFound')
+    if (input.variantId === undefined && Number(product.variants) > 1) throw new AppError(422, 'variantRequired')
+    const variant = input.variantId !== undefined ? await repo.findVariantForCart(db, input.variantId) : await repo.findOnlyVariant(db, input.productId)
+    if (!variant || variant.product_id !== input.productId) throw new AppError(404, 'variantNotFound')
+    const line = await repo.findCartLineOfVariant(db, userId, variant.id)
     const quantity = (line?.quantity ?? 0) + input.quantity
-    if (quantity <= product.stock && !withinMaxAmount(product.price_cents, quantity)) throw new AppError(409, 'amountTooLarge')
+    if (quantity <= variant.stock && !withinMaxAmount(variant.price_cents, quantity)) throw new AppError(409, 'amountTooLarge')
     throw new AppError(409, 'insufficientStock')
   }
   // A combined line holds more than this request added (an existing line has at least 1), so equality means new.
@@ -56,8 +63,8 @@ export async function updateCartItem(db: Db, userId: number, id: number, quantit
   if (row) return cartItemRowToCartItem(row)
   const line = await repo.findCartLine(db, id, userId)
   if (!line) throw new AppError(404, 'cartItemNotFound')
-  const product = await repo.findProductForCart(db, line.product_id)
-  if (product && quantity <= product.stock && !withinMaxAmount(product.price_cents, quantity)) {
+  const variant = await repo.findVariantForCart(db, line.variant_id)
+  if (variant && quantity <= variant.stock && !withinMaxAmount(variant.price_cents, quantity)) {
     throw new AppError(409, 'amountTooLarge')
   }
   throw new AppError(409, 'insufficientStock')

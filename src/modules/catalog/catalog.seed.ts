@@ -8,6 +8,7 @@ import { renderPng } from '../images/png.js'
 import * as categories from './categories.repository.js'
 import { categoryNameKey } from './categories.service.js'
 import * as products from './products.repository.js'
+import { insertNewProduct } from './products.service.js'
 
 type Rgb = [number, number, number]
 
@@ -71,7 +72,7 @@ export async function seedCatalog(db: Kysely<Database>, images: ImageHost): Prom
     await images.store(key, Readable.from([png]), 'image/png', png.length)
     try {
       const now = nowIso()
-      await products.insertProduct(db, {
+      await insertNewProduct(db, {
         name: product.name,
         description: product.description,
         price_cents: product.price,
@@ -80,7 +81,6 @@ export async function seedCatalog(db: Kysely<Database>, images: ImageHost): Prom
         image_url: images.publicUrl(key),
         category_id: categoryIds.get(product.category) ?? null,
         created_at: now,
-        updated_at: now,
       })
     } catch (error) {
       await images.delete(key).catch(() => undefined)

@@ -21,11 +21,14 @@ export const UpdateCategoryBody = {
 export const Category = {
   title: 'Category',
   type: 'object',
-  required: ['id', 'name', 'description', 'createdAt', 'updatedAt'],
+  required: ['id', 'name', 'slug', 'description', 'parentId', 'position', 'createdAt', 'updatedAt'],
   properties: {
     id: { type: 'integer' },
     name: { type: 'string' },
+    slug: { type: 'string' },
     description: { type: 'string' },
+    parentId: { type: ['integer', 'null'], description: 'null: a root.' },
+    position: { type: 'integer' },
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
   },

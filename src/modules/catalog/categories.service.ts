@@ -12,7 +12,16 @@ type Db = Kysely<Database>
 export type { Category }
 
 export function categoryRowToCategory(row: CategoryRow): Category {
-  return { id: row.id, name: row.name, description: row.description, createdAt: row.created_at, updatedAt: row.updated_at }
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    description: row.description,
+    parentId: row.parent_id,
+    position: row.position,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
 }
 
 /** Names are unique ignoring case, in every language: the key is the Unicode lower-case form. */

@@ -1,6 +1,7 @@
-import { CompiledQuery, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely'
-import type { Database, ProductRow } from '../../db/database.js'
+import { CompiledQuery, type Insertable, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely'
+import type { Database, ProductRow, ProductsTable } from '../../db/database.js'
 import type { Dialect } from '../../db/connect.js'
+import { PRODUCT_COLUMNS } from './product-view.js'
 import type { ProductSort } from './products.schemas.js'
 
 type Db = Kysely<Database>
@@ -35,7 +36,7 @@ export interface ProductListPlan {
 
 const PLANNER: ProductListPlan = { walkPrice: false, walkSearch: false }
 
-const COLUMNS = ['id', 'name', 'description', 'price_cents', 'stock', 'image_key', 'image_url', 'category_id', 'created_at', 'updated_at'] as const
+const COLUMNS = PRODUCT_COLUMNS
 
 /** `%` and `_` in the search text are literal characters, not wildcards. */
 function likePattern(q: string): string {
@@ -43,7 +44,8 @@ function likePattern(q: string): string {
 }
 
 function applyFilter<O>(query: SelectQueryBuilder<Database, 'products', O>, dialect: Dialect, filter: ProductFilter, plan: ProductListPlan = PLANNER) {
-  let q = query
+  // Only active products are public (a literal: cached page queries take no other parameters).
+  let q = query.where(sql<boolean>`status = 'active'`)
   // SQLite: a unary plus keeps the planner off the price index for this term.
   const price = plan.walkPrice && dialect === 'sqlite' ? sql<number>`+price_cents` : sql<number>`price_cents`
   if (filter.categoryId !== undefined) q = q.where('category_id', '=', filter.categoryId)
@@ -181,6 +183,40 @@ export async function findProductById(db: Db, id: number): Promise<ProductRow | 
   return db.selectFrom('products').select(COLUMNS).where('id', '=', id).executeTakeFirst()
 }
 
+export async function findProductBySlug(db: Db, slug: string): Promise<ProductRow | undefined> {
+  return db.selectFrom('products').select(COLUMNS).where('slug', '=', slug).executeTakeFirst()
+}
+
+/** The current slug of the product that once had `slug`, if any. */
+export async function findRenamedSlug(db: Db, slug: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('product_slugs as s')
+    .innerJoin('products as p', 'p.id', 's.product_id')
+    .select('p.slug')
+    .where('s.slug', '=', slug)
+    .executeTakeFirst()
+  return row?.slug
+}
+
+/** Whether `slug` is a product's, now or before (an old slug still redirects), other than `exceptId`'s. */
+export async function productSlugTaken(db: Db, slug: string, exceptId?: number): Promise<boolean> {
+  let current = db.selectFrom('products').select('id').where('slug', '=', slug)
+  if (exceptId !== undefined) current = current.where('id', '<>', exceptId)
+  if (await current.executeTakeFirst()) return true
+  let old = db.selectFrom('product_slugs').select('product_id').where('slug', '=', slug)
+  if (exceptId !== undefined) old = old.where('product_id', '<>', exceptId)
+  return (await old.executeTakeFirst()) !== undefined
+}
+
+/** Keeps `slug` as an old slug of the product (a later product may take it: the current slug wins). */
+export async function keepOldSlug(db: Db, productId: number, slug: string, at: string): Promise<void> {
+  await db
+    .insertInto('product_slugs')
+    .values({ slug, product_id: productId, created_at: at })
+    .onConflict((oc) => oc.column('slug').doUpdateSet({ product_id: productId, created_at: at }))
+    .execute()
+}
+
 /** The product's stock, its row locked (PostgreSQL) until the transaction ends; undefined when it does not exist. */
 export async function findProductStockForUpdate(trx: Transaction<Database>, dialect: Dialect, id: number): Promise<number | undefined> {
   let query = trx.selectFrom('products').select('stock').where('id', '=', id)
@@ -188,7 +224,7 @@ export async function findProductStockForUpdate(trx: Transaction<Database>, dial
   return (await query.executeTakeFirst())?.stock
 }
 
-export async function insertProduct(db: Db, product: Omit<ProductRow, 'id'>): Promise<ProductRow> {
+export async function insertProduct(db: Db, product: Insertable<ProductsTable>): Promise<ProductRow> {
   return db.insertInto('products').values(product).returning(COLUMNS).executeTakeFirstOrThrow()
 }
 

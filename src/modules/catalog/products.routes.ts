@@ -3,6 +3,7 @@ import multipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
+import { SLUG_MAX } from '../../shared/slug.js'
 import type { ImageHost } from '../images/image-host.js'
 import { PRODUCT_FORM_LIMITS, prepareUploadSpool, readProductForm } from '../images/image-upload.js'
 import * as service from './products.service.js'
@@ -10,6 +11,15 @@ import { CreateProductBody, type ListProductsInput, ListProductsQuery, Product, 
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 413: ErrorResponse, 422: ErrorResponse, 500: ErrorResponse }
 const NO_FORM = { fields: {}, image: null, strayFileField: null }
+
+/** Digits are an id, as a number; any other text is a slug, as it is. */
+const canonicalIdOrSlug = (value: string): string => (/^[0-9]{1,10}$/.test(value) ? String(Number(value)) : value)
+
+const IdOrSlugParams = {
+  type: 'object',
+  required: ['idOrSlug'],
+  properties: { idOrSlug: { type: 'string', minLength: 1, maxLength: SLUG_MAX, description: 'An id (digits) or a slug.' } },
+} as const
 
 /**
  * The list's URL for a validated query: the parameters in one fixed order, each as the service
@@ -76,10 +86,32 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
     },
   })
 
-  app.get('/products/:id', {
-    schema: { tags, summary: 'Get a product', params: IdParams, response: { 200: Product, 404: ErrorResponse, 422: ErrorResponse } },
-    config: { catalogCacheKey: (request) => `/products/${(request.params as { id: number }).id}` },
-    handler: async (request) => service.getProduct(app, request.params.id),
+  app.get('/products/:idOrSlug', {
+    schema: {
+      tags,
+      summary: 'Get a product by id or slug (drafts and archived: admins); an old slug answers 301 to the current one',
+      params: IdOrSlugParams,
+      response: { 200: Product, 301: { description: 'Moved, no body: `Location` names the current slug.' }, 404: ErrorResponse },
+    },
+    // One key per product page, however its id is spelled (`/products/007` is `/products/7`).
+    config: { catalogCacheKey: (request) => `/products/${canonicalIdOrSlug((request.params as { idOrSlug: string }).idOrSlug)}` },
+    handler: async (request, reply) => {
+      let found = await service.getProduct(app, request.params.idOrSlug, false).catch(async (error: unknown) => {
+        // Hidden from anyone: an admin's token may still show it (never cached: only an active product is).
+        const viewer = await app.viewer(request)
+        if (viewer?.role !== 'admin') throw error
+        return undefined
+      })
+      if (found === undefined) {
+        request.catalogCacheKey = undefined
+        found = await service.getProduct(app, request.params.idOrSlug, true)
+      }
+      if ('movedTo' in found) {
+        const query = request.url.indexOf('?')
+        return reply.redirect(`${publicUrl}/products/${found.movedTo}${query >= 0 ? request.url.slice(query) : ''}`, 301)
+      }
+      return found.product
+    },
   })
 
   app.post('/products', {
@@ -105,6 +137,23 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
     schema: {
       tags,
       summary: 'Change a product (admin; multipart, or JSON without an image)',
+      security,
+      params: IdParams,
+      body: UpdateProductBody,
+      response: { 200: Product, ...errors },
+    },
+    handler: async (request) => {
+      if (request.isMultipart()) return service.updateProductFromForm(context(request), request.params.id, await readProductForm(request, uploadTmpDir))
+      return service.updateProductFromJson(context(request), request.params.id, request.body)
+    },
+  })
+
+  app.patch('/products/:id', {
+    onRequest: admin,
+    config: { invalidates: ['catalog'] },
+    schema: {
+      tags,
+      summary: 'Change a product (admin; multipart, or JSON without an image); the same as PUT',
       security,
       params: IdParams,
       body: UpdateProductBody,

@@ -21,27 +21,136 @@ export const ListProductsQuery = {
 
 export type ListProductsInput = FromSchema<typeof ListProductsQuery>
 
-export const Product = {
-  title: 'Product',
+export const PRODUCT_STATUSES = ['draft', 'active', 'archived'] as const
+
+const productSummaryProperties = {
+  id: { type: 'integer' },
+  name: { type: 'string' },
+  slug: { type: 'string' },
+  description: { type: 'string' },
+  status: { type: 'string', enum: PRODUCT_STATUSES },
+  price: { type: 'number', description: 'The lowest variant price.' },
+  stock: { type: 'integer', description: 'The sum of the variants’ stock.' },
+  imageUrl: { type: ['string', 'null'], description: 'The first image, absolute; null only on a draft without images.' },
+  categoryId: { type: ['integer', 'null'] },
+  taxClass: { type: 'string' },
+  tags: { type: 'array', items: { type: 'string' } },
+  priceRange: {
+    type: 'object',
+    required: ['min', 'max'],
+    properties: { min: { type: 'number' }, max: { type: 'number' } },
+    additionalProperties: false,
+  },
+  inStock: { type: 'boolean', description: 'Some variant has stock.' },
+  createdAt: { type: 'string', format: 'date-time' },
+  updatedAt: { type: 'string', format: 'date-time' },
+} as const
+const productSummaryRequired = [
+  'id',
+  'name',
+  'slug',
+  'description',
+  'status',
+  'price',
+  'stock',
+  'imageUrl',
+  'categoryId',
+  'taxClass',
+  'tags',
+  'priceRange',
+  'inStock',
+  'createdAt',
+  'updatedAt',
+] as const
+
+export const ProductImage = {
+  title: 'ProductImage',
   type: 'object',
-  required: ['id', 'name', 'description', 'price', 'stock', 'imageUrl', 'categoryId', 'createdAt', 'updatedAt'],
+  required: ['id', 'url', 'alt', 'position'],
+  properties: { id: { type: 'integer' }, url: { type: 'string' }, alt: { type: 'string' }, position: { type: 'integer' } },
+  additionalProperties: false,
+} as const
+
+export const ProductOption = {
+  title: 'ProductOption',
+  type: 'object',
+  required: ['id', 'name', 'position', 'values'],
   properties: {
     id: { type: 'integer' },
     name: { type: 'string' },
-    description: { type: 'string' },
+    position: { type: 'integer' },
+    values: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'value', 'position'],
+        properties: { id: { type: 'integer' }, value: { type: 'string' }, position: { type: 'integer' } },
+        additionalProperties: false,
+      },
+    },
+  },
+  additionalProperties: false,
+} as const
+
+export const Variant = {
+  title: 'Variant',
+  type: 'object',
+  required: ['id', 'productId', 'sku', 'title', 'price', 'compareAtPrice', 'stock', 'optionValues', 'imageId', 'taxClass', 'position', 'createdAt', 'updatedAt'],
+  properties: {
+    id: { type: 'integer' },
+    productId: { type: 'integer' },
+    sku: { type: ['string', 'null'] },
+    title: { type: ['string', 'null'], description: 'The values in option order joined by " / "; null for a default variant.' },
     price: { type: 'number' },
+    compareAtPrice: { type: ['number', 'null'] },
     stock: { type: 'integer' },
-    imageUrl: { type: 'string' },
-    categoryId: { type: ['integer', 'null'] },
+    optionValues: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['optionId', 'name', 'valueId', 'value'],
+        properties: { optionId: { type: 'integer' }, name: { type: 'string' }, valueId: { type: 'integer' }, value: { type: 'string' } },
+        additionalProperties: false,
+      },
+    },
+    imageId: { type: ['integer', 'null'] },
+    taxClass: { type: ['string', 'null'], description: 'null: the product’s.' },
+    position: { type: 'integer' },
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
   },
+  additionalProperties: false,
 } as const
 
-/** A product as the API shows it. */
-export type Product = FromSchema<typeof Product>
+/** A product as lists show it: without images, options and variants. */
+export const ProductSummary = {
+  title: 'ProductSummary',
+  type: 'object',
+  required: productSummaryRequired,
+  properties: productSummaryProperties,
+} as const
 
-export const ProductList = { type: 'array', items: Product } as const
+export const Product = {
+  title: 'Product',
+  type: 'object',
+  required: [...productSummaryRequired, 'images', 'options', 'variants'],
+  properties: {
+    ...productSummaryProperties,
+    images: { type: 'array', items: ProductImage },
+    options: { type: 'array', items: ProductOption },
+    variants: { type: 'array', items: Variant },
+  },
+} as const
+
+/** A product as the API shows it alone. */
+export type Product = FromSchema<typeof Product>
+/** A product as a list shows it. */
+export type ProductSummary = FromSchema<typeof ProductSummary>
+export type VariantView = FromSchema<typeof Variant>
+export type ProductImageView = FromSchema<typeof ProductImage>
+export type ProductOptionView = FromSchema<typeof ProductOption>
+
+export const ProductList = { type: 'array', items: ProductSummary } as const
 
 /** Product fields after conversion; absent ones were not sent. `categoryId: null` clears the category. */
 export interface ProductFieldsInput {

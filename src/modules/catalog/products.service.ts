@@ -1,11 +1,13 @@
+import { randomUUID } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Kysely } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import type { Dialect } from '../../db/connect.js'
 import type { Database, ProductRow } from '../../db/database.js'
-import { isForeignKeyViolation } from '../../shared/db-errors.js'
+import { isForeignKeyViolation, isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError, messages } from '../../shared/errors.js'
-import { centsToAmount, parseCents } from '../../shared/money.js'
+import { parseCents } from '../../shared/money.js'
+import { numberedSlug, slugify } from '../../shared/slug.js'
 import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
 import type { ImageHost } from '../images/image-host.js'
@@ -13,8 +15,18 @@ import { discardSpooledImage, type ProductForm, productImageKey, type SpooledIma
 import { ImageKeyTakenError } from '../images/image-key-taken.js'
 import type { EventSink } from '../../shared/event-sink.js'
 import { categoryExists } from './categories.repository.js'
+import * as images from './product-images.repository.js'
 import * as repo from './products.repository.js'
-import { type ListProductsInput, PRODUCT_FIELDS, type Product, type ProductFieldsInput, parseProductFields } from './products.schemas.js'
+import { productRowToSummary, toProduct } from './product-view.js'
+import {
+  type ListProductsInput,
+  PRODUCT_FIELDS,
+  type Product,
+  type ProductFieldsInput,
+  type ProductSummary,
+  parseProductFields,
+} from './products.schemas.js'
+import * as variants from './variants.repository.js'
 
 /** What the product use cases need: the database, the image host and a logger for non-fatal failures. */
 export interface CatalogContext {
@@ -27,24 +39,13 @@ export interface CatalogContext {
 }
 
 /** A product as the API shows it (typed from its response schema). */
-export type { Product }
+export type { Product, ProductSummary }
 
-export function productRowToProduct(row: ProductRow): Product {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    price: centsToAmount(Number(row.price_cents)),
-    stock: row.stock,
-    imageUrl: row.image_url,
-    categoryId: row.category_id,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  }
-}
+/** A product as lists, events and the inventory show it: productRowToSummary (product-view.ts). */
+export const productRowToProduct = productRowToSummary
 
 export interface ProductListResult {
-  items: Product[]
+  items: ProductSummary[]
   /** Matches before paging (X-Total-Count). */
   total: number
 }
@@ -100,10 +101,79 @@ export async function listProducts(ctx: Pick<CatalogContext, 'db' | 'dialect'>, 
   return { items: rows.map(productRowToProduct), total }
 }
 
-export async function getProduct(ctx: Pick<CatalogContext, 'db'>, id: number): Promise<Product> {
-  const row = await repo.findProductById(ctx.db, id)
-  if (!row) throw new AppError(404, 'productNotFound')
-  return productRowToProduct(row)
+/** What GET /products/:idOrSlug answers: the product, or where an old slug now lives. */
+export type ProductLookup = { product: Product } | { movedTo: string }
+
+/**
+ * A product by id (digits) or slug (any other text). Drafts and archived products are shown to admins only
+ * (`showHidden`); to others they do not exist. An old slug answers where the product lives now; a product that
+ * took the slug since wins.
+ */
+export async function getProduct(ctx: Pick<CatalogContext, 'db'>, idOrSlug: string, showHidden: boolean): Promise<ProductLookup> {
+  const id = /^[0-9]{1,10}$/.test(idOrSlug) ? Number(idOrSlug) : undefined
+  const row = id !== undefined ? await repo.findProductById(ctx.db, id) : await repo.findProductBySlug(ctx.db, idOrSlug)
+  if (row && (row.status === 'active' || showHidden)) return { product: await toProduct(ctx.db, row) }
+  if (!row && id === undefined) {
+    const current = await repo.findRenamedSlug(ctx.db, idOrSlug)
+    if (current !== undefined) return { movedTo: current }
+  }
+  throw new AppError(404, 'productNotFound')
+}
+
+/**
+ * The slug for a new product named `name`: its name's, with `-2`, `-3`… when taken (now or before); undefined when
+ * the name has no letter (the product is then `product-<id>`, set once its id is known).
+ */
+async function freeSlugFor(db: Kysely<Database>, name: string): Promise<string | undefined> {
+  const base = slugify(name)
+  if (base === null) return undefined
+  let slug = base
+  for (let n = 2; slug === 'facets' || (await repo.productSlugTaken(db, slug)); n += 1) slug = numberedSlug(base, n)
+  return slug
+}
+
+/** A new product's own values; its slug, its default variant and its image row follow from them. */
+export interface NewProductValues {
+  name: string
+  description: string
+  price_cents: number
+  stock: number
+  image_key: string
+  image_url: string
+  category_id: number | null
+  created_at: string
+}
+
+/**
+ * Writes a new product in one transaction: its row with a free slug, its first image and its default variant, then
+ * `then` (the caller's event) in the same transaction; answers the product whole. Two products named alike at
+ * once: the slug's unique key refuses the second, which takes the next number.
+ */
+export async function insertNewProduct(
+  db: Kysely<Database>,
+  values: NewProductValues,
+  then?: (trx: Transaction<Database>, row: ProductRow) => Promise<void>,
+): Promise<Product> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        const slug = await freeSlugFor(trx, values.name)
+        let row = await repo.insertProduct(trx, {
+          ...values,
+          slug: slug ?? `product-new-${randomUUID()}`,
+          price_max_cents: values.price_cents,
+          updated_at: values.created_at,
+        })
+        if (slug === undefined) row = (await repo.updateProductById(trx, row.id, { slug: `product-${row.id}`, updated_at: row.updated_at })) ?? row
+        await variants.insertDefaultVariant(trx, row)
+        await then?.(trx, row)
+        return toProduct(trx, row)
+      })
+    } catch (error) {
+      if (attempt < 3 && isUniqueViolation(error)) continue
+      throw error
+    }
+  }
 }
 
 /** The text fields of a multipart form, each sent at most once, as the raw values of parseProductFields. */
@@ -160,9 +230,9 @@ export async function createProduct(ctx: CatalogContext, form: ProductForm): Pro
     const stored = await storeImage(ctx, image)
     try {
       const now = nowIso()
-      // With its event (product.created; a new product never fires stock.low), in one transaction.
-      return await ctx.db.transaction().execute(async (trx) => {
-        const row = await repo.insertProduct(trx, {
+      return await insertNewProduct(
+        ctx.db,
+        {
           name: fields.name ?? '',
           description: fields.description ?? '',
           price_cents: fields.priceCents ?? 0,
@@ -171,12 +241,10 @@ export async function createProduct(ctx: CatalogContext, form: ProductForm): Pro
           image_url: stored.url,
           category_id: fields.categoryId ?? null,
           created_at: now,
-          updated_at: now,
-        })
-        const product = productRowToProduct(row)
-        await ctx.events.emit(trx, { type: 'product.created', data: product })
-        return product
-      })
+        },
+        // A new product never fires stock.low.
+        async (trx, row) => ctx.events.emit(trx, { type: 'product.created', data: productRowToSummary(row) }),
+      )
     } catch (error) {
       await removeImageQuietly(ctx, stored.key, 'product insert failed')
       // The category was deleted between the check and the insert.
@@ -215,6 +283,10 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
   const current = await repo.findProductById(ctx.db, id)
   if (!current) throw new AppError(404, 'productNotFound')
   await assertCategoryExists(ctx, fields.categoryId)
+  // A product of several variants has a price and a stock per variant.
+  if ((fields.priceCents !== undefined || fields.stock !== undefined) && (await variants.countVariants(ctx.db, id)) > 1) {
+    throw new AppError(422, 'severalVariantsPriceStock')
+  }
   const stored = image ? await storeImage(ctx, image) : null
   let row: ProductRow | undefined
   try {
@@ -222,17 +294,26 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
     row = await ctx.db.transaction().execute(async (trx) => {
       // The stock as this transaction's update finds it (locked on PostgreSQL), so that stock.low fires once.
       const before = fields.stock !== undefined ? await repo.findProductStockForUpdate(trx, ctx.dialect, id) : undefined
-      const updated = await repo.updateProductById(trx, id, {
+      const now = nowIso()
+      let updated = await repo.updateProductById(trx, id, {
         ...(fields.name !== undefined ? { name: fields.name } : {}),
         ...(fields.description !== undefined ? { description: fields.description } : {}),
-        ...(fields.priceCents !== undefined ? { price_cents: fields.priceCents } : {}),
-        ...(fields.stock !== undefined ? { stock: fields.stock } : {}),
         ...(fields.categoryId !== undefined ? { category_id: fields.categoryId } : {}),
         ...(stored ? { image_key: stored.key, image_url: stored.url } : {}),
-        updated_at: nowIso(),
+        updated_at: now,
       })
       if (!updated) return undefined
-      const product = productRowToProduct(updated)
+      if (fields.priceCents !== undefined || fields.stock !== undefined) {
+        // The one variant, and the product's copies of it.
+        await variants.updateOnlyVariant(trx, id, {
+          ...(fields.priceCents !== undefined ? { price_cents: fields.priceCents } : {}),
+          ...(fields.stock !== undefined ? { stock: fields.stock } : {}),
+          updated_at: now,
+        })
+        updated = (await variants.refreshProductAggregates(trx, id)) ?? updated
+      }
+      if (stored) await images.replaceMainImage(trx, id, stored, now)
+      const product = productRowToSummary(updated)
       await ctx.events.emit(trx, { type: 'product.updated', data: product })
       if (before !== undefined) await ctx.events.stockChanged(trx, product, before)
       return updated
@@ -247,17 +328,19 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
     if (stored) await removeImageQuietly(ctx, stored.key, 'product deleted during update')
     throw new AppError(404, 'productNotFound')
   }
-  if (stored && current.image_key !== stored.key) await removeImageQuietly(ctx, current.image_key, 'image replaced')
-  return productRowToProduct(row)
+  if (stored && current.image_key !== '' && current.image_key !== stored.key) await removeImageQuietly(ctx, current.image_key, 'image replaced')
+  return toProduct(ctx.db, row)
 }
 
-/** Deletes the product and its cart lines; order lines keep their copy. The image goes last, non-fatally. */
+/** Deletes the product and its cart lines; order lines keep their copy. Its images go last, non-fatally. */
 export async function deleteProduct(ctx: CatalogContext, id: number): Promise<void> {
-  const row = await ctx.db.transaction().execute(async (trx) => {
+  const keys = await ctx.db.transaction().execute(async (trx) => {
+    const imageKeys = await images.imageKeysOf(trx, id)
     const deleted = await repo.deleteProductById(trx, id)
-    if (deleted) await ctx.events.emit(trx, { type: 'product.deleted', data: { id } })
-    return deleted
+    if (!deleted) return undefined
+    await ctx.events.emit(trx, { type: 'product.deleted', data: { id } })
+    return imageKeys
   })
-  if (!row) throw new AppError(404, 'productNotFound')
-  await removeImageQuietly(ctx, row.image_key, 'product deleted')
+  if (!keys) throw new AppError(404, 'productNotFound')
+  for (const key of keys) await removeImageQuietly(ctx, key, 'product deleted')
 }

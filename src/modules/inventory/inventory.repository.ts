@@ -1,33 +1,59 @@
 import type { Transaction } from 'kysely'
 import type { Database, ProductRow } from '../../db/database.js'
+import { PRODUCT_COLUMNS } from '../catalog/product-view.js'
 
 type Trx = Transaction<Database>
 
+/** What an order line keeps of the variant it took units of. */
+export interface TakenVariant {
+  id: number
+  product_id: number
+  price_cents: number
+  sku: string | null
+  title: string | null
+  stock: number
+}
+
 /**
- * Takes `quantity` units of a product when that many are in stock, in one conditional statement: racing buyers
- * cannot both pass the check. Returns the product as it is afterwards, or undefined (and changes nothing) when the
- * stock is short or the product is gone.
+ * Takes `quantity` units of a variant when that many are in stock, in one conditional statement: racing buyers
+ * cannot both pass the check. Returns the variant as it is afterwards, or undefined (and changes nothing) when the
+ * stock is short or the variant is gone.
  */
-export async function takeStock(trx: Trx, productId: number, quantity: number): Promise<ProductRow | undefined> {
+export async function takeVariantStock(trx: Trx, variantId: number, quantity: number): Promise<TakenVariant | undefined> {
   return trx
-    .updateTable('products')
+    .updateTable('product_variants')
     .set((eb) => ({ stock: eb('stock', '-', quantity) }))
-    .where('id', '=', productId)
+    .where('id', '=', variantId)
     .where('stock', '>=', quantity)
-    .returning(['id', 'name', 'description', 'price_cents', 'stock', 'image_key', 'image_url', 'category_id', 'created_at', 'updated_at'])
+    .returning(['id', 'product_id', 'price_cents', 'sku', 'title', 'stock'])
     .executeTakeFirst()
 }
 
-/** Puts units back and returns the product afterwards; a product deleted since is skipped (undefined). */
-export async function putBackStock(trx: Trx, productId: number, quantity: number): Promise<ProductRow | undefined> {
+/** Moves the product's copy of its total stock by `delta`; the product as it is afterwards. */
+export async function moveProductStock(trx: Trx, productId: number, delta: number): Promise<ProductRow | undefined> {
   return trx
     .updateTable('products')
-    .set((eb) => ({ stock: eb('stock', '+', quantity) }))
+    .set((eb) => ({ stock: eb('stock', '+', delta) }))
     .where('id', '=', productId)
-    .returning(['id', 'name', 'description', 'price_cents', 'stock', 'image_key', 'image_url', 'category_id', 'created_at', 'updated_at'])
+    .returning(PRODUCT_COLUMNS)
     .executeTakeFirst()
 }
 
-export async function findProductName(trx: Trx, productId: number) {
-  return trx.selectFrom('products').select('name').where('id', '=', productId).executeTakeFirst()
+/** Puts units back into a variant; a variant deleted since is skipped (undefined). */
+export async function putBackVariantStock(trx: Trx, variantId: number, quantity: number): Promise<{ product_id: number } | undefined> {
+  return trx
+    .updateTable('product_variants')
+    .set((eb) => ({ stock: eb('stock', '+', quantity) }))
+    .where('id', '=', variantId)
+    .returning('product_id')
+    .executeTakeFirst()
+}
+
+export async function findVariantProduct(trx: Trx, variantId: number) {
+  return trx
+    .selectFrom('product_variants as v')
+    .innerJoin('products as p', 'p.id', 'v.product_id')
+    .select(['p.name'])
+    .where('v.id', '=', variantId)
+    .executeTakeFirst()
 }

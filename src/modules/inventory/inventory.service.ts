@@ -7,55 +7,70 @@ import * as repo from './inventory.repository.js'
 
 type Trx = Transaction<Database>
 
-/** A line to take or put back: a product and a number of units. */
+/** A line to take or put back: units of a product's variant. */
 export interface StockLine {
   productId: number
+  variantId: number
   quantity: number
 }
 
-/** A line whose units were taken, with the product as it is after taking them (its price is the order's). */
+/** A line whose units were taken: the variant and its product as they are after taking them (their price is the order's). */
 export interface ReservedLine {
   product: ProductRow
+  variant: repo.TakenVariant
   quantity: number
 }
 
 /**
  * The one owner of stock: every unit that leaves or comes back goes through here, inside the transaction of the
- * change that moves it (an order placed, an order cancelled or expired). Lines are taken in product id order, so
- * two buyers never wait on each other in a cycle. `stock.low` is emitted here, by its rule, for every product
- * this change took to the threshold or below.
+ * change that moves it (an order placed, an order cancelled or expired). A variant's stock is the truth; its
+ * product's `stock` (their sum) moves with it. Lines are taken in (product id, variant id) order, each variant then
+ * its product, as the catalog's writes lock them: two changes never wait on each other in a cycle. `stock.low` is
+ * emitted here, by its rule, for every product this change took to the threshold or below.
  */
 export interface Inventory {
   /** Takes every line's units, or throws (409 short, 404 gone) and the caller's transaction rolls back. */
   reserve(trx: Trx, lines: readonly StockLine[]): Promise<ReservedLine[]>
   /** `stock.low` for each reserved product this change took to the threshold or below (after the change's own event). */
   announceLowStock(trx: Trx, reserved: readonly ReservedLine[]): Promise<void>
-  /** Puts the units back (a product deleted since is skipped). */
-  release(trx: Trx, lines: readonly StockLine[]): Promise<void>
+  /** Puts the units back (a variant deleted since is skipped). */
+  release(trx: Trx, lines: ReadonlyArray<Omit<StockLine, 'productId'> & { productId?: number }>): Promise<void>
 }
+
+const byProductThenVariant = (a: { productId?: number; variantId: number }, b: { productId?: number; variantId: number }) =>
+  (a.productId ?? 0) - (b.productId ?? 0) || a.variantId - b.variantId
 
 export function createInventory(deps: { events: EventSink }): Inventory {
   const { events } = deps
   return {
     async reserve(trx, lines) {
-      const ordered = [...lines].sort((a, b) => a.productId - b.productId)
       const reserved: ReservedLine[] = []
-      for (const line of ordered) {
-        const product = await repo.takeStock(trx, line.productId, line.quantity)
-        if (!product) {
-          const found = await repo.findProductName(trx, line.productId)
+      for (const line of [...lines].sort(byProductThenVariant)) {
+        const variant = await repo.takeVariantStock(trx, line.variantId, line.quantity)
+        if (!variant) {
+          const found = await repo.findVariantProduct(trx, line.variantId)
           throw found ? new AppError(409, 'insufficientStockFor', found.name) : new AppError(404, 'productNotFound')
         }
-        reserved.push({ product, quantity: line.quantity })
+        const product = await repo.moveProductStock(trx, variant.product_id, -line.quantity)
+        if (!product) throw new AppError(404, 'productNotFound')
+        reserved.push({ product, variant, quantity: line.quantity })
       }
       return reserved
     },
     async announceLowStock(trx, reserved) {
-      for (const { product, quantity } of reserved) await events.stockChanged(trx, productRowToProduct(product), product.stock + quantity)
+      // A product reserved on several lines: the stock before this change is the last line's plus every line's units.
+      const taken = new Map<number, { product: ProductRow; quantity: number }>()
+      for (const { product, quantity } of reserved) {
+        const seen = taken.get(product.id)
+        taken.set(product.id, { product, quantity: (seen?.quantity ?? 0) + quantity })
+      }
+      for (const { product, quantity } of taken.values()) await events.stockChanged(trx, productRowToProduct(product), product.stock + quantity)
     },
     async release(trx, lines) {
-      const ordered = [...lines].sort((a, b) => a.productId - b.productId)
-      for (const line of ordered) await repo.putBackStock(trx, line.productId, line.quantity)
+      for (const line of [...lines].sort(byProductThenVariant)) {
+        const variant = await repo.putBackVariantStock(trx, line.variantId, line.quantity)
+        if (variant) await repo.moveProductStock(trx, variant.product_id, line.quantity)
+      }
     },
   }
 }

@@ -154,7 +154,8 @@ export class OrderLifecycle {
       const lines = await repo.listOrderLines(trx, move.orderId)
       await this.deps.inventory.release(
         trx,
-        lines.map((line) => ({ productId: line.product_id, quantity: line.quantity })),
+        // A line whose variant is gone (deleted with its product) has nothing to go back to.
+        lines.flatMap((line) => (line.variant_id === null ? [] : [{ productId: line.product_id, variantId: line.variant_id, quantity: line.quantity }])),
       )
     }
     await repo.insertOrderEvent(trx, {

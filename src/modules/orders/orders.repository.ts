@@ -9,7 +9,7 @@ type Trx = Transaction<Database>
 
 /** Empties the user's cart and returns what it held; the deleted rows stay locked until the transaction ends. */
 export async function takeCartLines(trx: Trx, userId: number) {
-  return trx.deleteFrom('cart_items').where('user_id', '=', userId).returning(['product_id', 'quantity']).execute()
+  return trx.deleteFrom('cart_items').where('user_id', '=', userId).returning(['product_id', 'variant_id', 'quantity']).execute()
 }
 
 /** What checkout adds to an order row; all null on an order placed the plain way. */
@@ -32,7 +32,19 @@ export async function setOrderTotals(trx: Trx, orderId: number, totals: { total_
   await trx.updateTable('orders').set(totals).where('id', '=', orderId).execute()
 }
 
-export async function insertOrderItems(trx: Trx, items: Array<{ order_id: number; product_id: number; quantity: number; price_cents: number; name: string }>) {
+export async function insertOrderItems(
+  trx: Trx,
+  items: Array<{
+    order_id: number
+    product_id: number
+    variant_id: number
+    sku: string | null
+    variant_title: string | null
+    quantity: number
+    price_cents: number
+    name: string
+  }>,
+) {
   return trx.insertInto('order_items').values(items).returningAll().execute()
 }
 
@@ -159,7 +171,7 @@ export async function updateOrderStatus(trx: Trx, id: number, from: OrderStatus,
 }
 
 export async function listOrderLines(trx: Trx, orderId: number) {
-  return trx.selectFrom('order_items').select(['product_id', 'quantity']).where('order_id', '=', orderId).orderBy('product_id').execute()
+  return trx.selectFrom('order_items').select(['product_id', 'variant_id', 'quantity']).where('order_id', '=', orderId).orderBy('product_id').execute()
 }
 
 // ---- the timeline ----

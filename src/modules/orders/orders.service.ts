@@ -170,13 +170,13 @@ async function createOrderFromCart(
 
   const reserved = await deps.inventory.reserve(
     trx,
-    lines.map((line) => ({ productId: line.product_id, quantity: line.quantity })),
+    lines.map((line) => ({ productId: line.product_id, variantId: line.variant_id, quantity: line.quantity })),
   )
   await step('stock-reserved')
 
   // Prices may have risen since the lines were added; past the maximum the sums would stop being exact.
   const totals = computeTotals({
-    lines: reserved.map(({ product, quantity }) => ({ unitCents: product.price_cents, quantity })),
+    lines: reserved.map(({ variant, quantity }) => ({ unitCents: variant.price_cents, quantity })),
     shipping: method ? { priceCents: method.price_cents, freeOverCents: method.free_over_cents } : null,
   })
   if (!totals.withinLimits) throw new AppError(409, 'amountTooLarge')
@@ -204,7 +204,16 @@ async function createOrderFromCart(
   const id = orderId
   const items = await repo.insertOrderItems(
     trx,
-    reserved.map(({ product, quantity }) => ({ order_id: id, product_id: product.id, quantity, price_cents: product.price_cents, name: product.name })),
+    reserved.map(({ product, variant, quantity }) => ({
+      order_id: id,
+      product_id: product.id,
+      variant_id: variant.id,
+      sku: variant.sku,
+      variant_title: variant.title,
+      quantity,
+      price_cents: variant.price_cents,
+      name: product.name,
+    })),
   )
   await step('items-written')
 

@@ -1,0 +1,143 @@
+import type { Kysely } from 'kysely'
+import type { Database, ProductImageRow, ProductRow, VariantRow } from '../../db/database.js'
+import { centsToAmount } from '../../shared/money.js'
+import type { Product, ProductImageView, ProductOptionView, ProductSummary, VariantView } from './products.schemas.js'
+
+type Db = Kysely<Database>
+
+/** The product columns every read selects. */
+export const PRODUCT_COLUMNS = [
+  'id',
+  'name',
+  'slug',
+  'description',
+  'status',
+  'price_cents',
+  'price_max_cents',
+  'stock',
+  'image_key',
+  'image_url',
+  'category_id',
+  'tax_class',
+  'tags',
+  'created_at',
+  'updated_at',
+] as const
+
+/** A product as lists, events and the cart show it (no images, options or variants). */
+export function productRowToSummary(row: ProductRow): ProductSummary {
+  const min = centsToAmount(Number(row.price_cents))
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    description: row.description,
+    status: row.status,
+    price: min,
+    stock: row.stock,
+    // '' in the row: a draft without images.
+    imageUrl: row.image_url === '' ? null : row.image_url,
+    categoryId: row.category_id,
+    taxClass: row.tax_class,
+    tags: JSON.parse(row.tags) as string[],
+    priceRange: { min, max: centsToAmount(Number(row.price_max_cents)) },
+    inStock: row.stock > 0,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+export function imageRowToImage(row: Pick<ProductImageRow, 'id' | 'url' | 'alt' | 'position'>): ProductImageView {
+  return { id: row.id, url: row.url, alt: row.alt, position: row.position }
+}
+
+interface OptionValueRow {
+  optionId: number
+  optionName: string
+  optionPosition: number
+  valueId: number
+  value: string
+  valuePosition: number
+}
+
+/** A product's images, options and variants, read in four queries. */
+export async function loadProductParts(
+  db: Db,
+  productId: number,
+): Promise<{ images: ProductImageView[]; options: ProductOptionView[]; variants: VariantView[] }> {
+  const [images, values, variants, links] = await Promise.all([
+    db.selectFrom('product_images').select(['id', 'url', 'alt', 'position']).where('product_id', '=', productId).orderBy('position').orderBy('id').execute(),
+    db
+      .selectFrom('product_options as o')
+      .leftJoin('product_option_values as v', 'v.option_id', 'o.id')
+      .select([
+        'o.id as optionId',
+        'o.name as optionName',
+        'o.position as optionPosition',
+        'v.id as valueId',
+        'v.value as value',
+        'v.position as valuePosition',
+      ])
+      .where('o.product_id', '=', productId)
+      .orderBy('o.position')
+      .orderBy('o.id')
+      .orderBy('v.position')
+      .orderBy('v.id')
+      .execute(),
+    db.selectFrom('product_variants').selectAll().where('product_id', '=', productId).orderBy('position').orderBy('id').execute(),
+    db
+      .selectFrom('variant_option_values as l')
+      .innerJoin('product_variants as pv', 'pv.id', 'l.variant_id')
+      .select(['l.variant_id as variantId', 'l.option_value_id as valueId'])
+      .where('pv.product_id', '=', productId)
+      .execute(),
+  ])
+  const options: ProductOptionView[] = []
+  const valueById = new Map<number, OptionValueRow>()
+  for (const row of values) {
+    let option = options.at(-1)
+    if (option?.id !== row.optionId) {
+      option = { id: row.optionId, name: row.optionName, position: row.optionPosition, values: [] }
+      options.push(option)
+    }
+    if (row.valueId === null || row.value === null || row.valuePosition === null) continue
+    option.values.push({ id: row.valueId, value: row.value, position: row.valuePosition })
+    valueById.set(row.valueId, { ...row, valueId: row.valueId, value: row.value, valuePosition: row.valuePosition })
+  }
+  const valuesOf = new Map<number, OptionValueRow[]>()
+  for (const link of links) {
+    const value = valueById.get(link.valueId)
+    if (value) valuesOf.set(link.variantId, [...(valuesOf.get(link.variantId) ?? []), value])
+  }
+  return {
+    images: images.map(imageRowToImage),
+    options,
+    variants: variants.map((v) => variantRowToVariant(v, valuesOf.get(v.id) ?? [])),
+  }
+}
+
+/** A variant as the API shows it; its option values in option order. */
+export function variantRowToVariant(row: VariantRow, values: readonly OptionValueRow[]): VariantView {
+  return {
+    id: row.id,
+    productId: row.product_id,
+    sku: row.sku,
+    title: row.title,
+    price: centsToAmount(Number(row.price_cents)),
+    compareAtPrice: row.compare_at_cents === null ? null : centsToAmount(Number(row.compare_at_cents)),
+    stock: row.stock,
+    optionValues: [...values]
+      .sort((a, b) => a.optionPosition - b.optionPosition || a.optionId - b.optionId)
+      .map((v) => ({ optionId: v.optionId, name: v.optionName, valueId: v.valueId, value: v.value })),
+    imageId: row.image_id,
+    taxClass: row.tax_class,
+    position: row.position,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+/** The product alone, whole: the summary with its images, options and variants. */
+export async function toProduct(db: Db, row: ProductRow): Promise<Product> {
+  return { ...productRowToSummary(row), ...(await loadProductParts(db, row.id)) }
+}
