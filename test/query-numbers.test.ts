@@ -96,7 +96,7 @@ describe('a bad number in a query string or a path is a 422, never a 500 or a nu
       'GET /orders query:offset',
       'GET /auth/users query:limit',
       'GET /admin/api/stats query:days',
-      'GET /products/{id} path:id',
+      'PUT /products/{id} path:id',
       'DELETE /products/{id} path:id',
     ]) {
       expect(names).toContain(expected)

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
+import { addMissingDefaultVariants } from '../../src/modules/catalog/variants.repository.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectDatabase } from '../../src/db/connect.js'
 import { migrateToLatest, migrationNames } from '../../src/db/migrate.js'
@@ -60,14 +61,16 @@ async function sourceShop(): Promise<string> {
       (5, 'Gone', 'gone@shop.test', 'hash-c', 'customer', ${t}, ${t}, ${t})`.execute(db)
     // The counter stays at 5: the next user is 6 in the source, and must be in the copy too.
     await sql`delete from users where id = 5`.execute(db)
-    await sql`insert into categories (id, name, name_key, description, created_at, updated_at) values
-      (1, 'Café', 'café', '', ${t}, ${t}), (2, 'Books', 'books', 'Paper', ${t}, ${t})`.execute(db)
-    await sql`insert into products (id, name, description, price_cents, stock, image_key, image_url, category_id, created_at, updated_at) values
-      (1, 'Élan mug', 'A mug', 1250, 3, 'products/a.png', 'http://shop.test/uploads/products/a.png', 1, ${t}, ${t}),
-      (2, 'Tea', '', 400, 0, 'products/b.png', 'http://shop.test/uploads/products/b.png', 1, ${t}, ${t}),
-      (3, 'Novel', 'Long "quoted" text\nwith a newline', ${HUGE}, 7, 'products/c.png', 'http://shop.test/uploads/products/c.png', 2, ${t}, ${t}),
-      (4, 'Loose', '', 99, 1, 'products/d.png', 'http://shop.test/uploads/products/d.png', null, ${t}, ${t})`.execute(db)
-    await sql`insert into cart_items (user_id, product_id, quantity, created_at, updated_at) values (2, 1, 2, ${t}, ${t})`.execute(db)
+    await sql`insert into categories (id, name, name_key, description, created_at, updated_at, slug, path) values
+      (1, 'Café', 'café', '', ${t}, ${t}, 'cafe', '/1/'), (2, 'Books', 'books', 'Paper', ${t}, ${t}, 'books', '/2/')`.execute(db)
+    await sql`insert into products (id, name, description, price_cents, stock, image_key, image_url, category_id, created_at, updated_at, slug, price_max_cents) values
+      (1, 'Élan mug', 'A mug', 1250, 3, 'products/a.png', 'http://shop.test/uploads/products/a.png', 1, ${t}, ${t}, 'elan-mug', 1250),
+      (2, 'Tea', '', 400, 0, 'products/b.png', 'http://shop.test/uploads/products/b.png', 1, ${t}, ${t}, 'tea', 400),
+      (3, 'Novel', 'Long "quoted" text\nwith a newline', ${HUGE}, 7, 'products/c.png', 'http://shop.test/uploads/products/c.png', 2, ${t}, ${t}, 'novel', ${HUGE}),
+      (4, 'Loose', '', 99, 1, 'products/d.png', 'http://shop.test/uploads/products/d.png', null, ${t}, ${t}, 'loose', 99)`.execute(db)
+    await addMissingDefaultVariants(db)
+    await sql`insert into cart_items (user_id, product_id, variant_id, quantity, created_at, updated_at)
+      select 2, 1, id, 2, ${t}, ${t} from product_variants where product_id = 1`.execute(db)
     await sql`insert into addresses (user_id, full_name, line1, line2, city, region, postal_code, country, phone, created_at, updated_at) values
       (2, 'Zoë Ñandú', 'Calle Mayor 1', null, 'Madrid', null, '28013', 'ES', '+34 600 000 000', ${t}, ${t})`.execute(db)
     await sql`insert into shipping_methods (name, price_cents, countries, free_over_cents, active, created_at, updated_at) values

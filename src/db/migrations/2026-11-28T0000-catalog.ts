@@ -269,7 +269,7 @@ async function countActiveProducts(db: Kysely<any>, isPg: boolean): Promise<void
   await sql`drop trigger if exists product_counts_update ${sql.raw(isPg ? 'on products' : '')}`.execute(db)
   await sql`delete from product_counts`.execute(db)
   await sql`insert into product_counts (category_id, total)
-    select 0, count(*) from products where status = 'active'
+    select 0, count(*) from products where status = 'active' having count(*) > 0
     union all
     select category_id, count(*) from products where status = 'active' and category_id is not null group by category_id`.execute(db)
   if (!isPg) {
@@ -356,7 +356,7 @@ export async function down(db: Kysely<any>): Promise<void> {
     // Counts of every product again, as before.
     await sql`delete from product_counts`.execute(db)
     await sql`insert into product_counts (category_id, total)
-      select 0, count(*) from products
+      select 0, count(*) from products having count(*) > 0
       union all
       select category_id, count(*) from products where category_id is not null group by category_id`.execute(db)
     for (const trigger of ['product_counts_insert', 'product_counts_delete', 'product_counts_update']) {

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { Dialect } from '../../db/connect.js'
-import type { Database, ProductRow } from '../../db/database.js'
+import type { Database } from '../../db/database.js'
 import { isForeignKeyViolation, isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError, messages } from '../../shared/errors.js'
 import { parseCents } from '../../shared/money.js'
@@ -152,7 +152,7 @@ export interface NewProductValues {
 export async function insertNewProduct(
   db: Kysely<Database>,
   values: NewProductValues,
-  then?: (trx: Transaction<Database>, row: ProductRow) => Promise<void>,
+  then?: (trx: Transaction<Database>, product: Product) => Promise<void>,
 ): Promise<Product> {
   for (let attempt = 0; ; attempt += 1) {
     try {
@@ -166,8 +166,9 @@ export async function insertNewProduct(
         })
         if (slug === undefined) row = (await repo.updateProductById(trx, row.id, { slug: `product-${row.id}`, updated_at: row.updated_at })) ?? row
         await variants.insertDefaultVariant(trx, row)
-        await then?.(trx, row)
-        return toProduct(trx, row)
+        const product = await toProduct(trx, row)
+        await then?.(trx, product)
+        return product
       })
     } catch (error) {
       if (attempt < 3 && isUniqueViolation(error)) continue
@@ -243,7 +244,7 @@ export async function createProduct(ctx: CatalogContext, form: ProductForm): Pro
           created_at: now,
         },
         // A new product never fires stock.low.
-        async (trx, row) => ctx.events.emit(trx, { type: 'product.created', data: productRowToSummary(row) }),
+        async (trx, product) => ctx.events.emit(trx, { type: 'product.created', data: product }),
       )
     } catch (error) {
       await removeImageQuietly(ctx, stored.key, 'product insert failed')
@@ -288,7 +289,7 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
     throw new AppError(422, 'severalVariantsPriceStock')
   }
   const stored = image ? await storeImage(ctx, image) : null
-  let row: ProductRow | undefined
+  let row: Product | undefined
   try {
     // With its events (product.updated; stock.low when this took the stock to the threshold), in one transaction.
     row = await ctx.db.transaction().execute(async (trx) => {
@@ -313,10 +314,10 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
         updated = (await variants.refreshProductAggregates(trx, id)) ?? updated
       }
       if (stored) await images.replaceMainImage(trx, id, stored, now)
-      const product = productRowToSummary(updated)
+      const product = await toProduct(trx, updated)
       await ctx.events.emit(trx, { type: 'product.updated', data: product })
       if (before !== undefined) await ctx.events.stockChanged(trx, product, before)
-      return updated
+      return product
     })
   } catch (error) {
     if (stored) await removeImageQuietly(ctx, stored.key, 'product update failed')
@@ -329,7 +330,7 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
     throw new AppError(404, 'productNotFound')
   }
   if (stored && current.image_key !== '' && current.image_key !== stored.key) await removeImageQuietly(ctx, current.image_key, 'image replaced')
-  return toProduct(ctx.db, row)
+  return row
 }
 
 /** Deletes the product and its cart lines; order lines keep their copy. Its images go last, non-fatally. */
