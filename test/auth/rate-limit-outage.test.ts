@@ -36,7 +36,7 @@ async function attemptsOver(app: FastifyInstance, count: number, spreadMs: numbe
 }
 
 describe('auth rate limit while Redis is down', () => {
-  it('fails open within the bound on every attempt, and warns once', async () => {
+  it('fails open within the bound on every attempt, and warns once (slow: 15 attempts spread over 2.5 s, for the reconnect backoff to reach its cap)', async () => {
     const port = await freePort()
     const booted = await timed(() => createLoggedApp({ REDIS_URL: `redis://127.0.0.1:${port}`, AUTH_RATE_LIMIT_MAX: '3' }), 10_000)
     closers.push(booted.value.close)
@@ -76,7 +76,7 @@ describe('auth rate limit while Redis cannot be reached (connections never accep
 })
 
 describe('auth rate limit while Redis is silent (accepts connections, never answers)', () => {
-  it('boots, fails open within the bound on every attempt, and warns once', async () => {
+  it('boots, fails open within the bound on every attempt, and warns once (slow: 15 attempts spread over 2.5 s, for the client to reconnect)', async () => {
     const silent = await silentServer()
     closers.push(silent.close)
     const booted = await timed(() => createLoggedApp({ REDIS_URL: `redis://127.0.0.1:${silent.port}`, AUTH_RATE_LIMIT_MAX: '3' }), 10_000)
