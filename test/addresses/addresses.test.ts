@@ -1,32 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { messages } from '../../src/shared/errors.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { useTestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 
-let t: TestApp
-
-beforeAll(async () => {
-  t = await createTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const shop = useTestApp()
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const home = { fullName: 'Ana Pérez', line1: 'Calle Mayor 1', city: 'Madrid', postalCode: '28013', country: 'ES' }
 
 function call(user: TestUser | undefined, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) {
-  return t.app.inject({ method, url, headers: user ? bearer(user) : {}, ...(payload === undefined ? {} : { payload }) })
+  return shop.app.inject({ method, url, headers: user ? bearer(user) : {}, ...(payload === undefined ? {} : { payload }) })
 }
 
 async function addressCount(userId: number): Promise<number> {
-  const rows = await t.app.db.selectFrom('addresses').select('id').where('user_id', '=', userId).execute()
+  const rows = await shop.app.db.selectFrom('addresses').select('id').where('user_id', '=', userId).execute()
   return rows.length
 }
 
 describe('POST /addresses', () => {
   it('creates the caller’s address: 201, optional fields null', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const res = await call(user, 'POST', '/addresses', home)
     expect(res.statusCode).toBe(201)
     const body = res.json()
@@ -46,7 +39,7 @@ describe('POST /addresses', () => {
   })
 
   it('keeps every optional field given', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const full = { ...home, line2: '3º B', region: 'Madrid', phone: '+34 600 000 000' }
     const res = await call(user, 'POST', '/addresses', full)
     expect(res.statusCode).toBe(201)
@@ -67,7 +60,7 @@ describe('POST /addresses', () => {
     ['long city', { ...home, city: 'x'.repeat(101) }, 'city must be shorter than or equal to 100 characters'],
     ['control character', { ...home, line1: 'a\u0000b' }, 'line1 must not contain control characters'],
   ])('refuses a bad %s with 422 and writes nothing', async (_label, payload, message) => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const res = await call(user, 'POST', '/addresses', payload)
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: message })
@@ -86,7 +79,7 @@ describe('POST /addresses', () => {
 
 describe('PATCH / DELETE /addresses/:id', () => {
   it('changes the given fields only; an optional field may be cleared with null', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const created = (await call(user, 'POST', '/addresses', { ...home, line2: 'Piso 2' })).json()
     const res = await call(user, 'PATCH', `/addresses/${created.id}`, { city: 'Sevilla', country: 'PT', line2: null })
     expect(res.statusCode).toBe(200)
@@ -98,7 +91,7 @@ describe('PATCH / DELETE /addresses/:id', () => {
     [{ city: null }, 'city must be a string'],
     [{}, 'body must contain at least one field'],
   ])('refuses %j with 422 and changes nothing', async (payload, message) => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const created = (await call(user, 'POST', '/addresses', home)).json()
     const res = await call(user, 'PATCH', `/addresses/${created.id}`, payload)
     expect(res.statusCode).toBe(422)
@@ -107,8 +100,8 @@ describe('PATCH / DELETE /addresses/:id', () => {
   })
 
   it('answers someone else’s or an unknown address with 404 Dirección no encontrada, and changes nothing', async () => {
-    const owner = await makeUser(t.app)
-    const stranger = await makeUser(t.app)
+    const owner = await makeUser(shop.app)
+    const stranger = await makeUser(shop.app)
     const created = (await call(owner, 'POST', '/addresses', home)).json()
     for (const [method, payload] of [
       ['PATCH', { city: 'Lugo' }],
@@ -125,7 +118,7 @@ describe('PATCH / DELETE /addresses/:id', () => {
   })
 
   it('deletes the caller’s own address', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const created = (await call(user, 'POST', '/addresses', home)).json()
     const res = await call(user, 'DELETE', `/addresses/${created.id}`)
     expect(res.statusCode).toBe(200)
@@ -134,7 +127,7 @@ describe('PATCH / DELETE /addresses/:id', () => {
   })
 
   it('lists only the caller’s addresses, oldest first', async () => {
-    const [a, b] = [await makeUser(t.app), await makeUser(t.app)]
+    const [a, b] = [await makeUser(shop.app), await makeUser(shop.app)]
     const a1 = (await call(a, 'POST', '/addresses', home)).json()
     await call(b, 'POST', '/addresses', home)
     const a2 = (await call(a, 'POST', '/addresses', { ...home, country: 'FR' })).json()

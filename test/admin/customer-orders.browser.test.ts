@@ -33,7 +33,7 @@ describe.skipIf(!hasChromium)('a customer’s orders, from the Users page', () =
     await shop?.close()
   })
 
-  it('on a desktop: the row’s "Orders" lists that customer’s orders only, and "Every customer" lists them all again', async () => {
+  it('on a desktop: the row’s "Orders" lists that customer’s orders only, and "Every customer" lists them all again (slow: a sign-in and four pages in a new browser context)', async () => {
     const { context, page } = await openPage(browser, shop, DESKTOP)
     await signIn(page)
     await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()

@@ -47,7 +47,7 @@ describe.skipIf(!hasChromium)('signing in to the dashboard', () => {
     await shop?.close()
   })
 
-  it('sends no call without the token, and gets no 401, on 5 sign-ins in a row from the overview’s address', async () => {
+  it('sends no call without the token, and gets no 401, on 5 sign-ins in a row from the overview’s address (slow: five sign-ins, each in a new browser context)', async () => {
     // Every other sign-in answers half a second late.
     const delays = [0, 500, 0, 500, 0]
     const rounds: Array<{ unauthorized: string[]; withoutToken: string[] }> = []

@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { connectDatabase } from '../../src/db/connect.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import type { OrdersTable } from '../../src/db/database.js'
 import { messages } from '../../src/shared/errors.js'
-import { type TestApp, createTestApp, dialect, testConfig } from '../helpers/app.js'
+import { dialect, testConfig, useTestApp } from '../helpers/app.js'
 import { makeProduct } from '../helpers/catalog.js'
-import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
-import { freezableRelay, sleep, timed } from '../helpers/outage.js'
+import { bearer, makeUser } from '../helpers/factories.js'
+import { freezableRelay, timed } from '../helpers/outage.js'
 import { createPgSchema, testDatabaseUrl } from '../helpers/pg-schema.js'
 
 const DAY_MS = 86_400_000
@@ -33,33 +33,24 @@ interface StatsBody {
 }
 
 describe('GET /admin/api/stats', () => {
-  let t: TestApp
-  let admin: TestUser
-  let customer: TestUser
-
-  beforeAll(async () => {
-    t = await createTestApp()
-    admin = await makeUser(t.app, 'admin')
-    customer = await makeUser(t.app, 'customer')
-  })
-  afterAll(async () => t.close())
+  const shop = useTestApp()
   beforeEach(async () => {
-    await t.app.db.deleteFrom('orders').execute()
-    await t.app.db.deleteFrom('products').execute()
+    await shop.app.db.deleteFrom('orders').execute()
+    await shop.app.db.deleteFrom('products').execute()
   })
 
   async function insertOrder(createdAtMs: number, totalCents: number, status: Status = 'paid'): Promise<number> {
     const createdAt = new Date(createdAtMs).toISOString()
-    const row = await t.app.db
+    const row = await shop.app.db
       .insertInto('orders')
-      .values({ user_id: customer.id, total_cents: totalCents, status, created_at: createdAt, updated_at: createdAt })
+      .values({ user_id: shop.customer.id, total_cents: totalCents, status, created_at: createdAt, updated_at: createdAt })
       .returning('id')
       .executeTakeFirstOrThrow()
     return row.id
   }
 
   async function stats(query = ''): Promise<StatsBody> {
-    const res = await t.app.inject({ url: `/admin/api/stats${query}`, headers: bearer(admin) })
+    const res = await shop.app.inject({ url: `/admin/api/stats${query}`, headers: bearer(shop.admin) })
     expect(res.statusCode, res.body).toBe(200)
     return res.json() as StatsBody
   }
@@ -93,7 +84,7 @@ describe('GET /admin/api/stats', () => {
     await insertOrder(today + 5000, 1, 'delivered')
     expect(await day()).toEqual({ date: dayOf(today), orders: 4, revenue: 26.51 })
     // A paid order that is cancelled is refunded: it leaves both the orders and the revenue.
-    await t.app.db.updateTable('orders').set({ status: 'cancelled' }).where('id', '=', paid).execute()
+    await shop.app.db.updateTable('orders').set({ status: 'cancelled' }).where('id', '=', paid).execute()
     const body = await stats('?days=1')
     expect(body.series).toEqual([{ date: dayOf(today), orders: 3, revenue: 1.01 }])
     expect(body.totals).toEqual({ orders: 3, revenue: 1.01 })
@@ -159,16 +150,16 @@ describe('GET /admin/api/stats', () => {
 
   it('lists products at or below the threshold, lowest stock first then by id, at most 20', async () => {
     const [a, b, c, d] = [
-      await makeProduct(t.app, { stock: 3, name: 'Three A' }),
-      await makeProduct(t.app, { stock: 0, name: 'Zero' }),
-      await makeProduct(t.app, { stock: 5, name: 'Five' }),
-      await makeProduct(t.app, { stock: 3, name: 'Three B' }),
+      await makeProduct(shop.app, { stock: 3, name: 'Three A' }),
+      await makeProduct(shop.app, { stock: 0, name: 'Zero' }),
+      await makeProduct(shop.app, { stock: 5, name: 'Five' }),
+      await makeProduct(shop.app, { stock: 3, name: 'Three B' }),
     ]
-    await makeProduct(t.app, { stock: 6, name: 'Six' })
+    await makeProduct(shop.app, { stock: 6, name: 'Six' })
     const body = await stats()
     expect(body.lowStock).toEqual([b, a, d, c].map((p) => ({ id: p!.id, name: p!.name, stock: p!.stock, imageUrl: p!.imageUrl })))
 
-    for (let i = 0; i < 25; i += 1) await makeProduct(t.app, { stock: 1 })
+    for (let i = 0; i < 25; i += 1) await makeProduct(shop.app, { stock: 1 })
     const many = await stats()
     expect(many.lowStock).toHaveLength(20)
     expect(many.lowStock[0]?.id).toBe(b!.id)
@@ -176,11 +167,11 @@ describe('GET /admin/api/stats', () => {
   })
 
   it('answers 401 without a token and 403 to a customer', async () => {
-    const anon = await t.app.inject({ url: '/admin/api/stats' })
+    const anon = await shop.app.inject({ url: '/admin/api/stats' })
     expect([anon.statusCode, anon.json()]).toEqual([401, { error: messages.noUser }])
-    const bad = await t.app.inject({ url: '/admin/api/stats', headers: { authorization: 'Bearer nope' } })
+    const bad = await shop.app.inject({ url: '/admin/api/stats', headers: { authorization: 'Bearer nope' } })
     expect([bad.statusCode, bad.json()]).toEqual([401, { error: messages.invalidToken }])
-    const res = await t.app.inject({ url: '/admin/api/stats', headers: bearer(customer) })
+    const res = await shop.app.inject({ url: '/admin/api/stats', headers: bearer(shop.customer) })
     expect([res.statusCode, res.json()]).toEqual([403, { error: messages.requiresRoles(['admin']) }])
   })
 
@@ -191,7 +182,7 @@ describe('GET /admin/api/stats', () => {
     ['?days=1.5', 'days must be an integer number'],
     ['?days=', 'days must be an integer number'],
   ])('answers 422 to %s', async (query, message) => {
-    const res = await t.app.inject({ url: `/admin/api/stats${query}`, headers: bearer(admin) })
+    const res = await shop.app.inject({ url: `/admin/api/stats${query}`, headers: bearer(shop.admin) })
     expect([res.statusCode, res.json()]).toEqual([422, { error: message }])
   })
 })
@@ -214,18 +205,16 @@ describe('LOW_STOCK_THRESHOLD', () => {
     }
   })
 
-  it('decides which products the stats call low on stock', async () => {
-    const t = await createTestApp({ LOW_STOCK_THRESHOLD: '0' })
-    try {
-      const admin = await makeUser(t.app, 'admin')
-      const empty = await makeProduct(t.app, { stock: 0 })
-      await makeProduct(t.app, { stock: 1 })
-      const res = await t.app.inject({ url: '/admin/api/stats', headers: bearer(admin) })
+  describe('on a shop with LOW_STOCK_THRESHOLD=0', () => {
+    const shop = useTestApp({ LOW_STOCK_THRESHOLD: '0' })
+
+    it('decides which products the stats call low on stock', async () => {
+      const empty = await makeProduct(shop.app, { stock: 0 })
+      await makeProduct(shop.app, { stock: 1 })
+      const res = await shop.app.inject({ url: '/admin/api/stats', headers: bearer(shop.admin) })
       expect(res.statusCode).toBe(200)
       expect(res.json()).toMatchObject({ lowStockThreshold: 0, lowStock: [{ id: empty.id, stock: 0 }] })
-    } finally {
-      await t.close()
-    }
+    })
   })
 })
 
@@ -248,17 +237,12 @@ describe.skipIf(dialect !== 'postgres')('GET /admin/api/stats when PostgreSQL go
       expect((await app.inject({ url: '/admin/api/stats', headers: bearer(admin) })).statusCode).toBe(200)
 
       relay.freeze(true)
-      const { value: res, ms } = await timed(() => app.inject({ url: '/admin/api/stats', headers: bearer(admin) }), 10_000)
+      const { value: res } = await timed(() => app.inject({ url: '/admin/api/stats', headers: bearer(admin) }), 10_000)
       expect([res.statusCode, res.json()]).toEqual([503, { error: messages.notReady }])
-      console.info(`stats with a silent PostgreSQL: 503 after ${Math.round(ms)} ms (PG_STATEMENT_TIMEOUT_MS=300)`)
 
       relay.freeze(false)
-      let status = 0
-      for (let attempt = 0; attempt < 100 && status !== 200; attempt += 1) {
-        status = (await app.inject({ url: '/admin/api/stats', headers: bearer(admin) })).statusCode
-        if (status !== 200) await sleep(100)
-      }
-      expect(status).toBe(200)
+      const status = async () => (await app.inject({ url: '/admin/api/stats', headers: bearer(admin) })).statusCode
+      await expect.poll(status, { timeout: 10_000, interval: 100 }).toBe(200)
     } finally {
       await app.close()
       await relay.close()

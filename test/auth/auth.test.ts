@@ -1,23 +1,19 @@
 import { createDecoder, createSigner } from 'fast-jwt'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { type TestApp, createTestApp } from '../helpers/app.js'
+import { describe, expect, it, vi } from 'vitest'
+import { createTestApp, useTestApp } from '../helpers/app.js'
 import { bearer, makeUser, uniqueEmail } from '../helpers/factories.js'
 
-let t: TestApp
+// A limit high enough that this file never meets it; the limit has its own tests.
+const shop = useTestApp({ AUTH_RATE_LIMIT_MAX: '100000' })
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-000'
 
-beforeAll(async () => {
-  // A limit high enough that this file never meets it; the limit has its own tests.
-  t = await createTestApp({ AUTH_RATE_LIMIT_MAX: '100000' })
-})
-afterAll(async () => t.close())
-
-const post = (url: string, payload: unknown, headers: Record<string, string> = {}) => t.app.inject({ method: 'POST', url, payload: payload as object, headers })
+const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
+  shop.app.inject({ method: 'POST', url, payload: payload as object, headers })
 
 const countUsers = async () =>
   Number(
     (
-      await t.app.db
+      await shop.app.db
         .selectFrom('users')
         .select((eb) => eb.fn.countAll().as('n'))
         .executeTakeFirstOrThrow()
@@ -34,7 +30,7 @@ describe('POST /auth/register', () => {
     expect(typeof body.message).toBe('string')
     expect(body.user).toEqual({ id: expect.stringMatching(/^\d+$/), name: 'Ana', email, role: 'customer', createdAt: expect.any(String) })
     expect(body.user.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
-    const row = await t.app.db.selectFrom('users').selectAll().where('id', '=', Number(body.user.id)).executeTakeFirstOrThrow()
+    const row = await shop.app.db.selectFrom('users').selectAll().where('id', '=', Number(body.user.id)).executeTakeFirstOrThrow()
     expect(row.role).toBe('customer')
     expect(row.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/)
     expect(res.body).not.toContain('secret1')
@@ -45,7 +41,7 @@ describe('POST /auth/register', () => {
     const res = await post('/auth/register', { name: 'Eve', email: uniqueEmail('eve'), password: 'secret1', role: 'admin' })
     expect(res.statusCode).toBe(201)
     expect(res.json().user.role).toBe('customer')
-    const row = await t.app.db.selectFrom('users').select('role').where('id', '=', Number(res.json().user.id)).executeTakeFirstOrThrow()
+    const row = await shop.app.db.selectFrom('users').select('role').where('id', '=', Number(res.json().user.id)).executeTakeFirstOrThrow()
     expect(row.role).toBe('customer')
   })
 
@@ -82,14 +78,19 @@ describe('POST /auth/register', () => {
     ['just a string', 'body must be an object'],
   ])('refuses %j with 422 "%s" and writes nothing', async (payload, message) => {
     const before = await countUsers()
-    const res = await t.app.inject({ method: 'POST', url: '/auth/register', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(payload) })
+    const res = await shop.app.inject({
+      method: 'POST',
+      url: '/auth/register',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(payload),
+    })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: message })
     expect(await countUsers()).toBe(before)
   })
 
   it('answers an empty body with 422, not a parse error', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/auth/register', headers: { 'content-type': 'application/json' }, payload: '' })
+    const res = await shop.app.inject({ method: 'POST', url: '/auth/register', headers: { 'content-type': 'application/json' }, payload: '' })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: 'body must be an object' })
   })
@@ -106,7 +107,7 @@ describe('POST /auth/register', () => {
 
 describe('POST /auth/login', () => {
   it('answers 200 with a token, a refresh token and the user, its id as a string', async () => {
-    const user = await makeUser(t.app, 'customer', 'Luz')
+    const user = await makeUser(shop.app, 'customer', 'Luz')
     const res = await post('/auth/login', { email: user.email.toUpperCase(), password: user.password })
     expect(res.statusCode).toBe(200)
     const body = res.json()
@@ -121,31 +122,36 @@ describe('POST /auth/login', () => {
     expect(payload!.exp - payload!.iat).toBe(86400)
     const header = JSON.parse(Buffer.from(body.token.split('.')[0], 'base64url').toString())
     expect(header.alg).toBe('HS256')
-    const me = await t.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${body.token}` } })
+    const me = await shop.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${body.token}` } })
     expect(me.statusCode).toBe(200)
     expect(me.json().id).toBe(user.id)
   })
 
   it('JWT_EXPIRES_IN sets the lifetime; a bare number is seconds', async () => {
-    for (const [setting, seconds] of [
+    const settings = [
       ['3600', 3600],
       ['30m', 1800],
       ['12h', 43_200],
-    ] as const) {
-      const other = await createTestApp({ JWT_EXPIRES_IN: setting })
-      try {
-        const user = await makeUser(other.app)
-        const login = await other.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
-        const payload = createDecoder()(login.json().token) as { iat: number; exp: number }
-        expect(payload.exp - payload.iat, setting).toBe(seconds)
-      } finally {
-        await other.close()
-      }
-    }
+    ] as const
+    // One app per setting, side by side: building an app is most of this test's time.
+    const lifetimes = await Promise.all(
+      settings.map(async ([setting]) => {
+        const other = await createTestApp({ JWT_EXPIRES_IN: setting })
+        try {
+          const user = await makeUser(other.app)
+          const login = await other.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
+          const payload = createDecoder()(login.json().token) as { iat: number; exp: number }
+          return [setting, payload.exp - payload.iat]
+        } finally {
+          await other.close()
+        }
+      }),
+    )
+    expect(lifetimes).toEqual(settings)
   })
 
   it('answers a wrong password and an unknown e-mail alike: 401 "Credenciales inválidas"', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     for (const payload of [
       { email: user.email, password: 'wrong-password' },
       { email: uniqueEmail('ghost'), password: 'whatever' },
@@ -174,14 +180,14 @@ describe('tokens', () => {
 
   it('a protected route without a bearer token answers 401 "Unauthorized - No user found"', async () => {
     for (const headers of [{}, { authorization: 'Basic YWxhZGRpbjpvcGVuc2VzYW1l' }, { authorization: 'Bearer' }]) {
-      const res = await t.app.inject({ url: '/auth/me', headers })
+      const res = await shop.app.inject({ url: '/auth/me', headers })
       expect(res.statusCode).toBe(401)
       expect(res.json()).toEqual({ error: 'Unauthorized - No user found' })
     }
   })
 
   it('a malformed, badly signed, alg:none or expired token answers 401 "Token inválido o expirado"', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(
       JSON.stringify({ sub: String(user.id), role: 'admin', iat_ms: Date.now() }),
     ).toString('base64url')}.`
@@ -199,22 +205,22 @@ describe('tokens', () => {
     })
     const hs512 = createSigner({ key: SECRET, algorithm: 'HS512' })({ sub: String(user.id), role: 'admin', iat_ms: Date.now() })
     for (const token of ['garbage', 'a.b.c', none, expired, otherSecret, hs512, `${user.token}x`, `${user.token} extra`, 'a b']) {
-      const res = await t.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${token}` } })
+      const res = await shop.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${token}` } })
       expect(res.statusCode, token).toBe(401)
       expect(res.json()).toEqual({ error: 'Token inválido o expirado' })
     }
   })
 
   it('a valid token without a role answers 403 "Forbidden - No role assigned" on a role-protected route', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const token = sign({ sub: String(user.id), iat_ms: Date.now() })
-    const res = await t.app.inject({ url: '/auth/users', headers: { authorization: `Bearer ${token}` } })
+    const res = await shop.app.inject({ url: '/auth/users', headers: { authorization: `Bearer ${token}` } })
     expect(res.statusCode).toBe(403)
     expect(res.json()).toEqual({ error: 'Forbidden - No role assigned' })
   })
 
   it('a valid token without a role, or with a role the service does not know, answers 403 on the routes for any user', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const roleless = sign({ sub: String(user.id), iat_ms: Date.now() })
     const unknownRole = sign({ sub: String(user.id), role: 'superuser', iat_ms: Date.now() })
     for (const [method, url] of [
@@ -225,23 +231,23 @@ describe('tokens', () => {
       ['POST', '/orders'],
       ['GET', '/orders/1'],
     ] as const) {
-      const noRole = await t.app.inject({ method, url, headers: { authorization: `Bearer ${roleless}` } })
+      const noRole = await shop.app.inject({ method, url, headers: { authorization: `Bearer ${roleless}` } })
       expect(noRole.statusCode, `${method} ${url}`).toBe(403)
       expect(noRole.json()).toEqual({ error: 'Forbidden - No role assigned' })
-      const unknown = await t.app.inject({ method, url, headers: { authorization: `Bearer ${unknownRole}` } })
+      const unknown = await shop.app.inject({ method, url, headers: { authorization: `Bearer ${unknownRole}` } })
       expect(unknown.statusCode, `${method} ${url}`).toBe(403)
       expect(unknown.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: customer, admin' })
     }
     // Nothing was written for that user.
-    const cart = await t.app.inject({ url: '/cart', headers: bearer(user) })
+    const cart = await shop.app.inject({ url: '/cart', headers: bearer(user) })
     expect(cart.json()).toEqual({ items: [], total: 0 })
-    const orders = await t.app.inject({ url: '/orders', headers: bearer(user) })
+    const orders = await shop.app.inject({ url: '/orders', headers: bearer(user) })
     expect(orders.json()).toEqual([])
   })
 
   it('the role comes from the token: a customer on an admin route answers 403 with the allowed roles', async () => {
-    const customer = await makeUser(t.app)
-    const res = await t.app.inject({ url: '/auth/users', headers: bearer(customer) })
+    const customer = await makeUser(shop.app)
+    const res = await shop.app.inject({ url: '/auth/users', headers: bearer(customer) })
     expect(res.statusCode).toBe(403)
     expect(res.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
   })
@@ -255,22 +261,17 @@ describe('tokens', () => {
 
 describe('GET /auth/me', () => {
   it('answers the caller, never the password', async () => {
-    const user = await makeUser(t.app, 'customer', 'Mia')
-    const res = await t.app.inject({ url: '/auth/me', headers: bearer(user) })
+    const user = await makeUser(shop.app, 'customer', 'Mia')
+    const res = await shop.app.inject({ url: '/auth/me', headers: bearer(user) })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ id: user.id, name: 'Mia', email: user.email, role: 'customer', createdAt: expect.any(String) })
   })
 })
 
 describe('admin user management', () => {
-  let admin: Awaited<ReturnType<typeof makeUser>>
-  beforeAll(async () => {
-    admin = await makeUser(t.app, 'admin', 'Root')
-  })
-
   it.each(['/auth/users', '/auth/create-user'])('POST %s creates a user with a role: 201, numeric id, no password', async (url) => {
     const email = uniqueEmail('made')
-    const res = await post(url, { name: 'Staff', email, password: 'secret1', role: 'admin' }, bearer(admin))
+    const res = await post(url, { name: 'Staff', email, password: 'secret1', role: 'admin' }, bearer(shop.admin))
     expect(res.statusCode).toBe(201)
     expect(res.json()).toEqual({ id: expect.any(Number), name: 'Staff', email, role: 'admin', createdAt: expect.any(String) })
     const login = await post('/auth/login', { email, password: 'secret1' })
@@ -289,7 +290,7 @@ describe('admin user management', () => {
   ])('refuses %j with %i "%s"', async (payload, status, message) => {
     const before = await countUsers()
     for (const url of ['/auth/users', '/auth/create-user']) {
-      const res = await post(url, payload, bearer(admin))
+      const res = await post(url, payload, bearer(shop.admin))
       expect(res.statusCode).toBe(status)
       expect(res.json()).toEqual({ error: message })
     }
@@ -297,16 +298,16 @@ describe('admin user management', () => {
   })
 
   it('refuses a taken e-mail with 409 "El email ya está en uso" on both paths', async () => {
-    const existing = await makeUser(t.app)
+    const existing = await makeUser(shop.app)
     for (const url of ['/auth/users', '/auth/create-user']) {
-      const res = await post(url, { name: 'Dup', email: existing.email.toUpperCase(), password: 'secret1', role: 'customer' }, bearer(admin))
+      const res = await post(url, { name: 'Dup', email: existing.email.toUpperCase(), password: 'secret1', role: 'customer' }, bearer(shop.admin))
       expect(res.statusCode).toBe(409)
       expect(res.json()).toEqual({ error: 'El email ya está en uso' })
     }
   })
 
   it('customers cannot create users (403) and anonymous callers get 401', async () => {
-    const customer = await makeUser(t.app)
+    const customer = await makeUser(shop.app)
     const payload = { name: 'X', email: uniqueEmail(), password: 'secret1', role: 'admin' }
     expect((await post('/auth/users', payload, bearer(customer))).statusCode).toBe(403)
     expect((await post('/auth/create-user', payload, bearer(customer))).json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
@@ -314,65 +315,65 @@ describe('admin user management', () => {
   })
 
   it('GET /auth/users pages through users in id order; bad paging is 422', async () => {
-    await makeUser(t.app)
-    await makeUser(t.app)
-    const all = await t.app.inject({ url: '/auth/users?limit=1000', headers: bearer(admin) })
+    await makeUser(shop.app)
+    await makeUser(shop.app)
+    const all = await shop.app.inject({ url: '/auth/users?limit=1000', headers: bearer(shop.admin) })
     expect(all.statusCode).toBe(200)
     const ids = all.json().map((u: { id: number }) => u.id)
     expect(ids).toEqual([...ids].sort((a, b) => a - b))
     expect(all.body).not.toContain('password')
-    const page = await t.app.inject({ url: '/auth/users?limit=2&offset=1', headers: bearer(admin) })
+    const page = await shop.app.inject({ url: '/auth/users?limit=2&offset=1', headers: bearer(shop.admin) })
     expect(page.json().map((u: { id: number }) => u.id)).toEqual(ids.slice(1, 3))
-    const bad = await t.app.inject({ url: '/auth/users?limit=abc', headers: bearer(admin) })
+    const bad = await shop.app.inject({ url: '/auth/users?limit=abc', headers: bearer(shop.admin) })
     expect(bad.statusCode).toBe(422)
     expect(bad.json()).toEqual({ error: 'limit must be an integer number' })
-    const tooMany = await t.app.inject({ url: '/auth/users?limit=5000', headers: bearer(admin) })
+    const tooMany = await shop.app.inject({ url: '/auth/users?limit=5000', headers: bearer(shop.admin) })
     expect(tooMany.json()).toEqual({ error: 'limit must not be greater than 1000' })
   })
 
   it('GET /auth/users/:id answers the user, 404 "Usuario no encontrado", 422 for a non-numeric id', async () => {
-    const user = await makeUser(t.app, 'customer', 'Seen')
-    const res = await t.app.inject({ url: `/auth/users/${user.id}`, headers: bearer(admin) })
+    const user = await makeUser(shop.app, 'customer', 'Seen')
+    const res = await shop.app.inject({ url: `/auth/users/${user.id}`, headers: bearer(shop.admin) })
     expect(res.json()).toEqual({ id: user.id, name: 'Seen', email: user.email, role: 'customer', createdAt: expect.any(String) })
-    const missing = await t.app.inject({ url: '/auth/users/999999', headers: bearer(admin) })
+    const missing = await shop.app.inject({ url: '/auth/users/999999', headers: bearer(shop.admin) })
     expect(missing.statusCode).toBe(404)
     expect(missing.json()).toEqual({ error: 'Usuario no encontrado' })
-    const bad = await t.app.inject({ url: '/auth/users/abc', headers: bearer(admin) })
+    const bad = await shop.app.inject({ url: '/auth/users/abc', headers: bearer(shop.admin) })
     expect(bad.statusCode).toBe(422)
     expect(bad.json()).toEqual({ error: 'id must be an integer number' })
   })
 
   it('PATCH /auth/users/:id changes name, e-mail and role; a role change ends the old tokens', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const email = uniqueEmail('moved')
-    const res = await t.app.inject({
+    const res = await shop.app.inject({
       method: 'PATCH',
       url: `/auth/users/${user.id}`,
-      headers: bearer(admin),
+      headers: bearer(shop.admin),
       payload: { name: 'New Name', email: email.toUpperCase() },
     })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ id: user.id, name: 'New Name', email, role: 'customer', createdAt: expect.any(String) })
     // A name or e-mail change keeps the token valid.
-    expect((await t.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
+    expect((await shop.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
 
-    const promoted = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload: { role: 'admin' } })
+    const promoted = await shop.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(shop.admin), payload: { role: 'admin' } })
     expect(promoted.json().role).toBe('admin')
-    const old = await t.app.inject({ url: '/auth/me', headers: bearer(user) })
+    const old = await shop.app.inject({ url: '/auth/me', headers: bearer(user) })
     expect(old.statusCode).toBe(401)
     expect(old.json()).toEqual({ error: 'Token inválido o expirado' })
     const login = await post('/auth/login', { email, password: user.password })
     expect(login.json().user.role).toBe('admin')
-    expect((await t.app.inject({ url: '/auth/users', headers: { authorization: `Bearer ${login.json().token}` } })).statusCode).toBe(200)
+    expect((await shop.app.inject({ url: '/auth/users', headers: { authorization: `Bearer ${login.json().token}` } })).statusCode).toBe(200)
   })
 
   it('PATCH with a new password ends the old tokens and the old password', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     // The token has been checked (and its state cached) before the change.
-    expect((await t.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
-    const res = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload: { password: 'brand-new-pass' } })
+    expect((await shop.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
+    const res = await shop.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(shop.admin), payload: { password: 'brand-new-pass' } })
     expect(res.statusCode).toBe(200)
-    expect((await t.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(401)
+    expect((await shop.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(401)
     expect((await post('/auth/login', { email: user.email, password: user.password })).statusCode).toBe(401)
     expect((await post('/auth/login', { email: user.email, password: 'brand-new-pass' })).statusCode).toBe(200)
   })
@@ -382,11 +383,11 @@ describe('admin user management', () => {
     vi.useFakeTimers({ toFake: ['Date'] })
     try {
       for (const payload of [{ password: 'brand-new-pass' }, { role: 'admin' }]) {
-        const user = await makeUser(t.app)
-        expect((await t.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
-        const res = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload })
+        const user = await makeUser(shop.app)
+        expect((await shop.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
+        const res = await shop.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(shop.admin), payload })
         expect(res.statusCode).toBe(200)
-        const after = await t.app.inject({ url: '/auth/me', headers: bearer(user) })
+        const after = await shop.app.inject({ url: '/auth/me', headers: bearer(user) })
         expect(after.statusCode).toBe(401)
         expect(after.json()).toEqual({ error: 'Token inválido o expirado' })
       }
@@ -396,89 +397,89 @@ describe('admin user management', () => {
   })
 
   it('PATCH refuses: own role (403), a taken e-mail (409), unknown user (404), bad fields (422), empty body (422)', async () => {
-    const own = await t.app.inject({ method: 'PATCH', url: `/auth/users/${admin.id}`, headers: bearer(admin), payload: { role: 'customer' } })
+    const own = await shop.app.inject({ method: 'PATCH', url: `/auth/users/${shop.admin.id}`, headers: bearer(shop.admin), payload: { role: 'customer' } })
     expect(own.statusCode).toBe(403)
     expect(own.json()).toEqual({ error: 'No puedes cambiar tu propio rol' })
-    const other = await makeUser(t.app)
-    const user = await makeUser(t.app)
-    const taken = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload: { email: other.email } })
+    const other = await makeUser(shop.app)
+    const user = await makeUser(shop.app)
+    const taken = await shop.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(shop.admin), payload: { email: other.email } })
     expect(taken.statusCode).toBe(409)
     expect(taken.json()).toEqual({ error: 'El email ya está en uso' })
-    const missing = await t.app.inject({ method: 'PATCH', url: '/auth/users/999999', headers: bearer(admin), payload: { name: 'X' } })
+    const missing = await shop.app.inject({ method: 'PATCH', url: '/auth/users/999999', headers: bearer(shop.admin), payload: { name: 'X' } })
     expect(missing.statusCode).toBe(404)
     expect(missing.json()).toEqual({ error: 'Usuario no encontrado' })
-    const badRole = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload: { role: 'owner' } })
+    const badRole = await shop.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(shop.admin), payload: { role: 'owner' } })
     expect(badRole.statusCode).toBe(422)
     expect(badRole.json()).toEqual({ error: "El rol debe ser 'customer' o 'admin'" })
-    const empty = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload: {} })
+    const empty = await shop.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(shop.admin), payload: {} })
     expect(empty.statusCode).toBe(422)
     expect(empty.json()).toEqual({ error: 'body must contain at least one field' })
-    const before = await t.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()
-    const unknownOnly = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload: { foo: 1 } })
+    const before = await shop.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()
+    const unknownOnly = await shop.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(shop.admin), payload: { foo: 1 } })
     expect(unknownOnly.statusCode).toBe(422)
     expect(unknownOnly.json()).toEqual({ error: 'body must contain at least one field' })
-    const row = await t.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()
+    const row = await shop.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()
     expect(row).toEqual(before)
     expect(row.email).toBe(user.email)
     expect(row.role).toBe('customer')
   })
 
   it('DELETE /auth/users/:id removes the user and ends their tokens; not yourself (409); unknown is 404', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     // The token has been checked (and its state cached) before the change.
-    expect((await t.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
-    const res = await t.app.inject({ method: 'DELETE', url: `/auth/users/${user.id}`, headers: bearer(admin) })
+    expect((await shop.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
+    const res = await shop.app.inject({ method: 'DELETE', url: `/auth/users/${user.id}`, headers: bearer(shop.admin) })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ message: expect.any(String) })
-    expect(await t.app.db.selectFrom('users').select('id').where('id', '=', user.id).executeTakeFirst()).toBeUndefined()
-    const gone = await t.app.inject({ url: '/auth/me', headers: bearer(user) })
+    expect(await shop.app.db.selectFrom('users').select('id').where('id', '=', user.id).executeTakeFirst()).toBeUndefined()
+    const gone = await shop.app.inject({ url: '/auth/me', headers: bearer(user) })
     expect(gone.statusCode).toBe(401)
     expect(gone.json()).toEqual({ error: 'Token inválido o expirado' })
-    const again = await t.app.inject({ method: 'DELETE', url: `/auth/users/${user.id}`, headers: bearer(admin) })
+    const again = await shop.app.inject({ method: 'DELETE', url: `/auth/users/${user.id}`, headers: bearer(shop.admin) })
     expect(again.statusCode).toBe(404)
     expect(again.json()).toEqual({ error: 'Usuario no encontrado' })
-    const self = await t.app.inject({ method: 'DELETE', url: `/auth/users/${admin.id}`, headers: bearer(admin) })
+    const self = await shop.app.inject({ method: 'DELETE', url: `/auth/users/${shop.admin.id}`, headers: bearer(shop.admin) })
     expect(self.statusCode).toBe(409)
     expect(self.json()).toEqual({ error: 'No puedes eliminar tu propia cuenta' })
-    expect(await t.app.db.selectFrom('users').select('id').where('id', '=', admin.id).executeTakeFirst()).toBeDefined()
+    expect(await shop.app.db.selectFrom('users').select('id').where('id', '=', shop.admin.id).executeTakeFirst()).toBeDefined()
   })
 
   it.each([['owner'], [''], [1], [['admin']], [{ role: 'admin' }]])(
     "PATCH with role %j is 422 \"El rol debe ser 'customer' o 'admin'\" and changes nothing",
     async (role) => {
-      const user = await makeUser(t.app)
-      const before = await t.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()
+      const user = await makeUser(shop.app)
+      const before = await shop.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()
       for (const payload of [{ role }, { name: 'Renamed', role }]) {
-        const res = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload })
+        const res = await shop.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(shop.admin), payload })
         expect(res.statusCode).toBe(422)
         expect(res.json()).toEqual({ error: "El rol debe ser 'customer' o 'admin'" })
       }
-      expect(await t.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()).toEqual(before)
+      expect(await shop.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()).toEqual(before)
       // The user's token still works: nothing about them changed.
-      expect((await t.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
+      expect((await shop.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
     },
   )
 
   it('an admin\'s refused own-role change (403 "No puedes cambiar tu propio rol") leaves their row as it was', async () => {
-    const self = await makeUser(t.app, 'admin', 'Self Admin')
-    const before = await t.app.db.selectFrom('users').selectAll().where('id', '=', self.id).executeTakeFirstOrThrow()
+    const self = await makeUser(shop.app, 'admin', 'Self Admin')
+    const before = await shop.app.db.selectFrom('users').selectAll().where('id', '=', self.id).executeTakeFirstOrThrow()
     expect(before.role).toBe('admin')
     for (const payload of [{ role: 'customer' }, { name: 'Demoted', email: uniqueEmail('demoted'), role: 'customer' }]) {
-      const res = await t.app.inject({ method: 'PATCH', url: `/auth/users/${self.id}`, headers: bearer(self), payload })
+      const res = await shop.app.inject({ method: 'PATCH', url: `/auth/users/${self.id}`, headers: bearer(self), payload })
       expect(res.statusCode).toBe(403)
       expect(res.json()).toEqual({ error: 'No puedes cambiar tu propio rol' })
     }
-    const row = await t.app.db.selectFrom('users').selectAll().where('id', '=', self.id).executeTakeFirstOrThrow()
+    const row = await shop.app.db.selectFrom('users').selectAll().where('id', '=', self.id).executeTakeFirstOrThrow()
     expect(row).toEqual(before)
     expect(row.role).toBe('admin')
     // The admin's token is still an admin's token.
-    const list = await t.app.inject({ url: '/auth/users', headers: bearer(self) })
+    const list = await shop.app.inject({ url: '/auth/users', headers: bearer(self) })
     expect(list.statusCode).toBe(200)
   })
 
   it('every user-management route answers 401 "Unauthorized - No user found" without a token, and nothing changes', async () => {
-    const target = await makeUser(t.app, 'customer', 'Target')
-    const users = () => t.app.db.selectFrom('users').selectAll().orderBy('id').execute()
+    const target = await makeUser(shop.app, 'customer', 'Target')
+    const users = () => shop.app.db.selectFrom('users').selectAll().orderBy('id').execute()
     const before = await users()
     const email = uniqueEmail('anon-made')
     const created = { name: 'Anon Made', email, password: 'secret1', role: 'admin' }
@@ -492,31 +493,31 @@ describe('admin user management', () => {
     ] as const
     for (const headers of [{}, { authorization: 'Basic YWxhZGRpbjpvcGVuc2VzYW1l' }]) {
       for (const [method, url, payload] of requests) {
-        const res = await t.app.inject({ method, url, headers, ...(payload ? { payload } : {}) })
+        const res = await shop.app.inject({ method, url, headers, ...(payload ? { payload } : {}) })
         expect(res.statusCode, `${method} ${url}`).toBe(401)
         expect(res.json(), `${method} ${url}`).toEqual({ error: 'Unauthorized - No user found' })
       }
     }
     expect(await users()).toEqual(before)
-    expect(await t.app.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst()).toBeUndefined()
+    expect(await shop.app.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst()).toBeUndefined()
     // The target's token and password still work.
-    expect((await t.app.inject({ url: '/auth/me', headers: bearer(target) })).json()).toMatchObject({ id: target.id, name: 'Target', role: 'customer' })
+    expect((await shop.app.inject({ url: '/auth/me', headers: bearer(target) })).json()).toMatchObject({ id: target.id, name: 'Target', role: 'customer' })
     expect((await post('/auth/login', { email: target.email, password: target.password })).statusCode).toBe(200)
   })
 
   it('customers cannot read, change or delete users', async () => {
-    const customer = await makeUser(t.app)
+    const customer = await makeUser(shop.app)
     for (const [method, url] of [
       ['GET', '/auth/users'],
       ['GET', `/auth/users/${customer.id}`],
       ['PATCH', `/auth/users/${customer.id}`],
-      ['DELETE', `/auth/users/${admin.id}`],
+      ['DELETE', `/auth/users/${shop.admin.id}`],
     ] as const) {
-      const res = await t.app.inject({ method, url, headers: bearer(customer), ...(method === 'PATCH' ? { payload: { role: 'admin' } } : {}) })
+      const res = await shop.app.inject({ method, url, headers: bearer(customer), ...(method === 'PATCH' ? { payload: { role: 'admin' } } : {}) })
       expect(res.statusCode).toBe(403)
       expect(res.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
     }
-    const row = await t.app.db.selectFrom('users').select('role').where('id', '=', customer.id).executeTakeFirstOrThrow()
+    const row = await shop.app.db.selectFrom('users').select('role').where('id', '=', customer.id).executeTakeFirstOrThrow()
     expect(row.role).toBe('customer')
   })
 })

@@ -1,41 +1,20 @@
 import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import type { DatabaseHandle } from '../../src/db/connect.js'
-import { testConfig } from '../helpers/app.js'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
-import { createSharedDatabase, type SharedDatabase } from '../helpers/shared-database.js'
+import { useInstances } from '../helpers/shared-database.js'
 
 // The revocation check reads each user's "credentials changed at" from memory (plugins/auth.ts).
 // Two real instances on one database prove that a change made through either one ends the old
 // tokens on both.
 
-let shared: SharedDatabase
-const handles: DatabaseHandle[] = []
+const instances = useInstances(2, 'credentials')
 let first: FastifyInstance
 let second: FastifyInstance
 let admin: TestUser
 
-async function startInstance(): Promise<FastifyInstance> {
-  const handle = shared.open()
-  handles.push(handle)
-  const app = await buildApp(testConfig(), { database: handle, logger: false })
-  await app.ready()
-  return app
-}
-
 beforeAll(async () => {
-  shared = await createSharedDatabase('credentials')
-  first = await startInstance()
-  second = await startInstance()
+  ;[first, second] = instances.apps as [FastifyInstance, FastifyInstance]
   admin = await makeUser(first, 'admin')
-})
-
-afterAll(async () => {
-  await first?.close()
-  await second?.close()
-  for (const handle of handles) await handle.db.destroy()
-  await shared?.drop()
 })
 
 const me = (app: FastifyInstance, user: TestUser) => app.inject({ url: '/auth/me', headers: bearer(user) })

@@ -1,14 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type TestApp, createTestApp } from '../helpers/app.js'
+import { describe, expect, it } from 'vitest'
+import { useTestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { queuedEmails } from '../helpers/outbox.js'
 
-let t: TestApp
-
-beforeAll(async () => {
-  t = await createTestApp({ AUTH_RATE_LIMIT_MAX: '100000' })
-})
-afterAll(async () => t.close())
+const shop = useTestApp({ AUTH_RATE_LIMIT_MAX: '100000' })
 
 const INVALID = { error: 'Token inválido o expirado' }
 
@@ -18,20 +13,20 @@ interface Pair {
 }
 
 async function login(email: string, password: string): Promise<Pair> {
-  const res = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email, password } })
+  const res = await shop.app.inject({ method: 'POST', url: '/auth/login', payload: { email, password } })
   expect(res.statusCode).toBe(200)
   return res.json()
 }
 
 const patchMe = (token: string, payload: unknown) =>
-  t.app.inject({ method: 'PATCH', url: '/auth/me', headers: { authorization: `Bearer ${token}` }, payload: payload as object })
-const me = (token: string) => t.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${token}` } })
-const refresh = (refreshToken: string) => t.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken } })
-const row = (user: TestUser) => t.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()
+  shop.app.inject({ method: 'PATCH', url: '/auth/me', headers: { authorization: `Bearer ${token}` }, payload: payload as object })
+const me = (token: string) => shop.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${token}` } })
+const refresh = (refreshToken: string) => shop.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken } })
+const row = (user: TestUser) => shop.app.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()
 
 describe('PATCH /auth/me', () => {
   it('changes the name with no current password, and answers the user', async () => {
-    const user = await makeUser(t.app, 'customer', 'Old Name')
+    const user = await makeUser(shop.app, 'customer', 'Old Name')
     const pair = await login(user.email, user.password)
     const res = await patchMe(pair.token, { name: '  Nueva  ' })
     expect(res.statusCode).toBe(200)
@@ -41,7 +36,7 @@ describe('PATCH /auth/me', () => {
   })
 
   it('drops a role in the body: a customer cannot promote themself', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const res = await patchMe(user.token, { name: 'Climber', role: 'admin' })
     expect(res.statusCode).toBe(200)
     expect(res.json().role).toBe('customer')
@@ -52,7 +47,7 @@ describe('PATCH /auth/me', () => {
   })
 
   it('a new e-mail or password needs the current one: missing or wrong → 401 Credenciales inválidas, nothing changes', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const before = await row(user)
     for (const payload of [
       { email: 'new-address@shop.test' },
@@ -71,8 +66,8 @@ describe('PATCH /auth/me', () => {
   })
 
   it('checks in order: fields (422), then the current password (401), then a taken e-mail (409)', async () => {
-    const user = await makeUser(t.app)
-    const other = await makeUser(t.app)
+    const user = await makeUser(shop.app)
+    const other = await makeUser(shop.app)
     const before = await row(user)
     const cases: [unknown, number, string][] = [
       [{}, 422, 'body must contain at least one field'],
@@ -92,22 +87,22 @@ describe('PATCH /auth/me', () => {
   })
 
   it('needs a signed-in caller', async () => {
-    const res = await t.app.inject({ method: 'PATCH', url: '/auth/me', payload: { name: 'Nobody' } })
+    const res = await shop.app.inject({ method: 'PATCH', url: '/auth/me', payload: { name: 'Nobody' } })
     expect(res.statusCode).toBe(401)
     expect(res.json()).toEqual({ error: 'Unauthorized - No user found' })
   })
 
   it('the same e-mail in another case is no change: no current password needed', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const res = await patchMe(user.token, { email: user.email.toUpperCase() })
     expect(res.statusCode).toBe(200)
     expect(res.json().email).toBe(user.email)
   })
 
   it('a new e-mail with the current password: the user logs in with it; its pending reset links end', async () => {
-    const user = await makeUser(t.app)
-    await t.app.inject({ method: 'POST', url: '/auth/password-reset', payload: { email: user.email } })
-    const [mail] = await queuedEmails(t.app.db, user.email)
+    const user = await makeUser(shop.app)
+    await shop.app.inject({ method: 'POST', url: '/auth/password-reset', payload: { email: user.email } })
+    const [mail] = await queuedEmails(shop.app.db, user.email)
     const token = new URL(String(mail!.data.link)).searchParams.get('token')!
     const email = `moved-${user.id}@shop.test`
     const res = await patchMe(user.token, { email: `  ${email.toUpperCase()}`, currentPassword: user.password })
@@ -116,13 +111,13 @@ describe('PATCH /auth/me', () => {
     // An e-mail change is no credentials change: the token stays good.
     expect((await me(user.token)).statusCode).toBe(200)
     await login(email, user.password)
-    const confirm = await t.app.inject({ method: 'POST', url: '/auth/password-reset/confirm', payload: { token, password: 'taken-over-1' } })
+    const confirm = await shop.app.inject({ method: 'POST', url: '/auth/password-reset/confirm', payload: { token, password: 'taken-over-1' } })
     expect(confirm.statusCode).toBe(400)
     expect(confirm.json()).toEqual({ error: 'Enlace inválido o caducado' })
   })
 
   it('a password change made with a token from before sessions (no sid) ends that token too', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const res = await patchMe(user.token, { password: 'legacy-changed', currentPassword: user.password })
     expect(res.statusCode).toBe(200)
     expect((await me(user.token)).json()).toEqual(INVALID)
@@ -130,10 +125,10 @@ describe('PATCH /auth/me', () => {
   })
 
   it('a new password ends every other session of the user; the caller’s own session keeps working', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const mine = await login(user.email, user.password)
     const laptop = await login(user.email, user.password)
-    const stranger = await makeUser(t.app)
+    const stranger = await makeUser(shop.app)
     const theirs = await login(stranger.email, stranger.password)
     const res = await patchMe(mine.token, { password: 'brand-new-pass', currentPassword: user.password })
     expect(res.statusCode).toBe(200)
@@ -148,17 +143,16 @@ describe('PATCH /auth/me', () => {
     expect((await me(laptop.token)).json()).toEqual(INVALID)
     expect((await refresh(laptop.refreshToken)).json()).toEqual(INVALID)
     expect((await me(user.token)).statusCode).toBe(401)
-    const ended = await t.app.db.selectFrom('sessions').select(['ended_reason']).where('user_id', '=', user.id).orderBy('id').execute()
+    const ended = await shop.app.db.selectFrom('sessions').select(['ended_reason']).where('user_id', '=', user.id).orderBy('id').execute()
     expect(ended.map((r) => r.ended_reason)).toEqual([null, 'password'])
     // Someone else is untouched.
     expect((await me(theirs.token)).statusCode).toBe(200)
     // The new password logs in; the old one does not.
-    const old = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
+    const old = await shop.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
     expect(old.statusCode).toBe(401)
     await login(user.email, 'brand-new-pass')
     // A later role change still ends the carried-over session.
-    const admin = await makeUser(t.app, 'admin')
-    await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload: { role: 'admin' } })
+    await shop.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(shop.admin), payload: { role: 'admin' } })
     expect((await me(mine.token)).statusCode).toBe(401)
   })
 })

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type TestApp, createTestApp } from '../helpers/app.js'
+import { type TestApp, useTestApp } from '../helpers/app.js'
 
 // Runs when TEST_REDIS_URL is set: the password-reset counter in Redis is shared by every instance, and is
 // not login's counter.
@@ -11,17 +11,13 @@ const redisUrl = process.env.TEST_REDIS_URL
 const client = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`
 
 describe.skipIf(!redisUrl)('password-reset rate limit in Redis', () => {
-  let first: TestApp
-  let second: TestApp
+  const first = useTestApp({ REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '3' })
+  const second = useTestApp({ REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '3' })
   let redis: Redis
-  beforeAll(async () => {
-    first = await createTestApp({ REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '3' })
-    second = await createTestApp({ REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '3' })
+  beforeAll(() => {
     redis = new Redis(redisUrl!)
   })
   afterAll(async () => {
-    await first?.close()
-    await second?.close()
     await redis?.quit()
   })
 

@@ -1,29 +1,24 @@
 import { createHash } from 'node:crypto'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
-import { type TestApp, createTestApp, openTestDatabase, testConfig } from '../helpers/app.js'
+import { openTestDatabase, testConfig, useTestApp } from '../helpers/app.js'
 import { makeUser, type TestUser } from '../helpers/factories.js'
 import { queuedEmails } from '../helpers/outbox.js'
 
-let t: TestApp
-
-beforeAll(async () => {
-  t = await createTestApp({ AUTH_RATE_LIMIT_MAX: '100000' })
-})
-afterAll(async () => t.close())
+const shop = useTestApp({ AUTH_RATE_LIMIT_MAX: '100000' })
 
 const ACCEPTED = { message: 'Si el email está registrado, recibirás un enlace para restablecer la contraseña' }
 const BAD_LINK = { error: 'Enlace inválido o caducado' }
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
-const requestReset = (email: unknown, app = t.app, remoteAddress?: string) =>
+const requestReset = (email: unknown, app = shop.app, remoteAddress?: string) =>
   app.inject({ method: 'POST', url: '/auth/password-reset', payload: { email } as object, ...(remoteAddress ? { remoteAddress } : {}) })
-const confirm = (payload: object, app = t.app, remoteAddress?: string) =>
+const confirm = (payload: object, app = shop.app, remoteAddress?: string) =>
   app.inject({ method: 'POST', url: '/auth/password-reset/confirm', payload, ...(remoteAddress ? { remoteAddress } : {}) })
-const login = (email: string, password: string, app = t.app) => app.inject({ method: 'POST', url: '/auth/login', payload: { email, password } })
+const login = (email: string, password: string, app = shop.app) => app.inject({ method: 'POST', url: '/auth/login', payload: { email, password } })
 
 /** The tokens of the reset links queued for `email`, oldest first. */
-async function linkTokens(email: string, app = t.app): Promise<string[]> {
+async function linkTokens(email: string, app = shop.app): Promise<string[]> {
   const mails = await queuedEmails(app.db, email)
   return mails.map((mail) => {
     expect(mail.template).toBe('password-reset')
@@ -37,15 +32,15 @@ async function resetLink(user: TestUser): Promise<string> {
   return (await linkTokens(user.email)).at(-1) as string
 }
 
-const links = (userId: number) => t.app.db.selectFrom('password_resets').selectAll().where('user_id', '=', userId).orderBy('id').execute()
+const links = (userId: number) => shop.app.db.selectFrom('password_resets').selectAll().where('user_id', '=', userId).orderBy('id').execute()
 
 describe('POST /auth/password-reset', () => {
   it('queues one e-mail with a link to the shop, and stores the token only as its SHA-256', async () => {
-    const user = await makeUser(t.app, 'customer', 'Ana Pérez')
+    const user = await makeUser(shop.app, 'customer', 'Ana Pérez')
     const res = await requestReset(`  ${user.email.toUpperCase()} `)
     expect(res.statusCode).toBe(202)
     expect(res.json()).toEqual(ACCEPTED)
-    const mails = await queuedEmails(t.app.db, user.email)
+    const mails = await queuedEmails(shop.app.db, user.email)
     expect(mails).toEqual([{ template: 'password-reset', to: user.email, data: { name: 'Ana Pérez', link: expect.any(String) } }])
     const link = String(mails[0]!.data.link)
     expect(link).toMatch(/^http:\/\/shop\.test\/reset-password\?token=[\w-]{43}$/)
@@ -57,16 +52,16 @@ describe('POST /auth/password-reset', () => {
   })
 
   it('an unknown e-mail gets the same status and body, and nothing is written or sent', async () => {
-    const before = await queuedEmails(t.app.db)
-    const resetsBefore = await t.app.db.selectFrom('password_resets').select('id').execute()
+    const before = await queuedEmails(shop.app.db)
+    const resetsBefore = await shop.app.db.selectFrom('password_resets').select('id').execute()
     const res = await requestReset('nobody-here@shop.test')
-    const known = await requestReset((await makeUser(t.app)).email)
+    const known = await requestReset((await makeUser(shop.app)).email)
     expect(res.statusCode).toBe(known.statusCode)
     expect(res.body).toBe(known.body)
     expect(res.headers['content-type']).toBe(known.headers['content-type'])
-    expect(await queuedEmails(t.app.db, 'nobody-here@shop.test')).toEqual([])
-    expect(await queuedEmails(t.app.db)).toHaveLength(before.length + 1)
-    expect(await t.app.db.selectFrom('password_resets').select('id').execute()).toHaveLength(resetsBefore.length + 1)
+    expect(await queuedEmails(shop.app.db, 'nobody-here@shop.test')).toEqual([])
+    expect(await queuedEmails(shop.app.db)).toHaveLength(before.length + 1)
+    expect(await shop.app.db.selectFrom('password_resets').select('id').execute()).toHaveLength(resetsBefore.length + 1)
   })
 
   it.each([
@@ -75,13 +70,13 @@ describe('POST /auth/password-reset', () => {
     [{ email: 5 }, 'email must be a valid email'],
     [{ email: '' }, 'email must be a valid email'],
   ])('validates the e-mail first: %j → 422 %s', async (payload, message) => {
-    const res = await t.app.inject({ method: 'POST', url: '/auth/password-reset', payload })
+    const res = await shop.app.inject({ method: 'POST', url: '/auth/password-reset', payload })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: message })
   })
 
   it('a new request leaves older links working; past five live links no more are sent', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     for (let i = 0; i < 7; i++) expect((await requestReset(user.email)).statusCode).toBe(202)
     const tokens = await linkTokens(user.email)
     expect(tokens).toHaveLength(5)
@@ -92,45 +87,35 @@ describe('POST /auth/password-reset', () => {
     for (const token of tokens.slice(1)) expect((await confirm({ token, password: 'from-another' })).json()).toEqual(BAD_LINK)
   })
 
-  it('SHOP_URL (without its trailing slash) makes the link; RESET_TOKEN_TTL its lifetime', async () => {
-    const shop = await createTestApp({ SHOP_URL: 'https://tienda.example/', RESET_TOKEN_TTL: '15m' })
-    try {
-      const user = await makeUser(shop.app)
-      expect((await requestReset(user.email, shop.app)).statusCode).toBe(202)
-      const [mail] = await queuedEmails(shop.app.db, user.email)
+  describe('on a shop with SHOP_URL and RESET_TOKEN_TTL set', () => {
+    const tienda = useTestApp({ SHOP_URL: 'https://tienda.example/', RESET_TOKEN_TTL: '15m' })
+
+    it('SHOP_URL (without its trailing slash) makes the link; RESET_TOKEN_TTL its lifetime', async () => {
+      const user = tienda.customer
+      expect((await requestReset(user.email, tienda.app)).statusCode).toBe(202)
+      const [mail] = await queuedEmails(tienda.app.db, user.email)
       expect(String(mail!.data.link)).toMatch(/^https:\/\/tienda\.example\/reset-password\?token=[\w-]{43}$/)
-      const row = await shop.app.db.selectFrom('password_resets').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow()
+      const row = await tienda.app.db.selectFrom('password_resets').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow()
       expect(Date.parse(row.expires_at) - Date.parse(row.created_at)).toBe(15 * 60_000)
-    } finally {
-      await shop.close()
-    }
+    })
   })
 
-  it('answers a known and an unknown e-mail in similar time (measured, reported, not asserted)', async () => {
-    const known = await makeUser(t.app)
-    const time = async (email: string) => {
-      const started = performance.now()
-      const res = await requestReset(email)
-      expect(res.statusCode).toBe(202)
-      return performance.now() - started
+  // How long each takes (a side channel for who has an account) is a bench scenario, not a test's figure.
+  it('answers known and unknown e-mails, one after the other, with the same status and body', async () => {
+    const fresh = await Promise.all(Array.from({ length: 20 }, () => makeUser(shop.app)))
+    for (const [i, user] of fresh.entries()) {
+      const known = await requestReset(user.email)
+      const unknown = await requestReset(`ghost-${i}-${user.id}@shop.test`)
+      expect([known.statusCode, known.json()]).toEqual([202, ACCEPTED])
+      expect([unknown.statusCode, unknown.body]).toEqual([known.statusCode, known.body])
     }
-    const knownTimes: number[] = []
-    const unknownTimes: number[] = []
-    // The known address stays below the five-link cap only for its first few; both arms then do the same reads.
-    const fresh = await Promise.all(Array.from({ length: 20 }, () => makeUser(t.app)))
-    for (let i = 0; i < 20; i++) {
-      knownTimes.push(await time(fresh[i]!.email))
-      unknownTimes.push(await time(`ghost-${i}-${known.id}@shop.test`))
-    }
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
-    console.log(`password-reset timing (median of 20): known ${median(knownTimes).toFixed(2)} ms, unknown ${median(unknownTimes).toFixed(2)} ms`)
-    expect(await queuedEmails(t.app.db, fresh[0]!.email)).toHaveLength(1)
+    expect(await queuedEmails(shop.app.db, fresh[0]!.email)).toHaveLength(1)
   })
 })
 
 describe('POST /auth/password-reset/confirm', () => {
   it('sets the new password, ends every session of the user and every other link; the link is single use', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const first = (await login(user.email, user.password)).json()
     const second = (await login(user.email, user.password)).json()
     const older = await resetLink(user)
@@ -139,14 +124,14 @@ describe('POST /auth/password-reset/confirm', () => {
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ message: 'Contraseña actualizada' })
     for (const pair of [first, second]) {
-      const access = await t.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${pair.token}` } })
+      const access = await shop.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${pair.token}` } })
       expect(access.statusCode).toBe(401)
       expect(access.json()).toEqual({ error: 'Token inválido o expirado' })
-      const renewed = await t.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: pair.refreshToken } })
+      const renewed = await shop.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: pair.refreshToken } })
       expect(renewed.statusCode).toBe(401)
     }
-    expect((await t.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${user.token}` } })).statusCode).toBe(401)
-    const ended = await t.app.db.selectFrom('sessions').select('ended_reason').where('user_id', '=', user.id).execute()
+    expect((await shop.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${user.token}` } })).statusCode).toBe(401)
+    const ended = await shop.app.db.selectFrom('sessions').select('ended_reason').where('user_id', '=', user.id).execute()
     expect(ended.map((row) => row.ended_reason)).toEqual(['reset', 'reset'])
     expect((await login(user.email, user.password)).statusCode).toBe(401)
     const fresh = await login(user.email, 'recovered-pass')
@@ -162,7 +147,7 @@ describe('POST /auth/password-reset/confirm', () => {
   })
 
   it('fields first: a missing token or a short password is 422, and the link stays usable', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const token = await resetLink(user)
     const cases: [object, string][] = [
       [{ password: 'long-enough' }, 'token should not be empty'],
@@ -182,9 +167,9 @@ describe('POST /auth/password-reset/confirm', () => {
   })
 
   it('a bad or expired token → 400 Enlace inválido o caducado, and the password stays', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const token = await resetLink(user)
-    await t.app.db
+    await shop.app.db
       .updateTable('password_resets')
       .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
       .where('token_hash', '=', sha256(token))
@@ -198,7 +183,7 @@ describe('POST /auth/password-reset/confirm', () => {
   })
 
   it('two confirms of one link at once: exactly one sets its password', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const token = await resetLink(user)
     const answers = await Promise.all([confirm({ token, password: 'racer-one-1' }), confirm({ token, password: 'racer-two-2' })])
     expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 400])
@@ -208,16 +193,11 @@ describe('POST /auth/password-reset/confirm', () => {
 })
 
 describe('the reset rate limit', () => {
-  let limited: TestApp | undefined
-  afterEach(async () => {
-    await limited?.close()
-    limited = undefined
-  })
+  const limited = useTestApp({ AUTH_RATE_LIMIT_MAX: '3' })
 
   it('login’s maximum, window, headers and 429, on a counter of its own shared by request and confirm', async () => {
-    limited = await createTestApp({ AUTH_RATE_LIMIT_MAX: '3' })
     const ip = '198.51.100.9'
-    const user = await makeUser(limited.app)
+    const user = limited.customer
     const answers = [
       await requestReset(user.email, limited.app, ip),
       await confirm({ token: 'whatever', password: 'long-enough' }, limited.app, ip),
@@ -240,7 +220,7 @@ describe('the reset rate limit', () => {
     // Log-in keeps its own counter, and does not spend the reset one.
     const logins = await Promise.all(
       [1, 2, 3].map(() =>
-        limited!.app.inject({ method: 'POST', url: '/auth/login', remoteAddress: ip, payload: { email: user.email, password: user.password } }),
+        limited.app.inject({ method: 'POST', url: '/auth/login', remoteAddress: ip, payload: { email: user.email, password: user.password } }),
       ),
     )
     expect(logins.map((l) => l.statusCode)).toEqual([200, 200, 200])

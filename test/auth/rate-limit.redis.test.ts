@@ -2,9 +2,10 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { type TestApp, createTestApp } from '../helpers/app.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type TestApp, useTestApp } from '../helpers/app.js'
 import { createLoggedApp, freePort, freezableRelay, INFO, type LogLine, sleep, timed, WARN } from '../helpers/outage.js'
+import { useInstances } from '../helpers/shared-database.js'
 
 // Runs when TEST_REDIS_URL is set (CI always sets it; .ci/run fails if these tests were skipped).
 const redisUrl = process.env.TEST_REDIS_URL
@@ -15,16 +16,8 @@ const login = (t: TestApp, remoteAddress: string) =>
   t.app.inject({ method: 'POST', url: '/auth/login', remoteAddress, payload: { email: 'nobody@shop.test', password: 'whatever' } })
 
 describe.skipIf(!redisUrl)('auth rate limit in Redis', () => {
-  let first: TestApp
-  let second: TestApp
-  beforeAll(async () => {
-    first = await createTestApp({ REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '4' })
-    second = await createTestApp({ REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '4' })
-  })
-  afterAll(async () => {
-    await first?.close()
-    await second?.close()
-  })
+  const first = useTestApp({ REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '4' })
+  const second = useTestApp({ REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '4' })
 
   it('two instances on one Redis share one limit per client', async () => {
     const ip = client()
@@ -45,13 +38,14 @@ describe.skipIf(!redisUrl)('auth rate limit in Redis', () => {
     expect((await login(second, client())).statusCode).toBe(401)
   })
 
-  it('keeps counting across real listening servers', async () => {
-    const ip = client()
+  describe('on real listening servers', () => {
     // Through the network the client address is 127.0.0.1, so use a trusted proxy header to pick the client.
-    const a = await createTestApp({ REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '2', TRUST_PROXY: 'true' })
-    const b = await createTestApp({ REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '2', TRUST_PROXY: 'true' })
-    try {
-      const urls = [await a.app.listen({ port: 0, host: '127.0.0.1' }), await b.app.listen({ port: 0, host: '127.0.0.1' })]
+    const servers = useInstances(2, 'ratelimitredis', { env: { REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '2', TRUST_PROXY: 'true' } })
+
+    it('keeps counting across them', async () => {
+      const ip = client()
+      const urls: string[] = []
+      for (const app of servers.apps) urls.push(await app.listen({ port: 0, host: '127.0.0.1' }))
       const statuses: number[] = []
       for (const url of [urls[0], urls[1], urls[0]]) {
         const res = await fetch(`${url}/auth/login`, {
@@ -62,16 +56,14 @@ describe.skipIf(!redisUrl)('auth rate limit in Redis', () => {
         statuses.push(res.status)
       }
       expect(statuses).toEqual([401, 401, 429])
-    } finally {
-      await a.close()
-      await b.close()
-    }
+    })
   })
 })
 
 describe.skipIf(!redisUrl)('auth rate limit keys in Redis', () => {
+  const t = useTestApp({ REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '4' })
+
   it('are the prefix and the client address, and expire with the window', async () => {
-    const t = await createTestApp({ REDIS_URL: redisUrl!, AUTH_RATE_LIMIT_MAX: '4' })
     const redis = new Redis(redisUrl!)
     try {
       const ip = client()
@@ -88,7 +80,6 @@ describe.skipIf(!redisUrl)('auth rate limit keys in Redis', () => {
       expect(await redis.pttl(`shop-api:auth-rate-limit:${ip}`)).toBeLessThanOrEqual(ttl)
     } finally {
       redis.disconnect()
-      await t.close()
     }
   })
 })
@@ -99,15 +90,11 @@ async function freezableRedis(target: URL) {
   return { ...relay, url: `redis://127.0.0.1:${relay.port}` }
 }
 
-/** Attempts until one is counted (RateLimit-Remaining below `max`); returns when that happened. */
-async function untilCounted(t: FastifyInstance, ip: string, max: string, limitMs = 5000): Promise<number> {
-  const started = performance.now()
-  while (performance.now() - started < limitMs) {
-    const res = await t.inject({ method: 'POST', url: '/auth/register', remoteAddress: ip, payload: { name: '' } })
-    if (res.headers['ratelimit-remaining'] !== max) return performance.now() - started
-    await sleep(20)
-  }
-  throw new Error(`no attempt was counted within ${limitMs} ms`)
+/** Attempts until one is counted (RateLimit-Remaining below `max`); fails if none is within `timeout` ms. */
+async function untilCounted(t: FastifyInstance, ip: string, max: string, timeout: number): Promise<void> {
+  const remaining = async () =>
+    (await t.inject({ method: 'POST', url: '/auth/register', remoteAddress: ip, payload: { name: '' } })).headers['ratelimit-remaining']
+  await expect.poll(remaining, { timeout, interval: 20 }).not.toBe(max)
 }
 
 const register = (t: FastifyInstance, ip: string) => timed(() => t.inject({ method: 'POST', url: '/auth/register', remoteAddress: ip, payload: { name: '' } }))
@@ -137,7 +124,7 @@ describe.skipIf(!redisUrl)('auth rate limit when Redis goes silent, then answers
       expect(warnings(logged.lines)).toBe(1)
       relay.freeze(false)
       // Back within the reconnect delay (at most a second) plus the handshake.
-      expect(await untilCounted(logged.app, ip, '5')).toBeLessThan(3000)
+      await untilCounted(logged.app, ip, '5', 3000)
       expect(recoveries(logged.lines)).toBe(1)
       expect(warnings(logged.lines)).toBe(1)
     } finally {
@@ -177,40 +164,39 @@ describe.skipIf(!redisUrl || !hasRedisServer)('auth rate limit when Redis stops 
     })
   }
 
+  /** Five attempts 100 ms apart while Redis is away: each let through uncounted (the whole budget of 5), and at once. */
+  async function attemptsWhileAway(app: FastifyInstance, ip: string): Promise<void> {
+    for (let i = 0; i < 5; i += 1) {
+      const res = await register(app, ip)
+      expect(res.value.headers['ratelimit-remaining']).toBe('5')
+      expect(res.ms).toBeLessThan(250)
+      await sleep(100)
+    }
+  }
+
   it('fails open fast while it is away, warns once per outage, and counts again when it returns', async () => {
     const port = await freePort()
     const logged = await createLoggedApp({ REDIS_URL: `redis://127.0.0.1:${port}`, AUTH_RATE_LIMIT_MAX: '5' })
     const ip = client()
     try {
       // Down from the start.
-      for (let i = 0; i < 5; i += 1) {
-        const res = await register(logged.app, ip)
-        expect(res.value.headers['ratelimit-remaining']).toBe('5')
-        expect(res.ms).toBeLessThan(250)
-        await sleep(100)
-      }
+      await attemptsWhileAway(logged.app, ip)
       expect(warnings(logged.lines)).toBe(1)
 
       // Back: counted again within the reconnect delay.
       await startRedis(port)
-      const backAfter = await untilCounted(logged.app, ip, '5')
-      expect(backAfter).toBeLessThan(3000)
+      await untilCounted(logged.app, ip, '5', 3000)
       expect(recoveries(logged.lines)).toBe(1)
       expect((await register(logged.app, ip)).value.headers['ratelimit-remaining']).toBe('3')
 
       // Away again: a second outage, a second warning, and still fast.
       await stopRedis()
-      for (let i = 0; i < 5; i += 1) {
-        const res = await register(logged.app, ip)
-        expect(res.value.headers['ratelimit-remaining']).toBe('5')
-        expect(res.ms).toBeLessThan(250)
-        await sleep(100)
-      }
+      await attemptsWhileAway(logged.app, ip)
       expect(warnings(logged.lines)).toBe(2)
 
       // And back once more (an empty Redis: the counter starts again).
       await startRedis(port)
-      await untilCounted(logged.app, ip, '5')
+      await untilCounted(logged.app, ip, '5', 5000)
       expect(recoveries(logged.lines)).toBe(2)
     } finally {
       await logged.close()

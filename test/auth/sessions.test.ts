@@ -1,18 +1,13 @@
 import { createHash } from 'node:crypto'
 import { createDecoder } from 'fast-jwt'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ConfigError } from '../../src/config.js'
 import { successorKey, successorToken } from '../../src/modules/sessions/tokens.js'
-import { type TestApp, createTestApp, testConfig } from '../helpers/app.js'
+import { testConfig, useTestApp } from '../helpers/app.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 
-let t: TestApp
-
-beforeAll(async () => {
-  // A limit this file never meets: the limit has its own tests.
-  t = await createTestApp({ AUTH_RATE_LIMIT_MAX: '100000' })
-})
-afterAll(async () => t.close())
+// A limit this file never meets: the limit has its own tests.
+const shop = useTestApp({ AUTH_RATE_LIMIT_MAX: '100000' })
 
 const INVALID = { error: 'Token inválido o expirado' }
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
@@ -23,16 +18,16 @@ interface Pair {
 }
 
 async function login(user: TestUser): Promise<Pair> {
-  const res = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
+  const res = await shop.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
   expect(res.statusCode).toBe(200)
   return res.json()
 }
 
-const refresh = (refreshToken: unknown) => t.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken } as object })
-const me = (token: string) => t.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${token}` } })
+const refresh = (refreshToken: unknown) => shop.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken } as object })
+const me = (token: string) => shop.app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${token}` } })
 const sidOf = (token: string) => (createDecoder()(token) as { sid: number }).sid
-const session = (id: number) => t.app.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
-const tokensOf = (sessionId: number) => t.app.db.selectFrom('refresh_tokens').selectAll().where('session_id', '=', sessionId).orderBy('id').execute()
+const session = (id: number) => shop.app.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+const tokensOf = (sessionId: number) => shop.app.db.selectFrom('refresh_tokens').selectAll().where('session_id', '=', sessionId).orderBy('id').execute()
 
 async function expectRefused(pair: Pair): Promise<void> {
   const access = await me(pair.token)
@@ -45,7 +40,7 @@ async function expectRefused(pair: Pair): Promise<void> {
 
 describe('log-in starts a session', () => {
   it('the access token carries the session id; the refresh token is opaque and stored only as its SHA-256', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const pair = await login(user)
     expect(pair.refreshToken).toMatch(/^[\w-]{43}$/)
     const sid = sidOf(pair.token)
@@ -56,7 +51,7 @@ describe('log-in starts a session', () => {
     expect(stored).toMatchObject({ token_hash: sha256(pair.refreshToken), spent_at: null })
     // Valid for REFRESH_TOKEN_TTL (30 days by default) from its issue.
     expect(Date.parse(stored!.expires_at) - Date.parse(stored!.created_at)).toBe(30 * 86_400_000)
-    const raw = await t.app.db.selectFrom('refresh_tokens').select('id').where('token_hash', '=', pair.refreshToken).execute()
+    const raw = await shop.app.db.selectFrom('refresh_tokens').select('id').where('token_hash', '=', pair.refreshToken).execute()
     expect(raw).toEqual([])
     expect((await me(pair.token)).statusCode).toBe(200)
   })
@@ -64,43 +59,43 @@ describe('log-in starts a session', () => {
 
 describe('the session check', () => {
   it('is answered from memory: a session ended behind the service’s back (SQL by hand) is not seen at once', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const pair = await login(user)
     expect((await me(pair.token)).statusCode).toBe(200)
     // Through the app's own connection: no change-feed notice (the service's own routes publish one).
-    await t.app.db.updateTable('sessions').set({ ended_at: new Date().toISOString(), ended_reason: 'logout' }).where('id', '=', sidOf(pair.token)).execute()
+    await shop.app.db.updateTable('sessions').set({ ended_at: new Date().toISOString(), ended_reason: 'logout' }).where('id', '=', sidOf(pair.token)).execute()
     expect((await me(pair.token)).statusCode).toBe(200)
     // The refresh reads the database: refused at once.
     expect((await refresh(pair.refreshToken)).json()).toEqual(INVALID)
     // Any session change through the service empties the memory.
-    t.app.changeFeed.publish('sessions')
+    shop.app.changeFeed.publish('sessions')
     expect((await me(pair.token)).json()).toEqual(INVALID)
   })
 })
 
 describe('housekeeping at log-in', () => {
   it('deletes the user’s expired refresh tokens and their sessions ended over 30 days ago; keeps everything else', async () => {
-    const user = await makeUser(t.app)
-    const stranger = await makeUser(t.app)
+    const user = await makeUser(shop.app)
+    const stranger = await makeUser(shop.app)
     const old = await login(user)
     const recent = await login(user)
     const live = await login(user)
     const theirs = await login(stranger)
     const longAgo = new Date(Date.now() - 31 * 86_400_000).toISOString()
     const yesterday = new Date(Date.now() - 86_400_000).toISOString()
-    await t.app.db
+    await shop.app.db
       .updateTable('sessions')
       .set({ ended_at: longAgo, ended_reason: 'logout' })
       .where('id', 'in', [sidOf(old.token), sidOf(theirs.token)])
       .execute()
-    await t.app.db.updateTable('sessions').set({ ended_at: yesterday, ended_reason: 'logout' }).where('id', '=', sidOf(recent.token)).execute()
-    await t.app.db
+    await shop.app.db.updateTable('sessions').set({ ended_at: yesterday, ended_reason: 'logout' }).where('id', '=', sidOf(recent.token)).execute()
+    await shop.app.db
       .updateTable('refresh_tokens')
       .set({ expires_at: yesterday })
       .where('token_hash', 'in', [sha256(recent.refreshToken), sha256(theirs.refreshToken)])
       .execute()
     const fresh = await login(user)
-    const left = await t.app.db.selectFrom('sessions').select('id').where('user_id', 'in', [user.id, stranger.id]).orderBy('id').execute()
+    const left = await shop.app.db.selectFrom('sessions').select('id').where('user_id', 'in', [user.id, stranger.id]).orderBy('id').execute()
     expect(left.map((row) => row.id)).toEqual([sidOf(recent.token), sidOf(live.token), sidOf(theirs.token), sidOf(fresh.token)])
     expect(await tokensOf(sidOf(recent.token))).toEqual([])
     expect(await tokensOf(sidOf(theirs.token))).toHaveLength(1)
@@ -113,7 +108,7 @@ describe('housekeeping at log-in', () => {
 
 describe('POST /auth/refresh', () => {
   it('answers a new pair and spends the old refresh token; both access tokens of the session keep working', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const first = await login(user)
     const res = await refresh(first.refreshToken)
     expect(res.statusCode).toBe(200)
@@ -138,15 +133,15 @@ describe('POST /auth/refresh', () => {
     [{ refreshToken: '' }, 'refreshToken should not be empty'],
     [{ refreshToken: 42 }, 'refreshToken must be a string'],
   ])('validates the body: %j → 422 %s', async (payload, message) => {
-    const res = await t.app.inject({ method: 'POST', url: '/auth/refresh', payload })
+    const res = await shop.app.inject({ method: 'POST', url: '/auth/refresh', payload })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: message })
   })
 
   it('refuses any string that is not a valid refresh token, an access token or 5,000 characters included, with 401', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const pair = await login(user)
-    const selects = vi.spyOn(t.app.db, 'selectFrom')
+    const selects = vi.spyOn(shop.app.db, 'selectFrom')
     // The outbox's dispatcher reads in the background: only reads of refresh tokens count.
     const tokenReads = () => selects.mock.calls.filter(([from]) => typeof from === 'string' && from.startsWith('refresh_tokens')).length
     try {
@@ -168,10 +163,11 @@ describe('POST /auth/refresh', () => {
     expect((await refresh(pair.refreshToken)).statusCode).toBe(200)
   })
 
-  it('is not under the login rate limit', async () => {
-    const limited = await createTestApp({ AUTH_RATE_LIMIT_MAX: '1' })
-    try {
-      const user = await makeUser(limited.app)
+  describe('with a login rate limit of 1', () => {
+    const limited = useTestApp({ AUTH_RATE_LIMIT_MAX: '1' })
+
+    it('is not under the login rate limit', async () => {
+      const user = limited.customer
       const res = await limited.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
       let refreshToken = res.json().refreshToken as string
       for (let i = 0; i < 3; i++) {
@@ -181,9 +177,7 @@ describe('POST /auth/refresh', () => {
         refreshToken = next.json().refreshToken
       }
       expect((await limited.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })).statusCode).toBe(429)
-    } finally {
-      await limited.close()
-    }
+    })
   })
 
   describe('a spent token presented again', () => {
@@ -193,12 +187,12 @@ describe('POST /auth/refresh', () => {
 
     /** When the refresh token was spent, as the service wrote it (ms). */
     const spentAt = async (refreshToken: string) => {
-      const row = await t.app.db.selectFrom('refresh_tokens').select('spent_at').where('token_hash', '=', sha256(refreshToken)).executeTakeFirstOrThrow()
+      const row = await shop.app.db.selectFrom('refresh_tokens').select('spent_at').where('token_hash', '=', sha256(refreshToken)).executeTakeFirstOrThrow()
       return Date.parse(row.spent_at!)
     }
 
     it('within REFRESH_REUSE_GRACE (10 s) of its rotation is a duplicate: it gets the same successor pair, and nothing is issued', async () => {
-      const user = await makeUser(t.app)
+      const user = await makeUser(shop.app)
       const first = await login(user)
       const rotated: Pair = (await refresh(first.refreshToken)).json()
       vi.useFakeTimers({ toFake: ['Date'] })
@@ -213,7 +207,7 @@ describe('POST /auth/refresh', () => {
     })
 
     it('after the grace is theft: its whole session ends, its refresh and access tokens; other sessions live on', async () => {
-      const user = await makeUser(t.app)
+      const user = await makeUser(shop.app)
       const stolen = await login(user)
       const other = await login(user)
       const rotated: Pair = (await refresh(stolen.refreshToken)).json()
@@ -230,7 +224,7 @@ describe('POST /auth/refresh', () => {
     })
 
     it('once its successor has been rotated in turn is theft too, within the grace', async () => {
-      const user = await makeUser(t.app)
+      const user = await makeUser(shop.app)
       const first = await login(user)
       const second: Pair = (await refresh(first.refreshToken)).json()
       const third: Pair = (await refresh(second.refreshToken)).json()
@@ -241,10 +235,11 @@ describe('POST /auth/refresh', () => {
       expect(await session(sidOf(first.token))).toMatchObject({ ended_reason: 'reuse' })
     })
 
-    it('with REFRESH_REUSE_GRACE=0 is theft at once', async () => {
-      const strict = await createTestApp({ AUTH_RATE_LIMIT_MAX: '100000', REFRESH_REUSE_GRACE: '0' })
-      try {
-        const user = await makeUser(strict.app)
+    describe('with REFRESH_REUSE_GRACE=0', () => {
+      const strict = useTestApp({ AUTH_RATE_LIMIT_MAX: '100000', REFRESH_REUSE_GRACE: '0' })
+
+      it('is theft at once', async () => {
+        const user = strict.customer
         const first: Pair = (await strict.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })).json()
         const renew = (refreshToken: string) => strict.app.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken } })
         const rotated: Pair = (await renew(first.refreshToken)).json()
@@ -252,17 +247,15 @@ describe('POST /auth/refresh', () => {
         expect((await renew(rotated.refreshToken)).json()).toEqual(INVALID)
         const ended = await strict.app.db.selectFrom('sessions').select('ended_reason').where('id', '=', sidOf(first.token)).executeTakeFirstOrThrow()
         expect(ended.ended_reason).toBe('reuse')
-      } finally {
-        await strict.close()
-      }
+      })
     })
 
     it('the successor is derived from the spent token under the JWT secret, never stored: the database keeps only hashes', async () => {
-      const user = await makeUser(t.app)
+      const user = await makeUser(shop.app)
       const first = await login(user)
       const rotated: Pair = (await refresh(first.refreshToken)).json()
       expect(rotated.refreshToken).toMatch(/^[\w-]{43}$/)
-      expect(rotated.refreshToken).toBe(successorToken(successorKey(t.config.jwtSecret), first.refreshToken))
+      expect(rotated.refreshToken).toBe(successorToken(successorKey(shop.config.jwtSecret), first.refreshToken))
       expect(successorToken(successorKey('another-test-secret-that-is-long-enough-000'), first.refreshToken)).not.toBe(rotated.refreshToken)
       const rows = await tokensOf(sidOf(first.token))
       expect(rows.map((row) => row.token_hash)).toEqual([sha256(first.refreshToken), sha256(rotated.refreshToken)])
@@ -271,7 +264,7 @@ describe('POST /auth/refresh', () => {
   })
 
   it('two refreshes of one token at once: both get the same new pair, and only one new token is issued', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const pair = await login(user)
     const answers = await Promise.all([refresh(pair.refreshToken), refresh(pair.refreshToken)])
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200])
@@ -283,9 +276,9 @@ describe('POST /auth/refresh', () => {
   })
 
   it('an expired refresh token is refused (the session is not ended for it: expiry is no theft)', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const pair = await login(user)
-    await t.app.db
+    await shop.app.db
       .updateTable('refresh_tokens')
       .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
       .where('token_hash', '=', sha256(pair.refreshToken))
@@ -297,10 +290,11 @@ describe('POST /auth/refresh', () => {
     expect((await me(pair.token)).statusCode).toBe(200)
   })
 
-  it('REFRESH_TOKEN_TTL sets each token’s lifetime, in JWT_EXPIRES_IN’s forms', async () => {
-    const short = await createTestApp({ AUTH_RATE_LIMIT_MAX: '100000', REFRESH_TOKEN_TTL: '2h' })
-    try {
-      const user = await makeUser(short.app)
+  describe('with REFRESH_TOKEN_TTL=2h', () => {
+    const short = useTestApp({ AUTH_RATE_LIMIT_MAX: '100000', REFRESH_TOKEN_TTL: '2h' })
+
+    it('each refresh token lives 2 hours', async () => {
+      const user = short.customer
       const res = await short.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
       const row = await short.app.db
         .selectFrom('refresh_tokens')
@@ -308,9 +302,10 @@ describe('POST /auth/refresh', () => {
         .where('token_hash', '=', sha256(res.json().refreshToken))
         .executeTakeFirstOrThrow()
       expect(Date.parse(row.expires_at) - Date.parse(row.created_at)).toBe(2 * 3_600_000)
-    } finally {
-      await short.close()
-    }
+    })
+  })
+
+  it('REFRESH_TOKEN_TTL sets each token’s lifetime, in JWT_EXPIRES_IN’s forms', () => {
     expect(testConfig({ REFRESH_TOKEN_TTL: '3600' }).sessions.refreshTokenTtlMs).toBe(3_600_000)
     expect(testConfig({ RESET_TOKEN_TTL: '90m' }).sessions.resetTokenTtlMs).toBe(90 * 60_000)
     expect(testConfig().sessions).toEqual({
@@ -339,13 +334,13 @@ describe('POST /auth/refresh', () => {
   })
 
   it('a deleted user or a changed role ends the sessions: refresh and access tokens answer 401', async () => {
-    const admin = await makeUser(t.app, 'admin')
-    const deleted = await makeUser(t.app)
-    const promoted = await makeUser(t.app)
+    const admin = shop.admin
+    const deleted = await makeUser(shop.app)
+    const promoted = await makeUser(shop.app)
     const deletedPair = await login(deleted)
     const promotedPair = await login(promoted)
-    expect((await t.app.inject({ method: 'DELETE', url: `/auth/users/${deleted.id}`, headers: bearer(admin) })).statusCode).toBe(200)
-    expect((await t.app.inject({ method: 'PATCH', url: `/auth/users/${promoted.id}`, headers: bearer(admin), payload: { role: 'admin' } })).statusCode).toBe(
+    expect((await shop.app.inject({ method: 'DELETE', url: `/auth/users/${deleted.id}`, headers: bearer(admin) })).statusCode).toBe(200)
+    expect((await shop.app.inject({ method: 'PATCH', url: `/auth/users/${promoted.id}`, headers: bearer(admin), payload: { role: 'admin' } })).statusCode).toBe(
       200,
     )
     await expectRefused(deletedPair)
@@ -353,16 +348,16 @@ describe('POST /auth/refresh', () => {
     // The promoted user logs in again, as an admin.
     const fresh = await login(promoted)
     expect(createDecoder()(fresh.token)).toMatchObject({ role: 'admin' })
-    expect((await t.app.inject({ url: '/auth/users', headers: { authorization: `Bearer ${fresh.token}` } })).statusCode).toBe(200)
+    expect((await shop.app.inject({ url: '/auth/users', headers: { authorization: `Bearer ${fresh.token}` } })).statusCode).toBe(200)
   })
 })
 
 describe('POST /auth/logout', () => {
   const logout = (token: string, payload?: object) =>
-    t.app.inject({ method: 'POST', url: '/auth/logout', headers: { authorization: `Bearer ${token}` }, ...(payload ? { payload } : {}) })
+    shop.app.inject({ method: 'POST', url: '/auth/logout', headers: { authorization: `Bearer ${token}` }, ...(payload ? { payload } : {}) })
 
   it('ends the caller’s session at once: its access tokens and refresh token; the user’s other sessions live on', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const pair = await login(user)
     const other = await login(user)
     const older = pair.token
@@ -382,8 +377,8 @@ describe('POST /auth/logout', () => {
   })
 
   it('with a refresh token of another of the caller’s sessions, ends that one too; someone else’s is ignored', async () => {
-    const user = await makeUser(t.app)
-    const stranger = await makeUser(t.app)
+    const user = await makeUser(shop.app)
+    const stranger = await makeUser(shop.app)
     const here = await login(user)
     const there = await login(user)
     const theirs = await login(stranger)
@@ -400,10 +395,10 @@ describe('POST /auth/logout', () => {
   })
 
   it('needs a token (401), and validates the body before ending anything (422)', async () => {
-    const none = await t.app.inject({ method: 'POST', url: '/auth/logout' })
+    const none = await shop.app.inject({ method: 'POST', url: '/auth/logout' })
     expect(none.statusCode).toBe(401)
     expect(none.json()).toEqual({ error: 'Unauthorized - No user found' })
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const pair = await login(user)
     for (const [payload, message] of [
       [{ refreshToken: 5 }, 'refreshToken must be a string'],
@@ -417,7 +412,7 @@ describe('POST /auth/logout', () => {
   })
 
   it('a token from before sessions (no sid) names no session: logging out with it ends every token of the user', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const pair = await login(user)
     expect(createDecoder()(user.token)).not.toHaveProperty('sid')
     const res = await logout(user.token)
@@ -429,18 +424,18 @@ describe('POST /auth/logout', () => {
 
 describe('POST /auth/logout-all', () => {
   it('every token of the caller stops working, every session ends; a new log-in works', async () => {
-    const user = await makeUser(t.app)
-    const stranger = await makeUser(t.app)
+    const user = await makeUser(shop.app)
+    const stranger = await makeUser(shop.app)
     const a = await login(user)
     const b = await login(user)
     const theirs = await login(stranger)
-    const res = await t.app.inject({ method: 'POST', url: '/auth/logout-all', headers: { authorization: `Bearer ${a.token}` } })
+    const res = await shop.app.inject({ method: 'POST', url: '/auth/logout-all', headers: { authorization: `Bearer ${a.token}` } })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ message: 'Todas las sesiones cerradas' })
     await expectRefused(a)
     await expectRefused(b)
     expect((await me(user.token)).statusCode).toBe(401)
-    const ended = await t.app.db.selectFrom('sessions').select(['ended_reason']).where('user_id', '=', user.id).execute()
+    const ended = await shop.app.db.selectFrom('sessions').select(['ended_reason']).where('user_id', '=', user.id).execute()
     expect(ended.map((row) => row.ended_reason)).toEqual(['logout-all', 'logout-all'])
     expect((await me(theirs.token)).statusCode).toBe(200)
     const fresh = await login(user)
@@ -449,13 +444,13 @@ describe('POST /auth/logout-all', () => {
   })
 
   it('takes no body, and needs a token', async () => {
-    const user = await makeUser(t.app)
+    const user = await makeUser(shop.app)
     const pair = await login(user)
-    const body = await t.app.inject({ method: 'POST', url: '/auth/logout-all', headers: { authorization: `Bearer ${pair.token}` }, payload: { all: true } })
+    const body = await shop.app.inject({ method: 'POST', url: '/auth/logout-all', headers: { authorization: `Bearer ${pair.token}` }, payload: { all: true } })
     expect(body.statusCode).toBe(422)
     expect(body.json()).toEqual({ error: 'property all should not exist' })
     expect((await me(pair.token)).statusCode).toBe(200)
-    const none = await t.app.inject({ method: 'POST', url: '/auth/logout-all' })
+    const none = await shop.app.inject({ method: 'POST', url: '/auth/logout-all' })
     expect(none.statusCode).toBe(401)
     expect(none.json()).toEqual({ error: 'Unauthorized - No user found' })
   })

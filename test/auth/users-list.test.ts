@@ -1,26 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from '../helpers/app.js'
-import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useTestApp } from '../helpers/app.js'
+import { bearer, makeUser } from '../helpers/factories.js'
 
 // GET /auth/users is paged like the other lists: X-Total-Count and Link. Before, it sent neither, and the
 // dashboard asked for one row more than a page to guess whether there was a next one.
 
-let t: TestApp
-let admin: TestUser
+const shop = useTestApp()
 let ids: number[] = []
 
+// Seven users in all: the set-up's admin and customer, and five more.
 beforeAll(async () => {
-  t = await createTestApp()
-  admin = await makeUser(t.app, 'admin')
-  for (let i = 0; i < 6; i++) await makeUser(t.app, 'customer', `Customer ${i}`)
-  const rows = await t.app.db.selectFrom('users').select('id').orderBy('id').execute()
+  for (let i = 0; i < 5; i++) await makeUser(shop.app, 'customer', `Customer ${i}`)
+  const rows = await shop.app.db.selectFrom('users').select('id').orderBy('id').execute()
   ids = rows.map((row) => row.id)
 })
-afterAll(async () => {
-  await t.close()
-})
 
-const page = (query: string) => t.app.inject({ method: 'GET', url: `/auth/users?${query}`, headers: bearer(admin) })
+const page = (query: string) => shop.app.inject({ method: 'GET', url: `/auth/users?${query}`, headers: bearer(shop.admin) })
 const listed = (body: string) => (JSON.parse(body) as { id: number }[]).map((user) => user.id)
 
 describe('GET /auth/users paging', () => {

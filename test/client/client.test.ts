@@ -5,30 +5,28 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type Address, purchase } from '../../clients/typescript/examples/purchase-flow.js'
 import { openApiDocument, renderTypes, schemaFile } from '../../scripts/openapi-types.js'
 import { messages } from '../../src/shared/errors.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { useTestApp } from '../helpers/app.js'
 import { makeProduct } from '../helpers/catalog.js'
-import { bearer, makeUser, uniqueEmail } from '../helpers/factories.js'
+import { bearer, uniqueEmail } from '../helpers/factories.js'
 
 // The typed client for storefront developers (clients/typescript): its types are generated from /openapi.json
 // and committed, and its README's example (examples/purchase-flow.ts) runs the purchase flow with it, on a shop
 // without shipping methods and on one with them.
 
 describe('the typed client', () => {
-  let t: TestApp
+  // Every purchase registers and logs in from 127.0.0.1: more than login's 10 attempts per 15 minutes.
+  const service = useTestApp({ AUTH_RATE_LIMIT_MAX: '100' })
   let base = ''
 
   beforeAll(async () => {
-    // Every purchase registers and logs in from 127.0.0.1: more than login's 10 attempts per 15 minutes.
-    t = await createTestApp({ AUTH_RATE_LIMIT_MAX: '100' })
-    await t.app.listen({ port: 0, host: '127.0.0.1' })
-    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+    await service.app.listen({ port: 0, host: '127.0.0.1' })
+    base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
   })
-  afterAll(async () => {
+  afterAll(() => {
     vi.restoreAllMocks()
-    await t.close()
   })
 
-  it('is generated from the document the service serves today (npm run openapi:types)', async () => {
+  it('is generated from the document the service serves today (npm run openapi:types) (slow: openapi-typescript and prettier over the whole document)', async () => {
     const committed = readFileSync(schemaFile, 'utf8')
     const current = await renderTypes(await openApiDocument())
     // On failure: a route's schema changed without `npm run openapi:types`; run it and commit schema.d.ts.
@@ -37,33 +35,32 @@ describe('the typed client', () => {
 
   it('runs the README purchase flow: an order placed, the stock down, the cart empty', async () => {
     vi.spyOn(console, 'log').mockImplementation(() => {})
-    const cheap = await makeProduct(t.app, { name: 'Pencil', priceCents: 150, stock: 4 })
-    await makeProduct(t.app, { name: 'Sold out', priceCents: 100, stock: 0 })
+    const cheap = await makeProduct(service.app, { name: 'Pencil', priceCents: 150, stock: 4 })
+    await makeProduct(service.app, { name: 'Sold out', priceCents: 100, stock: 0 })
     const customer = { name: 'Ana', email: uniqueEmail('client'), password: 'a-long-password-1' }
 
     const { product, order } = await purchase(base, customer)
     expect(product.id).toBe(cheap.id)
     expect(order).toMatchObject({ status: 'pending', total: 1.5, items: [{ productId: cheap.id, quantity: 1, price: 1.5 }] })
-    const row = await t.app.db.selectFrom('products').select('stock').where('id', '=', cheap.id).executeTakeFirstOrThrow()
+    const row = await service.app.db.selectFrom('products').select('stock').where('id', '=', cheap.id).executeTakeFirstOrThrow()
     expect(row.stock).toBe(3)
 
     // A returning customer (register answers 409: the e-mail is in use) signs in and buys again.
     const again = await purchase(base, customer)
     expect(again.order.id).not.toBe(order.id)
-    const orders = await t.app.db.selectFrom('orders').select(['id', 'user_id']).where('id', 'in', [order.id, again.order.id]).execute()
+    const orders = await service.app.db.selectFrom('orders').select(['id', 'user_id']).where('id', 'in', [order.id, again.order.id]).execute()
     expect(orders).toHaveLength(2)
     expect(new Set(orders.map((o) => o.user_id)).size).toBe(1)
-    const after = await t.app.db.selectFrom('products').select('stock').where('id', '=', cheap.id).executeTakeFirstOrThrow()
+    const after = await service.app.db.selectFrom('products').select('stock').where('id', '=', cheap.id).executeTakeFirstOrThrow()
     expect(after.stock).toBe(2)
-    const cart = await t.app.db.selectFrom('cart_items').selectAll().where('user_id', '=', orders[0]!.user_id).execute()
+    const cart = await service.app.db.selectFrom('cart_items').selectAll().where('user_id', '=', orders[0]!.user_id).execute()
     expect(cart).toEqual([])
   })
 
   it('runs the purchase flow on a shop that ships: an address and a method that ships there, chosen by the flow', async () => {
     vi.spyOn(console, 'log').mockImplementation(() => {})
-    const product = await makeProduct(t.app, { name: 'Ruler', priceCents: 50, stock: 3 })
-    const admin = await makeUser(t.app, 'admin')
-    const shipping = (method: object) => t.app.inject({ method: 'POST', url: '/shipping-methods', headers: bearer(admin), payload: method })
+    const product = await makeProduct(service.app, { name: 'Ruler', priceCents: 50, stock: 3 })
+    const shipping = (method: object) => service.app.inject({ method: 'POST', url: '/shipping-methods', headers: bearer(service.admin), payload: method })
     // The cheapest method first, and one that does not ship to Spain: the flow must take the one that does.
     expect((await shipping({ name: 'Islands', price: 2.5, countries: ['PT'] })).statusCode).toBe(201)
     const peninsular = (await shipping({ name: 'Peninsular', price: 4.9, countries: ['ES', 'PT'] })).json() as { id: number }
@@ -85,7 +82,7 @@ describe('the typed client', () => {
       const paris: Address = { fullName: 'Bo', line1: '1 rue de Rivoli', city: 'Paris', postalCode: '75001', country: 'FR' }
       await expect(purchase(base, elsewhere, paris)).rejects.toThrow('the shop ships, but not to FR')
     } finally {
-      await t.app.db.deleteFrom('shipping_methods').execute()
+      await service.app.db.deleteFrom('shipping_methods').execute()
     }
   })
 

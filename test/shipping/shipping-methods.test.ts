@@ -1,43 +1,32 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { messages } from '../../src/shared/errors.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
-import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { useTestApp } from '../helpers/app.js'
+import { bearer, type TestUser } from '../helpers/factories.js'
 
-let t: TestApp
-let admin: TestUser
-let customer: TestUser
-
-beforeAll(async () => {
-  t = await createTestApp()
-  admin = await makeUser(t.app, 'admin')
-  customer = await makeUser(t.app)
-})
-afterAll(async () => {
-  await t.close()
-})
+const shop = useTestApp()
 beforeEach(async () => {
-  await t.app.db.deleteFrom('shipping_methods').execute()
+  await shop.app.db.deleteFrom('shipping_methods').execute()
 })
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 function call(user: TestUser | undefined, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) {
-  return t.app.inject({ method, url, headers: user ? bearer(user) : {}, ...(payload === undefined ? {} : { payload }) })
+  return shop.app.inject({ method, url, headers: user ? bearer(user) : {}, ...(payload === undefined ? {} : { payload }) })
 }
 
 async function create(payload: object) {
-  const res = await call(admin, 'POST', '/shipping-methods', payload)
+  const res = await call(shop.admin, 'POST', '/shipping-methods', payload)
   expect(res.statusCode).toBe(201)
   return res.json()
 }
 
 async function methodRows() {
-  return t.app.db.selectFrom('shipping_methods').selectAll().orderBy('id').execute()
+  return shop.app.db.selectFrom('shipping_methods').selectAll().orderBy('id').execute()
 }
 
 describe('POST /shipping-methods', () => {
   it('creates a method with the defaults: every country, never free, active', async () => {
-    const res = await call(admin, 'POST', '/shipping-methods', { name: 'Standard', price: 4.9 })
+    const res = await call(shop.admin, 'POST', '/shipping-methods', { name: 'Standard', price: 4.9 })
     expect(res.statusCode).toBe(201)
     const body = res.json()
     expect(body).toEqual({
@@ -72,7 +61,7 @@ describe('POST /shipping-methods', () => {
     [{ name: 'A', price: 1, freeOver: -5 }, 'freeOver must not be less than 0'],
     [{ name: 'A', price: 1, active: 'yes' }, 'active must be a boolean value'],
   ])('refuses %j with 422 and writes nothing', async (payload, message) => {
-    const res = await call(admin, 'POST', '/shipping-methods', payload)
+    const res = await call(shop.admin, 'POST', '/shipping-methods', payload)
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: message })
     expect(await methodRows()).toEqual([])
@@ -80,7 +69,7 @@ describe('POST /shipping-methods', () => {
 
   it('is for admins: 401 without a token, 403 for a customer (before validation), nothing written', async () => {
     expect((await call(undefined, 'POST', '/shipping-methods', { name: 'A', price: 1 })).json()).toEqual({ error: messages.noUser })
-    const res = await call(customer, 'POST', '/shipping-methods', { name: '', price: -1 })
+    const res = await call(shop.customer, 'POST', '/shipping-methods', { name: '', price: -1 })
     expect(res.statusCode).toBe(403)
     expect(res.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
     expect(await methodRows()).toEqual([])
@@ -108,12 +97,12 @@ describe('GET /shipping-methods', () => {
   it('?all=true lists inactive methods too, for admins only', async () => {
     const on = await create({ name: 'On', price: 2 })
     const off = await create({ name: 'Off', price: 1, active: false })
-    expect((await call(admin, 'GET', '/shipping-methods?all=true')).json()).toEqual([off, on])
-    expect((await call(admin, 'GET', '/shipping-methods?all=false')).json()).toEqual([on])
+    expect((await call(shop.admin, 'GET', '/shipping-methods?all=true')).json()).toEqual([off, on])
+    expect((await call(shop.admin, 'GET', '/shipping-methods?all=false')).json()).toEqual([on])
     const anon = await call(undefined, 'GET', '/shipping-methods?all=true')
     expect(anon.statusCode).toBe(401)
     expect(anon.json()).toEqual({ error: messages.noUser })
-    const asCustomer = await call(customer, 'GET', '/shipping-methods?all=true')
+    const asCustomer = await call(shop.customer, 'GET', '/shipping-methods?all=true')
     expect(asCustomer.statusCode).toBe(403)
     expect(asCustomer.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
   })
@@ -122,18 +111,18 @@ describe('GET /shipping-methods', () => {
 describe('PATCH / DELETE /shipping-methods/:id', () => {
   it('changes the given fields; freeOver may be cleared with null', async () => {
     const method = await create({ name: 'Std', price: 3, freeOver: 50 })
-    const res = await call(admin, 'PATCH', `/shipping-methods/${method.id}`, { price: '3.5', freeOver: null, countries: ['FR'], active: false })
+    const res = await call(shop.admin, 'PATCH', `/shipping-methods/${method.id}`, { price: '3.5', freeOver: null, countries: ['FR'], active: false })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ ...method, price: 3.5, freeOver: null, countries: ['FR'], active: false, updatedAt: expect.stringMatching(ISO) })
   })
 
   it('answers an unknown method with 404 Método de envío no encontrado (after validation)', async () => {
     for (const method of ['PATCH', 'DELETE'] as const) {
-      const res = await call(admin, method, '/shipping-methods/999999', method === 'PATCH' ? { name: 'X' } : undefined)
+      const res = await call(shop.admin, method, '/shipping-methods/999999', method === 'PATCH' ? { name: 'X' } : undefined)
       expect(res.statusCode).toBe(404)
       expect(res.json()).toEqual({ error: 'Método de envío no encontrado' })
     }
-    const invalid = await call(admin, 'PATCH', '/shipping-methods/999999', { price: -1 })
+    const invalid = await call(shop.admin, 'PATCH', '/shipping-methods/999999', { price: -1 })
     expect(invalid.statusCode).toBe(422)
     expect(invalid.json()).toEqual({ error: 'price must not be less than 0' })
   })
@@ -145,17 +134,17 @@ describe('PATCH / DELETE /shipping-methods/:id', () => {
       [{ price: 1.234 }, 'price must be a number conforming to the specified constraints'],
       [{}, 'body must contain at least one field'],
     ] as const) {
-      const res = await call(admin, 'PATCH', `/shipping-methods/${method.id}`, payload)
+      const res = await call(shop.admin, 'PATCH', `/shipping-methods/${method.id}`, payload)
       expect(res.statusCode).toBe(422)
       expect(res.json()).toEqual({ error: message })
     }
-    expect((await call(admin, 'GET', '/shipping-methods?all=true')).json()).toEqual([method])
+    expect((await call(shop.admin, 'GET', '/shipping-methods?all=true')).json()).toEqual([method])
   })
 
   it('deletes a method (admin only)', async () => {
     const method = await create({ name: 'Std', price: 3 })
-    expect((await call(customer, 'DELETE', `/shipping-methods/${method.id}`)).statusCode).toBe(403)
-    const res = await call(admin, 'DELETE', `/shipping-methods/${method.id}`)
+    expect((await call(shop.customer, 'DELETE', `/shipping-methods/${method.id}`)).statusCode).toBe(403)
+    const res = await call(shop.admin, 'DELETE', `/shipping-methods/${method.id}`)
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ message: 'Método de envío eliminado' })
     expect(await methodRows()).toEqual([])
