@@ -132,7 +132,7 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('OpenTeleme
       })
       // The update itself: a server span with its route and status.
       await collector.waitFor(
-        (span) => span.kind === SERVER && span.attributes['http.route'] === '/products/:idOrSlug' && span.attributes['http.request.method'] === 'PUT',
+        (span) => span.kind === SERVER && span.attributes['http.route'] === '/products/:id' && span.attributes['http.request.method'] === 'PUT',
         'PUT /products/:id',
       )
     })

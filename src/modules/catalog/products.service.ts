@@ -171,7 +171,8 @@ export async function insertNewProduct(
         return product
       })
     } catch (error) {
-      if (attempt < 3 && isUniqueViolation(error)) continue
+      // Each retry finds the slugs the others took; a burst of n products of one name needs n - 1 retries at worst.
+      if (attempt < 20 && isUniqueViolation(error)) continue
       throw error
     }
   }
