@@ -3,28 +3,23 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLocalImageHost } from '../src/modules/images/local-image-host.js'
-import { createTestApp, type TestApp } from './helpers/app.js'
+import { useTestApp } from './helpers/app.js'
 import { makeCategory, makeProduct, multipart, pngPart, storedImages } from './helpers/catalog.js'
-import { bearer, makeUser, type TestUser } from './helpers/factories.js'
+import { bearer, makeUser } from './helpers/factories.js'
 
 // One rule for every text a client sends (JSON bodies, query strings, path parameters, headers,
 // multipart fields): control characters are refused with 422, except tab, line feed and carriage return.
 // PostgreSQL cannot store U+0000 in text at all, and SQLite's search failed on it: both were 500s.
 
 const uploadDir = mkdtempSync(join(tmpdir(), 'shop-uploads-'))
-let t: TestApp
-let admin: TestUser
-let category: number
+const t = useTestApp({ UPLOAD_DIR: uploadDir }, { imageHost: createLocalImageHost(uploadDir, 'http://shop.test') })
 let product: number
 
 beforeAll(async () => {
-  t = await createTestApp({ UPLOAD_DIR: uploadDir }, { imageHost: createLocalImageHost(uploadDir, 'http://shop.test') })
-  admin = await makeUser(t.app, 'admin')
-  category = (await makeCategory(t.app, 'Lámparas')).id
+  const category = (await makeCategory(t.app, 'Lámparas')).id
   product = (await makeProduct(t.app, { name: 'Lámpara', categoryId: category })).id
 })
-afterAll(async () => {
-  await t.close()
+afterAll(() => {
   rmSync(uploadDir, { recursive: true, force: true })
 })
 
@@ -84,7 +79,7 @@ describe('control characters in text', () => {
 
   it('admin user update with NUL in the name is a 422 and changes nothing', async () => {
     const user = await makeUser(t.app, 'customer', 'Before')
-    const res = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(admin), payload: { name: 'After\u0000' } })
+    const res = await t.app.inject({ method: 'PATCH', url: `/auth/users/${user.id}`, headers: bearer(t.admin), payload: { name: 'After\u0000' } })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: 'name must not contain control characters' })
     const row = await t.app.db.selectFrom('users').select('name').where('id', '=', user.id).executeTakeFirstOrThrow()
@@ -95,7 +90,7 @@ describe('control characters in text', () => {
     const before = await count('categories')
     const body: Record<string, string> = { name: 'Mesas', description: 'De madera' }
     body[field] = `${body[field]}\u0000`
-    const res = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(admin), payload: body })
+    const res = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(t.admin), payload: body })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: `${field} must not contain control characters` })
     expect(await count('categories')).toBe(before)
@@ -105,7 +100,7 @@ describe('control characters in text', () => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/categories',
-      headers: bearer(admin),
+      headers: bearer(t.admin),
       payload: { name: 'Sillas', description: 'Línea 1\r\nLínea 2\tfin' },
     })
     expect(res.statusCode).toBe(201)
@@ -118,7 +113,7 @@ describe('control characters in text', () => {
     const fields: Record<string, string> = { name: 'Mesa', description: 'Roble', price: '10', stock: '1' }
     fields[field] = `${fields[field]}\u0000`
     const form = await multipart(fields, [pngPart()])
-    const res = await t.app.inject({ method: 'POST', url: '/products', headers: { ...form.headers, ...bearer(admin) }, payload: form.payload })
+    const res = await t.app.inject({ method: 'POST', url: '/products', headers: { ...form.headers, ...bearer(t.admin) }, payload: form.payload })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: `${field} must not contain control characters` })
     expect(await count('products')).toBe(rows)
@@ -127,7 +122,7 @@ describe('control characters in text', () => {
 
   it('multipart product update with a control character in the description is a 422 and changes nothing', async () => {
     const form = await multipart({ description: 'x\u0001y' }, [])
-    const res = await t.app.inject({ method: 'PUT', url: `/products/${product}`, headers: { ...form.headers, ...bearer(admin) }, payload: form.payload })
+    const res = await t.app.inject({ method: 'PUT', url: `/products/${product}`, headers: { ...form.headers, ...bearer(t.admin) }, payload: form.payload })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: 'description must not contain control characters' })
     const row = await t.app.db.selectFrom('products').select('description').where('id', '=', product).executeTakeFirstOrThrow()
@@ -135,7 +130,7 @@ describe('control characters in text', () => {
   })
 
   it('JSON product update with NUL in the name is a 422 and changes nothing', async () => {
-    const res = await t.app.inject({ method: 'PUT', url: `/products/${product}`, headers: bearer(admin), payload: { name: 'Lámpara\u0000' } })
+    const res = await t.app.inject({ method: 'PUT', url: `/products/${product}`, headers: bearer(t.admin), payload: { name: 'Lámpara\u0000' } })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: 'name must not contain control characters' })
     const row = await t.app.db.selectFrom('products').select('name').where('id', '=', product).executeTakeFirstOrThrow()
@@ -145,7 +140,7 @@ describe('control characters in text', () => {
   it('a product description keeps its line breaks (multipart)', async () => {
     // A form sends its line breaks as CRLF.
     const form = await multipart({ description: 'Uno\r\nDos\tTres' }, [])
-    const res = await t.app.inject({ method: 'PUT', url: `/products/${product}`, headers: { ...form.headers, ...bearer(admin) }, payload: form.payload })
+    const res = await t.app.inject({ method: 'PUT', url: `/products/${product}`, headers: { ...form.headers, ...bearer(t.admin) }, payload: form.payload })
     expect(res.statusCode).toBe(200)
     expect(res.json().description).toBe('Uno\r\nDos\tTres')
   })

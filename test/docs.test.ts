@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { errorCodes, messages } from '../src/shared/errors.js'
-import { type TestApp, createTestApp } from './helpers/app.js'
+import { useTestApp } from './helpers/app.js'
 
 // The repository documents its own API: a user has nothing but the repository.
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -35,11 +35,7 @@ describe('the documentation stays inside the repository', () => {
 })
 
 describe('docs/api.md describes the API the service serves', () => {
-  let t: TestApp
-  beforeAll(async () => {
-    t = await createTestApp()
-  })
-  afterAll(async () => t.close())
+  const t = useTestApp()
 
   it('names every route of /openapi.json, with its methods', async () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> }

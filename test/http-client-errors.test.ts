@@ -1,22 +1,18 @@
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { messages } from '../src/shared/errors.js'
-import { createTestApp, type TestApp } from './helpers/app.js'
+import { useTestApp } from './helpers/app.js'
 import { openRawClient, parseRawResponse } from './helpers/raw-http.js'
 
 // Requests Node's HTTP parser refuses never reach a route: they are answered by the server's
 // clientErrorHandler, in the service's own shape, and the connection is closed. Raw sockets against a
 // listening server, since app.inject bypasses the parser.
-let t: TestApp
+const t = useTestApp()
 let port: number
 
 beforeAll(async () => {
-  t = await createTestApp()
   await t.app.listen({ port: 0, host: '127.0.0.1' })
   port = (t.app.server.address() as AddressInfo).port
-})
-afterAll(async () => {
-  await t.close()
 })
 
 /** Sends `raw`, waits (at most 3 s) for the server to close, and returns its answer. */

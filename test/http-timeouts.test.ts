@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { messages } from '../src/shared/errors.js'
-import { createTestApp, type TestApp } from './helpers/app.js'
-import { bearer, makeUser, type TestUser } from './helpers/factories.js'
+import { useTestApp } from './helpers/app.js'
+import { bearer } from './helpers/factories.js'
 import { openRawClient, parseRawResponse } from './helpers/raw-http.js'
 
 // Slow clients against a real listening server on 127.0.0.1, with timeouts small enough that the whole file
@@ -19,23 +19,17 @@ const SLACK_MS = 700
 // client never reuses a socket at the very moment the server closes it.
 const KEEP_ALIVE_BUFFER_MS = 1000
 
-let t: TestApp
+const t = useTestApp({
+  HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_MS),
+  HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_MS),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS),
+  HTTP_SOCKET_TIMEOUT_MS: '5000',
+})
 let port: number
-let admin: TestUser
 
 beforeAll(async () => {
-  t = await createTestApp({
-    HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_MS),
-    HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_MS),
-    HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS),
-    HTTP_SOCKET_TIMEOUT_MS: '5000',
-  })
   await t.app.listen({ port: 0, host: '127.0.0.1' })
   port = (t.app.server.address() as AddressInfo).port
-  admin = await makeUser(t.app, 'admin')
-})
-afterAll(async () => {
-  await t.close()
 })
 
 function expectTimeoutAnswer(raw: string): void {
@@ -103,7 +97,7 @@ describe('slow clients are timed out', () => {
     for (const client of clients) {
       // An admin route: its body is read (the rate-limited /auth routes would answer 429 to the 11th).
       client.socket.write(
-        `POST /categories HTTP/1.1\r\nHost: shop.test\r\nAuthorization: ${bearer(admin).authorization}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{`,
+        `POST /categories HTTP/1.1\r\nHost: shop.test\r\nAuthorization: ${bearer(t.admin).authorization}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{`,
       )
       client.dribble(' ', 100)
     }
@@ -176,16 +170,12 @@ describe('slow clients are timed out', () => {
 })
 
 describe('the socket timeout', () => {
-  let quiet: TestApp
+  // Long request timeouts, a short socket timeout: only the socket's silence can close it.
+  const quiet = useTestApp({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '20000', HTTP_SOCKET_TIMEOUT_MS: '400' })
   let quietPort: number
   beforeAll(async () => {
-    // Long request timeouts, a short socket timeout: only the socket's silence can close it.
-    quiet = await createTestApp({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '20000', HTTP_SOCKET_TIMEOUT_MS: '400' })
     await quiet.app.listen({ port: 0, host: '127.0.0.1' })
     quietPort = (quiet.app.server.address() as AddressInfo).port
-  })
-  afterAll(async () => {
-    await quiet.close()
   })
 
   it('closes a socket that went silent in the middle of a request', async () => {

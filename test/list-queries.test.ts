@@ -1,23 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from './helpers/app.js'
-import { bearer, makeUser, type TestUser } from './helpers/factories.js'
+import { describe, expect, it } from 'vitest'
+import { useTestApp } from './helpers/app.js'
+import { bearer } from './helpers/factories.js'
 
 // The lists refuse a query parameter they do not define (422 `property <name> should not exist`, the bodies'
 // wording), where they used to drop it unread: `GET /orders?userId=2` answered every order of the shop, and
 // `GET /products?category=3` (for `categoryId`) every product, as if the filter had applied.
 
-let t: TestApp
-let admin: TestUser
-let customer: TestUser
-
-beforeAll(async () => {
-  t = await createTestApp()
-  admin = await makeUser(t.app, 'admin')
-  customer = await makeUser(t.app)
-})
-afterAll(async () => {
-  await t.close()
-})
+const t = useTestApp()
 
 /** Each list, with a query it understands, and who may call it. */
 const lists: Array<[path: string, known: string, caller: 'anyone' | 'customer' | 'admin']> = [
@@ -32,7 +21,7 @@ const lists: Array<[path: string, known: string, caller: 'anyone' | 'customer' |
 ]
 
 function get(url: string, caller: 'anyone' | 'customer' | 'admin') {
-  const user = caller === 'admin' ? admin : caller === 'customer' ? customer : undefined
+  const user = caller === 'admin' ? t.admin : caller === 'customer' ? t.customer : undefined
   return t.app.inject({ method: 'GET', url, headers: user ? bearer(user) : {} })
 }
 

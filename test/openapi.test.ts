@@ -1,9 +1,9 @@
 import { Ajv } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { errorCodes } from '../src/shared/errors.js'
-import { createTestApp, type TestApp } from './helpers/app.js'
-import { bearer, makeUser } from './helpers/factories.js'
+import { useTestApp } from './helpers/app.js'
+import { bearer } from './helpers/factories.js'
 
 // /openapi.json is complete enough to generate a client from (clients/typescript): every operation named and
 // with its security, the shapes named, the headers of paged and rate-limited answers, and the product forms.
@@ -45,12 +45,11 @@ const PUBLIC = [
   'GET /uploads/products/{name}',
 ].sort()
 
-let t: TestApp
+const t = useTestApp()
 let doc: Document
 let operations: [key: string, method: string, path: string, operation: Operation][]
 
 beforeAll(async () => {
-  t = await createTestApp()
   const response = await t.app.inject({ url: '/openapi.json' })
   expect(response.statusCode).toBe(200)
   doc = response.json()
@@ -58,7 +57,6 @@ beforeAll(async () => {
     Object.entries(item).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, method.toUpperCase(), path, operation] as const),
   ) as typeof operations
 })
-afterAll(async () => t.close())
 
 /** `path` with its parameters filled in: an id that exists nowhere, an image name, a delivery id. */
 const concrete = (path: string) =>
@@ -170,14 +168,13 @@ describe('the OpenAPI document', () => {
     const paged = operations.filter(([, , , operation]) => operation.responses['200']?.headers?.['X-Total-Count']).map(([key]) => key)
     expect(paged).toEqual(['GET /auth/users', 'GET /orders', 'GET /products', 'GET /webhooks/{id}/deliveries'])
     for (const key of paged) expect(Object.keys(operations.find(([k]) => k === key)?.[3].responses['200']?.headers ?? {})).toEqual(['X-Total-Count', 'Link'])
-    const admin = await makeUser(t.app, 'admin')
-    // The admin is the one user.
+    // The file's admin and customer are the only users.
     for (const [url, count] of [
       ['/products', '0'],
       ['/orders', '0'],
-      ['/auth/users', '1'],
+      ['/auth/users', '2'],
     ]) {
-      const response = await t.app.inject({ url, headers: bearer(admin) })
+      const response = await t.app.inject({ url, headers: bearer(t.admin) })
       expect(response.headers['x-total-count'], url).toBe(count)
     }
   })

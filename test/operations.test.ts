@@ -3,16 +3,14 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../src/app.js'
+import { describe, expect, it, vi } from 'vitest'
 import { connectDatabase } from '../src/db/connect.js'
-import { type TestApp, createTestApp, dialect, openTestDatabase, testConfig } from './helpers/app.js'
+import { dialect, useTestApp } from './helpers/app.js'
+import { buildTestApp } from './helpers/built-app.js'
+import { freePort } from './helpers/server-process.js'
+import { startInstances } from './helpers/shared-database.js'
 
-let t: TestApp
-beforeAll(async () => {
-  t = await createTestApp()
-})
-afterAll(async () => t.close())
+const t = useTestApp()
 
 describe('health, readiness and documentation', () => {
   it('GET /health answers {status: "ok"}', async () => {
@@ -23,13 +21,16 @@ describe('health, readiness and documentation', () => {
 
   it('GET /ready answers 200 while the database answers, 503 {error} when it does not', async () => {
     expect((await t.app.inject({ url: '/ready' })).json()).toEqual({ status: 'ready' })
-    const { handle, drop } = await openTestDatabase()
-    const app = await buildApp(testConfig(), { database: handle, logger: false })
-    await drop()
-    const res = await app.inject({ url: '/ready' })
-    expect(res.statusCode).toBe(503)
-    expect(res.json()).toEqual({ error: 'La base de datos no responde' })
-    await app.close()
+    const gone = await buildTestApp()
+    try {
+      // Its database closed under it.
+      await gone.database.db.destroy()
+      const res = await gone.app.inject({ url: '/ready' })
+      expect(res.statusCode).toBe(503)
+      expect(res.json()).toEqual({ error: 'La base de datos no responde' })
+    } finally {
+      await gone.close()
+    }
   })
 
   it('GET /openapi.json is OpenAPI 3.1 generated from the route schemas', async () => {
@@ -109,21 +110,19 @@ describe('error bodies are always {"error": "..."}', () => {
 
   it('an unexpected failure: 500 "Error interno del servidor", the cause only in the log', async () => {
     const lines: string[] = []
-    const { handle, drop } = await openTestDatabase()
-    const app = await buildApp(testConfig(), {
-      database: handle,
-      logger: { level: 'error', stream: { write: (line: string) => lines.push(line) } },
-    })
-    app.get('/boom', async () => {
-      throw new Error('secret database detail')
-    })
-    const res = await app.inject({ url: '/boom' })
-    expect(res.statusCode).toBe(500)
-    expect(res.json()).toEqual({ error: 'Error interno del servidor' })
-    expect(res.body).not.toContain('secret database detail')
-    expect(lines.join('')).toContain('secret database detail')
-    await app.close()
-    await drop()
+    const { app, close } = await buildTestApp({}, { logger: { level: 'error', stream: { write: (line: string) => lines.push(line) } } })
+    try {
+      app.get('/boom', async () => {
+        throw new Error('secret database detail')
+      })
+      const res = await app.inject({ url: '/boom' })
+      expect(res.statusCode).toBe(500)
+      expect(res.json()).toEqual({ error: 'Error interno del servidor' })
+      expect(res.body).not.toContain('secret database detail')
+      expect(lines.join('')).toContain('secret database detail')
+    } finally {
+      await close()
+    }
   })
 })
 
@@ -137,16 +136,11 @@ describe('request ids and logs', () => {
 
   it('never logs a password or a token', async () => {
     const lines: string[] = []
-    const { handle, drop } = await openTestDatabase()
-    const app = await buildApp(testConfig(), {
-      database: handle,
-      logger: { level: 'trace', stream: { write: (line: string) => lines.push(line) } },
-    })
+    const { app, close } = await buildTestApp({}, { logger: { level: 'trace', stream: { write: (line: string) => lines.push(line) } } })
     await app.inject({ method: 'POST', url: '/auth/register', payload: { name: 'Log', email: 'log@shop.test', password: 'hunter22-secret' } })
     const login = await app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'log@shop.test', password: 'hunter22-secret' } })
     await app.inject({ url: '/auth/me', headers: { authorization: `Bearer ${login.json().token}` } })
-    await app.close()
-    await drop()
+    await close()
     const log = lines.join('')
     expect(log).toContain('/auth/login')
     expect(log).not.toContain('hunter22-secret')
@@ -156,19 +150,18 @@ describe('request ids and logs', () => {
 
 describe('the first admin', () => {
   it('is created at start-up from ADMIN_EMAIL/ADMIN_PASSWORD, once', async () => {
-    const { handle, drop } = await openTestDatabase()
-    const config = testConfig({ ADMIN_EMAIL: 'Boss@Shop.test', ADMIN_PASSWORD: 'boss-pass', ADMIN_NAME: 'Boss' })
-    const app = await buildApp(config, { database: handle, logger: false })
-    // A second start on the same database changes nothing.
-    const again = await buildApp(config, { database: handle, logger: false })
-    const admins = await handle.db.selectFrom('users').selectAll().where('email', '=', 'boss@shop.test').execute()
-    expect(admins).toHaveLength(1)
-    expect(admins[0]).toMatchObject({ name: 'Boss', role: 'admin' })
-    const login = await app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'boss@shop.test', password: 'boss-pass' } })
-    expect(login.json().user.role).toBe('admin')
-    await app.close()
-    await again.close()
-    await drop()
+    // Two starts on the same database: the second changes nothing.
+    const starts = await startInstances(2, 'first-admin', { env: { ADMIN_EMAIL: 'Boss@Shop.test', ADMIN_PASSWORD: 'boss-pass', ADMIN_NAME: 'Boss' } })
+    try {
+      const [app] = starts.apps
+      const admins = await app!.db.selectFrom('users').selectAll().where('email', '=', 'boss@shop.test').execute()
+      expect(admins).toHaveLength(1)
+      expect(admins[0]).toMatchObject({ name: 'Boss', role: 'admin' })
+      const login = await app!.inject({ method: 'POST', url: '/auth/login', payload: { email: 'boss@shop.test', password: 'boss-pass' } })
+      expect(login.json().user.role).toBe('admin')
+    } finally {
+      await starts.close()
+    }
   })
 })
 
@@ -177,9 +170,11 @@ describe.runIf(dialect === 'sqlite')('the server process', () => {
   const run = promisify(execFile)
   const tsx = ['--import', 'tsx']
 
-  it('the CLI migrates and creates an admin for operators', async () => {
+  it('the CLI migrates and creates an admin for operators (slow: four CLI processes under tsx)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shop-cli-'))
     const env = { ...process.env, DATA_DIR: dir, NODE_ENV: 'development' }
+    // Refused before it opens the database: it runs beside the others.
+    const incomplete = run(process.execPath, [...tsx, 'src/cli.ts', 'create-admin', '--email', 'x@shop.test'], { env }).catch((error: unknown) => error)
     const migrated = await run(process.execPath, [...tsx, 'src/cli.ts', 'migrate'], { env })
     expect(migrated.stdout).toContain('2026-11-22T0000-initial')
     const created = await run(process.execPath, [...tsx, 'src/cli.ts', 'create-admin', '--email', 'Ops@Shop.test', '--password', 'ops-pass', '--name', 'Ops'], {
@@ -191,12 +186,12 @@ describe.runIf(dialect === 'sqlite')('the server process', () => {
     const { db } = connectDatabase(`sqlite:${join(dir, 'shop.db')}`)
     expect(await db.selectFrom('users').select(['email', 'role', 'name']).execute()).toEqual([{ email: 'ops@shop.test', role: 'admin', name: 'Ops' }])
     await db.destroy()
-    await expect(run(process.execPath, [...tsx, 'src/cli.ts', 'create-admin', '--email', 'x@shop.test'], { env })).rejects.toMatchObject({ code: 2 })
+    expect(await incomplete).toMatchObject({ code: 2 })
   })
 
   it('starts on a fresh data folder, serves /health, and exits cleanly on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shop-server-'))
-    const port = 20000 + Math.floor(Math.random() * 20000)
+    const port = await freePort()
     const child = spawn(process.execPath, [...tsx, 'src/server.ts'], {
       env: { ...process.env, DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'development', LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -205,13 +200,9 @@ describe.runIf(dialect === 'sqlite')('the server process', () => {
     child.stdout.on('data', (chunk) => (output += chunk))
     child.stderr.on('data', (chunk) => (output += chunk))
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-    let health: Response | undefined
-    for (let i = 0; i < 200 && !health; i++) {
-      health = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined)
-      if (!health) await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    expect(health?.status).toBe(200)
-    expect(await health?.json()).toEqual({ status: 'ok' })
+    const health = await vi.waitFor(() => fetch(`http://127.0.0.1:${port}/health`), { timeout: 10_000, interval: 50 })
+    expect(health.status).toBe(200)
+    expect(await health.json()).toEqual({ status: 'ok' })
     child.kill('SIGTERM')
     expect(await exited).toBe(0)
     expect(output).toContain('shutting down')

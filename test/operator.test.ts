@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { connectDatabase } from '../src/db/connect.js'
-import { dialect, openTestDatabase, testConfig } from './helpers/app.js'
+import { dialect, openTestDatabase, testConfig, useTestApp } from './helpers/app.js'
 import { makeCategory, multipart, pngPart } from './helpers/catalog.js'
-import { makeUser, bearer } from './helpers/factories.js'
+import { bearer } from './helpers/factories.js'
 
 // What an operator meets on a first production run: the start-up log, the docs page, the CLI.
 
@@ -34,8 +34,11 @@ async function startLog(env: Record<string, string>, database?: Awaited<ReturnTy
 
 describe('start-up log', () => {
   it('warns once, at warn level, when production runs with PUBLIC_URL at localhost', async () => {
-    for (const url of ['http://localhost:3000', 'http://127.0.0.1:8080', 'http://[::1]:3000', 'http://0.0.0.0']) {
-      const warnings = (await startLog({ NODE_ENV: 'production', PUBLIC_URL: url })).filter((l) => l.level === 40)
+    const urls = ['http://localhost:3000', 'http://127.0.0.1:8080', 'http://[::1]:3000', 'http://0.0.0.0']
+    // Four starts, each on a database of its own: at once.
+    const logs = await Promise.all(urls.map((url) => startLog({ NODE_ENV: 'production', PUBLIC_URL: url })))
+    for (const [i, url] of urls.entries()) {
+      const warnings = logs[i]!.filter((l) => l.level === 40)
       expect(
         warnings.map((l) => l.msg),
         url,
@@ -44,10 +47,12 @@ describe('start-up log', () => {
   })
 
   it('says nothing about PUBLIC_URL when it is a public address, or outside production', async () => {
-    const quiet = [
-      ...(await startLog({ NODE_ENV: 'production', PUBLIC_URL: 'https://api.example.com' })),
-      ...(await startLog({ NODE_ENV: 'development', PUBLIC_URL: 'http://localhost:3000' })),
-    ]
+    const quiet = (
+      await Promise.all([
+        startLog({ NODE_ENV: 'production', PUBLIC_URL: 'https://api.example.com' }),
+        startLog({ NODE_ENV: 'development', PUBLIC_URL: 'http://localhost:3000' }),
+      ])
+    ).flat()
     expect(quiet.filter((l) => JSON.stringify(l).includes('PUBLIC_URL'))).toEqual([])
   })
 
@@ -76,8 +81,9 @@ describe('start-up log', () => {
     process.on('warning', listener)
     try {
       await startLog({})
-      // process.emitWarning delivers on a later tick.
-      await new Promise((resolve) => setTimeout(resolve, 20))
+      // process.emitWarning delivers on the next tick (process.nextTick): by the next turn of the event loop,
+      // every warning of the start-up has arrived.
+      await new Promise((resolve) => setImmediate(resolve))
     } finally {
       process.off('warning', listener)
     }
@@ -86,9 +92,10 @@ describe('start-up log', () => {
 })
 
 describe('interactive documentation', () => {
+  const t = useTestApp({ PUBLIC_URL: 'https://api.example.com' })
+
   it('the OpenAPI document names a relative server, so "Try it out" works from any address', async () => {
-    const database = await openTestDatabase()
-    const app = await buildApp(testConfig({ PUBLIC_URL: 'https://api.example.com' }), { database: database.handle, logger: false })
+    const { app, admin } = t
     const doc = await app.inject({ url: '/openapi.json' })
     expect(doc.json().servers).toEqual([{ url: '/' }])
     expect(doc.body).not.toContain('api.example.com')
@@ -96,7 +103,6 @@ describe('interactive documentation', () => {
     expect((await app.inject({ url: '/docs/json' })).json().servers).toEqual([{ url: '/' }])
 
     // Absolute addresses the API hands out still come from PUBLIC_URL.
-    const admin = await makeUser(app, 'admin')
     const category = await makeCategory(app)
     const form = await multipart({ name: 'Lamp', description: 'LED', price: '9.99', stock: '3', categoryId: String(category.id) }, [pngPart('lamp.png')])
     const created = await app.inject({ method: 'POST', url: '/products', headers: { ...form.headers, ...bearer(admin) }, payload: form.payload })
@@ -107,8 +113,6 @@ describe('interactive documentation', () => {
     const form2 = await multipart({ name: 'Desk', description: 'Oak', price: '99', stock: '1', categoryId: String(category.id) }, [pngPart('desk.png')])
     await app.inject({ method: 'POST', url: '/products', headers: { ...form2.headers, ...bearer(admin) }, payload: form2.payload })
     expect((await app.inject({ url: '/products?limit=1' })).headers.link).toContain('<https://api.example.com/products?')
-    await app.close()
-    await database.drop()
   })
 })
 
@@ -143,7 +147,7 @@ describe.runIf(dialect === 'sqlite')('create-admin from the CLI', () => {
       (error: { code: number; stdout: string; stderr: string }) => error,
     )
 
-  it("refuses what the API would refuse, with the API's own message, and creates nothing", async () => {
+  it("refuses what the API would refuse, with the API's own message, and creates nothing (slow: seven CLI processes under tsx)", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shop-cli-admin-'))
     const cases: Array<[string[], string]> = [
       [['--email', 'notanemail', '--password', 'secret1'], 'email must be a valid email'],
@@ -154,10 +158,11 @@ describe.runIf(dialect === 'sqlite')('create-admin from the CLI', () => {
       [['--email', 'ana@shop.test'], 'needs --email and --password'],
       [['--email', 'ana@shop.test', '--pasword', 'secret1'], "Unknown option '--pasword'"],
     ]
-    for (const [args, message] of cases) {
-      const result = await cli(dir, ...args)
-      expect(result.code, args.join(' ')).toBe(2)
-      expect(result.stderr, args.join(' ')).toContain(`create-admin: ${message}`)
+    // Each is refused before it opens the database: they run at once.
+    const results = await Promise.all(cases.map(([args]) => cli(dir, ...args)))
+    for (const [i, [args, message]] of cases.entries()) {
+      expect(results[i]?.code, args.join(' ')).toBe(2)
+      expect(results[i]?.stderr, args.join(' ')).toContain(`create-admin: ${message}`)
     }
     // Nothing was written: not even the database file.
     expect(existsSync(join(dir, 'shop.db'))).toBe(false)

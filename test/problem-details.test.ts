@@ -1,11 +1,11 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../src/app.js'
+import { describe, expect, it } from 'vitest'
 import { wantsProblem } from '../src/plugins/errors.js'
 import { type ErrorCode, errorCodes, messages } from '../src/shared/errors.js'
-import { createTestApp, openTestDatabase, type TestApp, testConfig } from './helpers/app.js'
+import { createTestApp, useTestApp } from './helpers/app.js'
+import { buildTestApp } from './helpers/built-app.js'
 import { makeProduct } from './helpers/catalog.js'
-import { bearer, makeUser, type TestUser } from './helpers/factories.js'
+import { bearer } from './helpers/factories.js'
 
 // Every kind of error, asked for both ways: without `Accept: application/problem+json` the body is exactly
 // {"error": "..."} as the original specification has it; with it, RFC 9457 problem details carrying the same
@@ -13,16 +13,7 @@ import { bearer, makeUser, type TestUser } from './helpers/factories.js'
 
 const PROBLEM = { accept: 'application/problem+json' }
 
-let t: TestApp
-let customer: TestUser
-let admin: TestUser
-
-beforeAll(async () => {
-  t = await createTestApp()
-  customer = await makeUser(t.app, 'customer')
-  admin = await makeUser(t.app, 'admin')
-})
-afterAll(async () => t.close())
+const t = useTestApp()
 
 /** The plain answer: `status`, exactly `{"error": message}` (byte for byte), as JSON. */
 function expectPlain(res: LightMyRequestResponse, status: number, message: string): void {
@@ -60,15 +51,15 @@ describe('problem details, asked for with Accept: application/problem+json', () 
 
   it('AppError 409: more than the stock in the cart', async () => {
     const product = await makeProduct(t.app, { name: 'Lamp', stock: 1 })
-    const request = { method: 'POST' as const, url: '/cart/add', headers: bearer(customer), payload: { productId: product.id, quantity: 5 } }
+    const request = { method: 'POST' as const, url: '/cart/add', headers: bearer(t.customer), payload: { productId: product.id, quantity: 5 } }
     await bothWays(request, 409, 'insufficient_stock', messages.insufficientStock)
   })
 
   it('AppError 409 with a built message: a status move the lifecycle refuses', async () => {
     const product = await makeProduct(t.app, { name: 'Mug', stock: 3 })
-    await t.app.inject({ method: 'POST', url: '/cart/add', headers: bearer(customer), payload: { productId: product.id, quantity: 1 } })
-    const order = (await t.app.inject({ method: 'POST', url: '/orders', headers: bearer(customer) })).json()
-    const request = { method: 'PATCH' as const, url: `/orders/${order.id}/status`, headers: bearer(admin), payload: { status: 'delivered' } }
+    await t.app.inject({ method: 'POST', url: '/cart/add', headers: bearer(t.customer), payload: { productId: product.id, quantity: 1 } })
+    const order = (await t.app.inject({ method: 'POST', url: '/orders', headers: bearer(t.customer) })).json()
+    const request = { method: 'PATCH' as const, url: `/orders/${order.id}/status`, headers: bearer(t.admin), payload: { status: 'delivered' } }
     await bothWays(request, 409, 'transition_not_allowed', messages.transitionNotAllowed('pending', 'delivered'))
   })
 
@@ -92,20 +83,20 @@ describe('problem details, asked for with Accept: application/problem+json', () 
   })
 
   it('validation 422 with its field: a body field of a signed-in route (cart: quantity) and a header (idempotency-key)', async () => {
-    const quantity = { method: 'POST' as const, url: '/cart/add', headers: bearer(customer), payload: { productId: 1, quantity: 0 } }
+    const quantity = { method: 'POST' as const, url: '/cart/add', headers: bearer(t.customer), payload: { productId: 1, quantity: 0 } }
     await bothWays(quantity, 422, 'validation_failed', 'quantity must not be less than 1', 'quantity')
-    const key = { method: 'POST' as const, url: '/orders', headers: { ...bearer(customer), 'idempotency-key': 'x'.repeat(256) } }
+    const key = { method: 'POST' as const, url: '/orders', headers: { ...bearer(t.customer), 'idempotency-key': 'x'.repeat(256) } }
     await bothWays(key, 422, 'validation_failed', 'idempotency-key must be shorter than or equal to 255 characters', 'idempotency-key')
   })
 
   it('validation 422 raised by a service, with its field (a body that is not allowed)', async () => {
-    const request = { method: 'DELETE' as const, url: '/cart/clear', headers: bearer(customer), payload: { junk: 1 } }
+    const request = { method: 'DELETE' as const, url: '/cart/clear', headers: bearer(t.customer), payload: { junk: 1 } }
     await bothWays(request, 422, 'validation_failed', 'property junk should not exist', 'junk')
   })
 
   it('a business 422 about one field carries it: an unknown category on a product', async () => {
     const product = await makeProduct(t.app, { name: 'Desk' })
-    const request = { method: 'PUT' as const, url: `/products/${product.id}`, headers: bearer(admin), payload: { categoryId: 999999 } }
+    const request = { method: 'PUT' as const, url: `/products/${product.id}`, headers: bearer(t.admin), payload: { categoryId: 999999 } }
     await bothWays(request, 422, 'unknown_category', messages.categoryMissing, 'categoryId')
   })
 
@@ -144,7 +135,7 @@ describe('problem details, asked for with Accept: application/problem+json', () 
   })
 
   it('403: a customer on an admin route', async () => {
-    await bothWays({ url: '/auth/users', headers: bearer(customer) }, 403, 'forbidden', messages.requiresRoles(['admin']))
+    await bothWays({ url: '/auth/users', headers: bearer(t.customer) }, 403, 'forbidden', messages.requiresRoles(['admin']))
   })
 
   it('429: over the rate limit of login', async () => {
@@ -164,8 +155,7 @@ describe('problem details, asked for with Accept: application/problem+json', () 
   })
 
   it('500: an unexpected failure, its cause in neither body', async () => {
-    const { handle, drop } = await openTestDatabase()
-    const app = await buildApp(testConfig(), { database: handle, logger: false })
+    const { app, close } = await buildTestApp()
     try {
       app.get('/boom', async () => {
         throw new Error('secret database detail')
@@ -184,8 +174,7 @@ describe('problem details, asked for with Accept: application/problem+json', () 
       })
       expect(problem.body).not.toContain('secret database detail')
     } finally {
-      await app.close()
-      await drop()
+      await close()
     }
   })
 

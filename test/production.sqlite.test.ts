@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join, resolve } from 'node:path'
@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { dialect } from './helpers/app.js'
+import { startAndStop } from './helpers/npm-run.js'
 
 /**
  * A production install, as an operator makes it: the project built with its dev dependencies
@@ -71,13 +72,16 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('a producti
     expect(existsSync(join(install, 'dist', 'cli.js'))).toBe(true)
   })
 
-  it('npm run migrate, create-admin and seed work there (from dist/cli.js)', async () => {
+  it('npm run migrate, create-admin and seed work there (from dist/cli.js) (slow: six npm commands)', async () => {
+    // Neither opens the database: they run beside the others.
+    const refusing = npm(['run', 'create-admin', '--', '--email', 'notanemail', '--password', 'ops-pass-1'])
+    const usage = npm(['run', 'cli'])
     const migrated = await npm(['run', 'migrate'])
     expect(migrated).toMatchObject({ code: 0, stderr: '' })
     expect(migrated.stdout).toContain('Applied: 2026-11-22T0000-initial')
     const created = await npm(['run', 'create-admin', '--', '--email', 'ops@shop.test', '--password', 'ops-pass-1'])
     expect(created).toMatchObject({ code: 0, stdout: expect.stringContaining('Admin ops@shop.test created') })
-    const refused = await npm(['run', 'create-admin', '--', '--email', 'notanemail', '--password', 'ops-pass-1'])
+    const refused = await refusing
     expect(refused.code).toBe(2)
     expect(refused.stderr).toContain('create-admin: email must be a valid email')
     const seeded = await npm(['run', 'seed'], { PUBLIC_URL: 'https://shop.example.com' })
@@ -87,7 +91,7 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('a producti
     const local = await npm(['run', 'seed'])
     expect(local.stdout).toContain('Demo catalog: 0 categories and 0 products added')
     expect(local.stderr).toContain('Warning: PUBLIC_URL is http://localhost:3000 in production')
-    const cli = await npm(['run', 'cli'])
+    const cli = await usage
     expect(cli.stderr + cli.stdout).toContain('Usage: npm run cli -- <command>')
   })
 
@@ -130,7 +134,7 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('`npm start
     if (checkout) rmSync(checkout, { recursive: true, force: true })
   })
 
-  it('builds dist/ when it is missing or older than src/, and runs it', async () => {
+  it('builds dist/ when it is missing or older than src/, and runs it (slow: three starts, two of them building dist/)', async () => {
     const dev = serverEnv({ NODE_ENV: 'development', DATA_DIR: join(checkout, 'data') })
     const first = await startAndStop(checkout, 'start', dev)
     expect(first.output).toMatch(/built dist\/ from \d+ files in \d+ ms/)
@@ -164,47 +168,3 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('`npm start
     expect(third.output).toMatch(/built dist\/ from \d+ files/)
   })
 })
-
-/** Starts `npm run <script>` in `cwd`, waits for /health, then SIGTERMs npm alone (as a supervisor does) and checks nothing outlives it. */
-async function startAndStop(cwd: string, script: string, env: NodeJS.ProcessEnv, whileUp?: (base: string) => Promise<void>): Promise<{ output: string }> {
-  const port = 20000 + Math.floor(Math.random() * 20000)
-  // A process group of its own, so that whatever npm starts can be found (and, if the test fails, ended).
-  const npmProcess = spawn('npm', ['run', script], {
-    cwd,
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  })
-  const group = npmProcess.pid as number
-  let output = ''
-  npmProcess.stdout.on('data', (chunk) => (output += chunk))
-  npmProcess.stderr.on('data', (chunk) => (output += chunk))
-  const exited = new Promise<number | null>((resolve) => npmProcess.on('exit', (code) => resolve(code)))
-  const groupAlive = () => {
-    try {
-      process.kill(-group, 0)
-      return true
-    } catch {
-      return false
-    }
-  }
-  try {
-    let health: Response | undefined
-    for (let i = 0; i < 600 && !health; i++) {
-      health = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined)
-      if (!health) await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    expect(health?.status, output).toBe(200)
-    if (whileUp) await whileUp(`http://127.0.0.1:${port}`)
-    // A supervisor (docker stop, systemd with KillMode=process, a PaaS) signals npm only.
-    process.kill(group, 'SIGTERM')
-    await exited
-    for (let i = 0; i < 100 && groupAlive(); i++) await new Promise((resolve) => setTimeout(resolve, 50))
-    expect(groupAlive(), `a process of \`npm run ${script}\` outlived SIGTERM`).toBe(false)
-    expect(output).toContain('shutting down')
-    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow()
-    return { output }
-  } finally {
-    if (groupAlive()) process.kill(-group, 'SIGKILL')
-  }
-}

@@ -1,23 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from './helpers/app.js'
-import { bearer, makeUser, type TestUser } from './helpers/factories.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useTestApp } from './helpers/app.js'
+import { bearer, type TestUser } from './helpers/factories.js'
 
 // Numbers in query strings and paths are text, read as decimal numbers in one place (src/shared/validation.ts).
 // Whatever else JavaScript would read as a number (an infinity, a number too large for a double, hexadecimal)
 // is a bad number: 422 with the message every bad number of that parameter gets, on every route and database.
 // The parameters come from /openapi.json, so a route added later is covered too.
-let t: TestApp
-let admin: TestUser
-let customer: TestUser
-
-beforeAll(async () => {
-  t = await createTestApp()
-  admin = await makeUser(t.app, 'admin')
-  customer = await makeUser(t.app, 'customer')
-})
-afterAll(async () => {
-  await t.close()
-})
+const t = useTestApp()
 
 interface NumericParameter {
   method: string
@@ -62,8 +51,8 @@ function urlWith(parameter: NumericParameter, value: string): string {
 /** As an admin, or as a customer on the routes of customers only: every check before validation passes. */
 async function send(method: string, url: string) {
   const inject = (user: TestUser) => t.app.inject({ method: method as 'GET', url, headers: bearer(user) })
-  const response = await inject(admin)
-  return response.statusCode === 403 ? inject(customer) : response
+  const response = await inject(t.admin)
+  return response.statusCode === 403 ? inject(t.customer) : response
 }
 
 const BAD_NUMBERS = [
@@ -116,7 +105,7 @@ describe('a bad number in a query string or a path is a 422, never a 500 or a nu
 
   it('GET /orders?offset=Infinity and ?limit=Infinity: 422 like offset=abc', async () => {
     for (const query of ['offset=Infinity', 'limit=Infinity', 'offset=abc']) {
-      const response = await t.app.inject({ url: `/orders?${query}`, headers: bearer(customer) })
+      const response = await t.app.inject({ url: `/orders?${query}`, headers: bearer(t.customer) })
       expect(response.statusCode).toBe(422)
       expect(response.json()).toEqual({ error: `${query.split('=')[0]} must be an integer number` })
     }
@@ -125,7 +114,7 @@ describe('a bad number in a query string or a path is a 422, never a 500 or a nu
   it('numbers written in decimal still read as before: leading zeros, a zero fraction, an exponent, a sign', async () => {
     const products = await t.app.inject({ url: '/products?limit=010&offset=2.0&minPrice=1e1&maxPrice=%2B19.99&categoryId=01' })
     expect(products.statusCode).toBe(200)
-    expect((await t.app.inject({ url: '/orders?limit=1e1&offset=0', headers: bearer(customer) })).statusCode).toBe(200)
+    expect((await t.app.inject({ url: '/orders?limit=1e1&offset=0', headers: bearer(t.customer) })).statusCode).toBe(200)
     expect((await send('GET', '/admin/api/stats?days=3.0')).statusCode).toBe(200)
     expect((await t.app.inject({ url: '/products/0001' })).json()).toEqual({ error: 'Producto no encontrado' })
   })

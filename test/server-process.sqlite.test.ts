@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -6,6 +5,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { multipart, pngPart } from './helpers/catalog.js'
+import { startAndStop } from './helpers/npm-run.js'
 import { type BuiltServer, buildServer, freePort, runServer, serverEnv, spawnServer, waitForHealth } from './helpers/server-process.js'
 
 // The service as a process (`node dist/server.js`, the Dockerfile's CMD; `npm run dev`): what an operator sees
@@ -139,39 +139,8 @@ describe('process warnings', () => {
 })
 
 describe('`npm run dev`', () => {
-  it('SIGTERM to npm (a supervisor, a terminal closed) leaves no tsx process behind', async () => {
-    const port = await freePort()
-    const npm = spawn('npm', ['run', 'dev'], {
-      cwd: ROOT,
-      env: serverEnv({ DATA_DIR: dataDir(), PORT: String(port) }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // A process group of its own, so that whatever npm starts can be found (and, if the test fails, ended).
-      detached: true,
-    })
-    const group = npm.pid as number
-    let output = ''
-    npm.stdout.on('data', (chunk) => (output += chunk))
-    npm.stderr.on('data', (chunk) => (output += chunk))
-    const exited = new Promise((resolve) => npm.on('exit', resolve))
-    const groupAlive = () => {
-      try {
-        process.kill(-group, 0)
-        return true
-      } catch {
-        return false
-      }
-    }
-    try {
-      await waitForHealth(port, 60_000)
-      process.kill(group, 'SIGTERM')
-      await exited
-      for (let i = 0; i < 100 && groupAlive(); i++) await new Promise((resolve) => setTimeout(resolve, 50))
-      expect(groupAlive(), `a process of \`npm run dev\` outlived SIGTERM:\n${output}`).toBe(false)
-      expect(output).toContain('shutting down')
-      await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow()
-    } finally {
-      if (groupAlive()) process.kill(-group, 'SIGKILL')
-    }
+  it('SIGTERM to npm (a supervisor, a terminal closed) leaves no tsx process behind (slow: tsx compiles the service as it starts)', async () => {
+    await startAndStop(ROOT, 'dev', serverEnv({ DATA_DIR: dataDir() }))
   })
 })
 

@@ -1,10 +1,9 @@
 import type { AddressInfo } from 'node:net'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import { openTestDatabase, testConfig } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { buildTestApp } from '../helpers/built-app.js'
 import { makeProduct } from '../helpers/catalog.js'
 
 // The product read cache's memory under a flood of distinct URLs, measured on the real heap: what
@@ -26,8 +25,7 @@ const NOISE = 1_000_000
  * Before the fix the cache held ~24 KB per request beyond its count, 48 MB over a flood: far outside this.
  */
 const MEASURE = 256 * 1024
-let app: FastifyInstance
-let drop: () => Promise<void>
+let t: TestApp
 let base: string
 
 /** Heap and ArrayBuffer bytes in use after full collections (bodies are ArrayBuffers, outside the heap). */
@@ -45,26 +43,23 @@ async function get(url: string, status = 200): Promise<void> {
 
 /** The bytes the cache holds for real: memory in use with it full, less memory in use once it is emptied. */
 async function heldByCache(): Promise<{ real: number; counted: number }> {
-  const counted = app.catalogCache.usage().bytes
+  const counted = t.app.catalogCache.usage().bytes
   const full = memoryInUse()
-  const cleared = app.catalogCache.nextClear()
-  app.catalogCache.invalidate()
+  const cleared = t.app.catalogCache.nextClear()
+  t.app.catalogCache.invalidate()
   await cleared
   return { real: full - memoryInUse(), counted }
 }
 
 beforeAll(async () => {
-  const database = await openTestDatabase()
-  drop = database.drop
-  app = await buildApp(testConfig({ CATALOG_CACHE_MAX_BYTES: String(BUDGET) }), { database: database.handle, logger: false, catalogCache: true })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-  for (let i = 0; i < 40; i++) await makeProduct(app, { name: `Flood ${i}`, description: 'd'.repeat(100) })
+  t = await buildTestApp({ CATALOG_CACHE_MAX_BYTES: String(BUDGET) }, { catalogCache: true })
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+  for (let i = 0; i < 40; i++) await makeProduct(t.app, { name: `Flood ${i}`, description: 'd'.repeat(100) })
 })
 
 afterAll(async () => {
-  await app?.close()
-  await drop?.()
+  await t?.close()
 })
 
 describe('product read cache memory', () => {
@@ -92,6 +87,5 @@ describe('product read cache memory', () => {
     // Every byte the cache holds is counted, and the count stays within the budget.
     expect(real).toBeLessThanOrEqual(counted + MEASURE)
     expect(counted).toBeLessThanOrEqual(BUDGET)
-    console.log(`${_name}: heap +${grown} bytes over the flood; the cache held ${real} bytes, counted ${counted}`)
   })
 })

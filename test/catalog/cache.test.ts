@@ -1,48 +1,28 @@
 import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import type { DatabaseHandle } from '../../src/db/connect.js'
-import { testConfig } from '../helpers/app.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp } from '../helpers/built-app.js'
 import { multipart, pngPart } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
-import { createSharedDatabase, type SharedDatabase } from '../helpers/shared-database.js'
+import { useInstances } from '../helpers/shared-database.js'
 
-// Two real instances of the service on one database (see helpers/shared-database.ts).
-
-let shared: SharedDatabase
-const handles: DatabaseHandle[] = []
+// Two real instances of the service on one database (see helpers/shared-database.ts), the cache on whatever the
+// project; the tests that build an instance of their own (to add a route or a hook first) give it its own database.
+const instances = useInstances(2, 'cache', { app: { catalogCache: true } })
 let first: FastifyInstance
 let second: FastifyInstance
 let admin: TestUser
 let customer: TestUser
 
-async function startInstance(): Promise<FastifyInstance> {
-  const handle = shared.open()
-  handles.push(handle)
-  const app = await buildApp(testConfig(), { database: handle, logger: false, catalogCache: true })
-  await app.ready()
-  return app
-}
-
 beforeAll(async () => {
-  shared = await createSharedDatabase('cache')
-  first = await startInstance()
-  second = await startInstance()
+  ;[first, second] = instances.apps as [FastifyInstance, FastifyInstance]
   admin = await makeUser(first, 'admin')
   customer = await makeUser(first, 'customer')
 })
 
-afterAll(async () => {
-  await first?.close()
-  await second?.close()
-  for (const handle of handles) await handle.db.destroy()
-  await shared?.drop()
-})
-
-/** Creates a product through the API, as an admin would: the cache must see every such write. */
-async function createProduct(app: FastifyInstance, fields: { name: string; price?: string; stock?: string }): Promise<{ id: number }> {
+/** Creates a product through the API, as an admin would (the instances' one by default): the cache must see every such write. */
+async function createProduct(app: FastifyInstance, fields: { name: string; price?: string; stock?: string }, by: TestUser = admin): Promise<{ id: number }> {
   const form = await multipart({ name: fields.name, price: fields.price ?? '10.00', stock: fields.stock ?? '10' }, [pngPart()])
-  const response = await app.inject({ method: 'POST', url: '/products', headers: { ...bearer(admin), ...form.headers }, payload: form.payload })
+  const response = await app.inject({ method: 'POST', url: '/products', headers: { ...bearer(by), ...form.headers }, payload: form.payload })
   expect(response.statusCode).toBe(201)
   return response.json() as { id: number }
 }
@@ -168,9 +148,7 @@ describe('product read cache', () => {
   })
 
   it('empties on every write a route declares, and refuses to start a writing route that declares nothing', async () => {
-    const handle = shared.open()
-    handles.push(handle)
-    const app = await buildApp(testConfig(), { database: handle, logger: false, catalogCache: true })
+    const { app, close } = await buildTestApp({}, { catalogCache: true })
     try {
       // A new writer, say a bulk price change, that forgot to say what it changes: the service cannot start.
       expect(() => app.post('/admin/reprice', async () => ({}))).toThrow(
@@ -182,20 +160,18 @@ describe('product read cache', () => {
         return { ok: true }
       })
       await app.ready()
-      const product = await createProduct(app, { name: 'Repriced' })
+      const product = await createProduct(app, { name: 'Repriced' }, await makeUser(app, 'admin'))
       expect((await readProduct(app, product.id)).body.price).toBe(10)
       expect((await readProduct(app, product.id)).body.price).toBe(10)
       expect((await app.inject({ method: 'POST', url: '/admin/reprice' })).statusCode).toBe(200)
       expect((await readProduct(app, product.id)).body.price).toBe(42)
     } finally {
-      await app.close()
+      await close()
     }
   })
 
   it('does not store the answer of a read that was under way when the cache was emptied', async () => {
-    const handle = shared.open()
-    handles.push(handle)
-    const app = await buildApp(testConfig(), { database: handle, logger: false, catalogCache: true })
+    const { app, close } = await buildTestApp({}, { catalogCache: true })
     // A product read that has its answer waits at a gate the test opens: a write lands in between.
     let gate: Promise<void> | undefined
     let reached: () => void = () => {}
@@ -209,13 +185,14 @@ describe('product read cache', () => {
     })
     try {
       await app.ready()
-      const product = await createProduct(app, { name: 'In flight' })
+      const ownAdmin = await makeUser(app, 'admin')
+      const product = await createProduct(app, { name: 'In flight' }, ownAdmin)
       let open: () => void = () => {}
       gate = new Promise((resolve) => (open = resolve))
       const read = app.inject({ method: 'GET', url: `/products/${product.id}` })
       await paused
       gate = undefined
-      const update = await app.inject({ method: 'PUT', url: `/products/${product.id}`, headers: bearer(admin), payload: { name: 'Landed' } })
+      const update = await app.inject({ method: 'PUT', url: `/products/${product.id}`, headers: bearer(ownAdmin), payload: { name: 'Landed' } })
       expect(update.statusCode).toBe(200)
       open()
       // The read answers what it read; its answer is not kept.
@@ -224,22 +201,20 @@ describe('product read cache', () => {
       expect((await readProduct(app, product.id)).body.name).toBe('Landed')
       expect(app.catalogCache.hits().total).toBe(hits)
     } finally {
-      await app.close()
+      await close()
     }
   })
 
   it('is off with CATALOG_CACHE_MAX_BYTES=0', async () => {
-    const handle = shared.open()
-    handles.push(handle)
-    const app = await buildApp(testConfig({ CATALOG_CACHE_MAX_BYTES: '0' }), { database: handle, logger: false, catalogCache: true })
+    const { app, close } = await buildTestApp({ CATALOG_CACHE_MAX_BYTES: '0' }, { catalogCache: true })
     try {
       await app.ready()
-      const product = await createProduct(app, { name: 'Uncached' })
+      const product = await createProduct(app, { name: 'Uncached' }, await makeUser(app, 'admin'))
       for (let i = 0; i < 3; i++) expect((await readProduct(app, product.id)).body.name).toBe('Uncached')
       expect(app.catalogCache.hits().total).toBe(0)
       expect(app.catalogCache.usage()).toEqual({ entries: 0, keys: 0, bytes: 0 })
     } finally {
-      await app.close()
+      await close()
     }
   })
 })

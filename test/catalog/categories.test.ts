@@ -1,18 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { describe, expect, it } from 'vitest'
+import { useTestApp } from '../helpers/app.js'
 import { makeCategory, makeProduct } from '../helpers/catalog.js'
-import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { bearer } from '../helpers/factories.js'
 
-let t: TestApp
-let admin: TestUser
-let customer: TestUser
-
-beforeAll(async () => {
-  t = await createTestApp()
-  admin = await makeUser(t.app, 'admin')
-  customer = await makeUser(t.app, 'customer')
-})
-afterAll(async () => t.close())
+const t = useTestApp()
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
@@ -82,7 +73,7 @@ describe('GET /categories/:id', () => {
 
 describe('POST /categories', () => {
   it('creates a category (201) with description defaulting to ""', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(admin), payload: { name: '  Juguetes  ' } })
+    const res = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(t.admin), payload: { name: '  Juguetes  ' } })
     expect(res.statusCode).toBe(201)
     const body = res.json()
     expect(body).toMatchObject({ name: 'Juguetes', description: '' })
@@ -97,14 +88,14 @@ describe('POST /categories', () => {
     const anon = await t.app.inject({ method: 'POST', url: '/categories', payload: { name: 'Anon' } })
     expect(anon.statusCode).toBe(401)
     expect(anon.json()).toEqual({ error: 'Unauthorized - No user found' })
-    const cust = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(customer), payload: { name: 'Cust' } })
+    const cust = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(t.customer), payload: { name: 'Cust' } })
     expect(cust.statusCode).toBe(403)
     expect(cust.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
     expect(await countCategories()).toBe(before)
   })
 
   it('auth comes before validation', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(customer), payload: { name: '' } })
+    const res = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(t.customer), payload: { name: '' } })
     expect(res.statusCode).toBe(403)
   })
 
@@ -117,7 +108,7 @@ describe('POST /categories', () => {
     [{ name: 'Ok', description: 7 }, 'description must be a string'],
   ])('422 for %j', async (payload, message) => {
     const before = await countCategories()
-    const res = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(admin), payload })
+    const res = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(t.admin), payload })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: message })
     expect(await countCategories()).toBe(before)
@@ -126,8 +117,8 @@ describe('POST /categories', () => {
   it('409 for a name already taken, ignoring case', async () => {
     await makeCategory(t.app, 'Electrónica')
     const before = await countCategories()
-    const res = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(admin), payload: { name: 'ELECTRÓNICA' } })
-    const lower = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(admin), payload: { name: 'electrónica' } })
+    const res = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(t.admin), payload: { name: 'ELECTRÓNICA' } })
+    const lower = await t.app.inject({ method: 'POST', url: '/categories', headers: bearer(t.admin), payload: { name: 'electrónica' } })
     expect(res.statusCode).toBe(409)
     expect(res.json()).toEqual({ error: 'La categoría ya existe' })
     expect(lower.statusCode).toBe(409)
@@ -138,17 +129,17 @@ describe('POST /categories', () => {
 describe('PUT and PATCH /categories/:id', () => {
   it.each(['PUT', 'PATCH'] as const)('%s changes only the fields sent', async (method) => {
     const c = await makeCategory(t.app, `Ropa ${method}`, 'antes')
-    const res = await t.app.inject({ method, url: `/categories/${c.id}`, headers: bearer(admin), payload: { description: 'después' } })
+    const res = await t.app.inject({ method, url: `/categories/${c.id}`, headers: bearer(t.admin), payload: { description: 'después' } })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toMatchObject({ id: c.id, name: `Ropa ${method}`, description: 'después', createdAt: c.createdAt })
-    const renamed = await t.app.inject({ method, url: `/categories/${c.id}`, headers: bearer(admin), payload: { name: `Moda ${method}` } })
+    const renamed = await t.app.inject({ method, url: `/categories/${c.id}`, headers: bearer(t.admin), payload: { name: `Moda ${method}` } })
     expect(renamed.json()).toMatchObject({ name: `Moda ${method}`, description: 'después' })
     expect(renamed.json().updatedAt >= c.updatedAt).toBe(true)
   })
 
   it('keeps its own name under another case', async () => {
     const c = await makeCategory(t.app, 'Hogar')
-    const res = await t.app.inject({ method: 'PATCH', url: `/categories/${c.id}`, headers: bearer(admin), payload: { name: 'HOGAR' } })
+    const res = await t.app.inject({ method: 'PATCH', url: `/categories/${c.id}`, headers: bearer(t.admin), payload: { name: 'HOGAR' } })
     expect(res.statusCode).toBe(200)
     expect(res.json().name).toBe('HOGAR')
   })
@@ -156,7 +147,7 @@ describe('PUT and PATCH /categories/:id', () => {
   it('409 when renaming onto another category', async () => {
     await makeCategory(t.app, 'Deportes')
     const c = await makeCategory(t.app, 'Jardín')
-    const res = await t.app.inject({ method: 'PUT', url: `/categories/${c.id}`, headers: bearer(admin), payload: { name: 'deportes' } })
+    const res = await t.app.inject({ method: 'PUT', url: `/categories/${c.id}`, headers: bearer(t.admin), payload: { name: 'deportes' } })
     expect(res.statusCode).toBe(409)
     expect(res.json()).toEqual({ error: 'La categoría ya existe' })
     const row = await t.app.db.selectFrom('categories').select('name').where('id', '=', c.id).executeTakeFirst()
@@ -164,10 +155,10 @@ describe('PUT and PATCH /categories/:id', () => {
   })
 
   it('422 for an empty name or an empty body, before 404', async () => {
-    const empty = await t.app.inject({ method: 'PATCH', url: '/categories/999999', headers: bearer(admin), payload: { name: ' ' } })
+    const empty = await t.app.inject({ method: 'PATCH', url: '/categories/999999', headers: bearer(t.admin), payload: { name: ' ' } })
     expect(empty.statusCode).toBe(422)
     expect(empty.json()).toEqual({ error: 'name should not be empty' })
-    const none = await t.app.inject({ method: 'PUT', url: '/categories/999999', headers: bearer(admin), payload: {} })
+    const none = await t.app.inject({ method: 'PUT', url: '/categories/999999', headers: bearer(t.admin), payload: {} })
     expect(none.statusCode).toBe(422)
     expect(none.json()).toEqual({ error: 'body must contain at least one field' })
   })
@@ -175,18 +166,18 @@ describe('PUT and PATCH /categories/:id', () => {
   it.each(['PUT', 'PATCH'] as const)('%s with only unknown fields is 422 and changes nothing', async (method) => {
     const c = await makeCategory(t.app)
     const before = await t.app.db.selectFrom('categories').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow()
-    const res = await t.app.inject({ method, url: `/categories/${c.id}`, headers: bearer(admin), payload: { foo: 1 } })
+    const res = await t.app.inject({ method, url: `/categories/${c.id}`, headers: bearer(t.admin), payload: { foo: 1 } })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: 'body must contain at least one field' })
     expect(await t.app.db.selectFrom('categories').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow()).toEqual(before)
   })
 
   it('404 for an unknown id, 403 for a customer', async () => {
-    const res = await t.app.inject({ method: 'PATCH', url: '/categories/999999', headers: bearer(admin), payload: { name: 'X' } })
+    const res = await t.app.inject({ method: 'PATCH', url: '/categories/999999', headers: bearer(t.admin), payload: { name: 'X' } })
     expect(res.statusCode).toBe(404)
     expect(res.json()).toEqual({ error: 'Categoría no encontrada' })
     const c = await makeCategory(t.app)
-    const cust = await t.app.inject({ method: 'PUT', url: `/categories/${c.id}`, headers: bearer(customer), payload: { name: 'X' } })
+    const cust = await t.app.inject({ method: 'PUT', url: `/categories/${c.id}`, headers: bearer(t.customer), payload: { name: 'X' } })
     expect(cust.statusCode).toBe(403)
   })
 
@@ -198,7 +189,7 @@ describe('PUT and PATCH /categories/:id', () => {
     const anon = await t.app.inject({ method, url: `/categories/${c.id}`, payload })
     expect(anon.statusCode).toBe(401)
     expect(anon.json()).toEqual({ error: 'Unauthorized - No user found' })
-    const cust = await t.app.inject({ method, url: `/categories/${c.id}`, headers: bearer(customer), payload })
+    const cust = await t.app.inject({ method, url: `/categories/${c.id}`, headers: bearer(t.customer), payload })
     expect(cust.statusCode).toBe(403)
     expect(cust.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
     expect(await t.app.db.selectFrom('categories').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow()).toEqual(before)
@@ -211,7 +202,7 @@ describe('PUT and PATCH /categories/:id', () => {
 describe('DELETE /categories/:id', () => {
   it('deletes an unused category', async () => {
     const c = await makeCategory(t.app)
-    const res = await t.app.inject({ method: 'DELETE', url: `/categories/${c.id}`, headers: bearer(admin) })
+    const res = await t.app.inject({ method: 'DELETE', url: `/categories/${c.id}`, headers: bearer(t.admin) })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ message: 'Categoría eliminada correctamente' })
     expect(await t.app.db.selectFrom('categories').select('id').where('id', '=', c.id).executeTakeFirst()).toBeUndefined()
@@ -220,21 +211,21 @@ describe('DELETE /categories/:id', () => {
   it('409 while products use it; allowed once they are gone', async () => {
     const c = await makeCategory(t.app)
     const p = await makeProduct(t.app, { categoryId: c.id })
-    const res = await t.app.inject({ method: 'DELETE', url: `/categories/${c.id}`, headers: bearer(admin) })
+    const res = await t.app.inject({ method: 'DELETE', url: `/categories/${c.id}`, headers: bearer(t.admin) })
     expect(res.statusCode).toBe(409)
     expect(res.json()).toEqual({ error: 'La categoría tiene productos asociados' })
     expect(await t.app.db.selectFrom('categories').select('id').where('id', '=', c.id).executeTakeFirst()).toBeDefined()
     await t.app.db.deleteFrom('products').where('id', '=', p.id).execute()
-    const again = await t.app.inject({ method: 'DELETE', url: `/categories/${c.id}`, headers: bearer(admin) })
+    const again = await t.app.inject({ method: 'DELETE', url: `/categories/${c.id}`, headers: bearer(t.admin) })
     expect(again.statusCode).toBe(200)
   })
 
   it('404 for an unknown id; 401/403 before that', async () => {
-    const res = await t.app.inject({ method: 'DELETE', url: '/categories/999999', headers: bearer(admin) })
+    const res = await t.app.inject({ method: 'DELETE', url: '/categories/999999', headers: bearer(t.admin) })
     expect(res.statusCode).toBe(404)
     expect(res.json()).toEqual({ error: 'Categoría no encontrada' })
     expect((await t.app.inject({ method: 'DELETE', url: '/categories/999999' })).statusCode).toBe(401)
-    expect((await t.app.inject({ method: 'DELETE', url: '/categories/999999', headers: bearer(customer) })).statusCode).toBe(403)
+    expect((await t.app.inject({ method: 'DELETE', url: '/categories/999999', headers: bearer(t.customer) })).statusCode).toBe(403)
   })
 
   it('401 without a token and 403 for a customer, with their messages; the category stays', async () => {
@@ -244,7 +235,7 @@ describe('DELETE /categories/:id', () => {
     const anon = await t.app.inject({ method: 'DELETE', url: `/categories/${c.id}` })
     expect(anon.statusCode).toBe(401)
     expect(anon.json()).toEqual({ error: 'Unauthorized - No user found' })
-    const cust = await t.app.inject({ method: 'DELETE', url: `/categories/${c.id}`, headers: bearer(customer) })
+    const cust = await t.app.inject({ method: 'DELETE', url: `/categories/${c.id}`, headers: bearer(t.customer) })
     expect(cust.statusCode).toBe(403)
     expect(cust.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
     expect(await t.app.db.selectFrom('categories').selectAll().where('id', '=', c.id).executeTakeFirstOrThrow()).toEqual(before)

@@ -1,15 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { Product } from '../../src/modules/catalog/products.service.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { useTestApp } from '../helpers/app.js'
 import { makeCategory, makeProducts } from '../helpers/catalog.js'
 
 // Enough rows that a wide price range takes the "walk the sort index" plan (over 1,000 matches).
-let t: TestApp
+const t = useTestApp()
 let category: number
 const N = 1500
 
 beforeAll(async () => {
-  t = await createTestApp()
   category = (await makeCategory(t.app, 'Many')).id
   const base = Date.parse('2026-01-01T00:00:00.000Z')
   await makeProducts(
@@ -24,7 +23,6 @@ beforeAll(async () => {
     })),
   )
 })
-afterAll(async () => t.close())
 
 async function page(query: string): Promise<{ ids: number[]; total: number; products: Product[] }> {
   const res = await t.app.inject({ method: 'GET', url: `/products?${query}` })

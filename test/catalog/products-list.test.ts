@@ -1,15 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from '../helpers/app.js'
-import { makeCategory, makeProduct } from '../helpers/catalog.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useTestApp } from '../helpers/app.js'
+import { makeCategory, makeProduct, type TestProduct } from '../helpers/catalog.js'
 import type { ProductSummary as Product } from '../../src/modules/catalog/products.service.js'
 
-let t: TestApp
+const t = useTestApp()
 let toys: number
 let books: number
-const made: Product[] = []
+const made: TestProduct[] = []
 
 beforeAll(async () => {
-  t = await createTestApp()
   toys = (await makeCategory(t.app, 'Toys')).id
   books = (await makeCategory(t.app, 'Books')).id
   const base = Date.parse('2026-01-01T00:00:00.000Z')
@@ -25,7 +24,6 @@ beforeAll(async () => {
     made.push(await makeProduct(t.app, { ...spec, createdAt: new Date(base + i * 1000).toISOString() }))
   }
 })
-afterAll(async () => t.close())
 
 async function list(query = '') {
   const res = await t.app.inject({ method: 'GET', url: `/products${query}` })
@@ -228,14 +226,12 @@ describe('GET /products/:id', () => {
 })
 
 describe('q on text that is not ASCII', () => {
-  let other: TestApp
+  const other = useTestApp()
   beforeAll(async () => {
-    other = await createTestApp()
     await makeProduct(other.app, { name: 'Él café', description: 'tostado', priceCents: 100, categoryId: null })
     await makeProduct(other.app, { name: 'ÑANDÚ grande', description: 'peluche', priceCents: 200, categoryId: null })
     await makeProduct(other.app, { name: 'Mate', description: 'CALABAZA ÚNICA', priceCents: 300, categoryId: null })
   })
-  afterAll(async () => other.close())
 
   // One and two letters are below the trigram index's reach (SQLite), three and more use it.
   it.each([
@@ -256,12 +252,10 @@ describe('q on text that is not ASCII', () => {
 })
 
 describe('sort=name', () => {
-  let other: TestApp
+  const other = useTestApp()
   beforeAll(async () => {
-    other = await createTestApp()
     for (const name of ['Zebra', 'apple', 'Banana', 'banana', 'cherry']) await makeProduct(other.app, { name, priceCents: 100, categoryId: null })
   })
-  afterAll(async () => other.close())
 
   it('orders by name ignoring case, ties by id, on every page', async () => {
     const names = async (query: string) => ((await other.app.inject({ url: `/products?sort=name${query}` })).json() as Product[]).map((p) => p.name)

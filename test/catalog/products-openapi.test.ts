@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { CreateProductForm, UpdateProductJson } from '../../src/modules/catalog/products.schemas.js'
 import { validatorCompiler } from '../../src/shared/validation.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { useTestApp } from '../helpers/app.js'
 import { makeProduct } from '../helpers/catalog.js'
-import { bearer, makeUser } from '../helpers/factories.js'
+import { bearer } from '../helpers/factories.js'
 
 interface Media {
   schema: { type: string; required?: string[]; properties: Record<string, Record<string, unknown>> }
@@ -12,13 +12,11 @@ interface Operation {
   requestBody?: { required: boolean; content: Record<string, Media> }
 }
 
-let t: TestApp
+const t = useTestApp()
 let paths: Record<string, Record<string, Operation>>
 beforeAll(async () => {
-  t = await createTestApp()
   paths = (await t.app.inject({ url: '/openapi.json' })).json().paths
 })
-afterAll(async () => t.close())
 
 const image = { type: 'string', format: 'binary' }
 
@@ -62,9 +60,8 @@ describe('the routes read and check these bodies themselves', () => {
   })
 
   it('a JSON update answers the route’s own message, not the schema’s', async () => {
-    const admin = await makeUser(t.app, 'admin')
     const p = await makeProduct(t.app, { name: 'Intacto' })
-    const res = await t.app.inject({ method: 'PUT', url: `/products/${p.id}`, headers: bearer(admin), payload: { price: true } })
+    const res = await t.app.inject({ method: 'PUT', url: `/products/${p.id}`, headers: bearer(t.admin), payload: { price: true } })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: 'price must be a number conforming to the specified constraints' })
   })

@@ -4,9 +4,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createLocalImageHost } from '../../src/modules/images/local-image-host.js'
 import { nowIso } from '../../src/shared/time.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { useTestApp } from '../helpers/app.js'
 import { failingHost, makeCategory, makeProduct, PNG, pngPart, sendProductForm, storedImages } from '../helpers/catalog.js'
-import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { bearer, type TestUser } from '../helpers/factories.js'
 import { fillCart } from '../helpers/shop.js'
 
 const MiB = 1024 * 1024
@@ -14,19 +14,13 @@ const uploadDir = mkdtempSync(join(tmpdir(), 'shop-uploads-'))
 // The local host, wrapped so tests can make it fail on purpose.
 const host = failingHost(createLocalImageHost(uploadDir, 'http://shop.test'))
 
-let t: TestApp
-let admin: TestUser
-let customer: TestUser
+const t = useTestApp({ UPLOAD_DIR: uploadDir }, { imageHost: host })
 let category: number
 
 beforeAll(async () => {
-  t = await createTestApp({ UPLOAD_DIR: uploadDir }, { imageHost: host })
-  admin = await makeUser(t.app, 'admin')
-  customer = await makeUser(t.app, 'customer')
   category = (await makeCategory(t.app, 'Cámaras')).id
 })
-afterAll(async () => {
-  await t.close()
+afterAll(() => {
   rmSync(uploadDir, { recursive: true, force: true })
 })
 beforeEach(() => {
@@ -45,11 +39,11 @@ async function productCount(): Promise<number> {
   return Number(row.n)
 }
 
-async function post(fields: Record<string, string | string[]>, files = [pngPart()], user: TestUser | null = admin) {
+async function post(fields: Record<string, string | string[]>, files = [pngPart()], user: TestUser | null = t.admin) {
   return sendProductForm(t.app, { user, fields, files })
 }
 
-async function put(id: number, fields: Record<string, string | string[]>, files = [pngPart()], user: TestUser | null = admin) {
+async function put(id: number, fields: Record<string, string | string[]>, files = [pngPart()], user: TestUser | null = t.admin) {
   return sendProductForm(t.app, { method: 'PUT', url: `/products/${id}`, user, fields, files })
 }
 
@@ -136,7 +130,7 @@ describe('POST /products (multipart)', () => {
       const anon = await post(valid, [pngPart()], null)
       expect(anon.statusCode).toBe(401)
       expect(anon.json()).toEqual({ error: 'Unauthorized - No user found' })
-      const cust = await post(valid, [pngPart()], customer)
+      const cust = await post(valid, [pngPart()], t.customer)
       expect(cust.statusCode).toBe(403)
       expect(cust.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
     })
@@ -198,14 +192,14 @@ describe('POST /products (multipart)', () => {
       const empty = await t.app.inject({
         method: 'POST',
         url: '/products',
-        headers: { ...bearer(admin), 'content-type': 'multipart/form-data; boundary=xyz' },
+        headers: { ...bearer(t.admin), 'content-type': 'multipart/form-data; boundary=xyz' },
         payload:
           '--xyz\r\nContent-Disposition: form-data; name="name"\r\n\r\nA\r\n' +
           '--xyz\r\nContent-Disposition: form-data; name="image"; filename=""\r\nContent-Type: application/octet-stream\r\n\r\n\r\n--xyz--\r\n',
       })
       expect(empty.statusCode).toBe(400)
       expect(empty.json()).toEqual(message)
-      const json = await t.app.inject({ method: 'POST', url: '/products', headers: bearer(admin), payload: { name: 'X', price: 1 } })
+      const json = await t.app.inject({ method: 'POST', url: '/products', headers: bearer(t.admin), payload: { name: 'X', price: 1 } })
       expect(json.statusCode).toBe(400)
       expect(json.json()).toEqual(message)
     })
@@ -277,7 +271,7 @@ describe('POST /products (multipart)', () => {
       const res = await t.app.inject({
         method: 'POST',
         url: '/products',
-        headers: { ...bearer(admin), 'content-type': 'multipart/form-data; boundary=xyz' },
+        headers: { ...bearer(t.admin), 'content-type': 'multipart/form-data; boundary=xyz' },
         payload: '--xyz\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\nContent-Type: image/png\r\n\r\nabc',
       })
       expect(res.statusCode).toBe(400)
@@ -333,10 +327,10 @@ describe('PUT /products/:id', () => {
 
   it('JSON without an image: price as number or decimal string; categoryId null clears it', async () => {
     const { product } = await created({ ...valid, categoryId: String(category) })
-    const a = await t.app.inject({ method: 'PUT', url: `/products/${product.id}`, headers: bearer(admin), payload: { price: 12.5, description: 'Otra' } })
+    const a = await t.app.inject({ method: 'PUT', url: `/products/${product.id}`, headers: bearer(t.admin), payload: { price: 12.5, description: 'Otra' } })
     expect(a.statusCode).toBe(200)
     expect(a.json()).toMatchObject({ price: 12.5, description: 'Otra', stock: 5, categoryId: category })
-    const b = await t.app.inject({ method: 'PUT', url: `/products/${product.id}`, headers: bearer(admin), payload: { price: '0.10', categoryId: null } })
+    const b = await t.app.inject({ method: 'PUT', url: `/products/${product.id}`, headers: bearer(t.admin), payload: { price: '0.10', categoryId: null } })
     expect(b.json()).toMatchObject({ price: 0.1, categoryId: null })
     expect(b.json().updatedAt >= a.json().updatedAt).toBe(true)
   })
@@ -353,7 +347,7 @@ describe('PUT /products/:id', () => {
     [{}, 'body must contain at least one field'],
   ])('JSON %j → 422 and the row is unchanged', async (payload, message) => {
     const p = await makeProduct(t.app, { name: 'Intacto' })
-    const res = await t.app.inject({ method: 'PUT', url: `/products/${p.id}`, headers: bearer(admin), payload })
+    const res = await t.app.inject({ method: 'PUT', url: `/products/${p.id}`, headers: bearer(t.admin), payload })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: message })
     const row = await t.app.db.selectFrom('products').selectAll().where('id', '=', p.id).executeTakeFirstOrThrow()
@@ -361,16 +355,16 @@ describe('PUT /products/:id', () => {
   })
 
   it('validation comes before existence; 404 for an unknown id (no file left behind)', async () => {
-    const bad = await t.app.inject({ method: 'PUT', url: '/products/999999', headers: bearer(admin), payload: { stock: -1 } })
+    const bad = await t.app.inject({ method: 'PUT', url: '/products/999999', headers: bearer(t.admin), payload: { stock: -1 } })
     expect(bad.statusCode).toBe(422)
     await leavesNothing(async () => {
       const res = await put(999999, { name: 'X' }, [pngPart()])
       expect(res.statusCode).toBe(404)
       expect(res.json()).toEqual({ error: 'Producto no encontrado' })
-      const json = await t.app.inject({ method: 'PUT', url: '/products/999999', headers: bearer(admin), payload: { name: 'X' } })
+      const json = await t.app.inject({ method: 'PUT', url: '/products/999999', headers: bearer(t.admin), payload: { name: 'X' } })
       expect(json.statusCode).toBe(404)
     })
-    const id = await t.app.inject({ method: 'PUT', url: '/products/abc', headers: bearer(admin), payload: { name: 'X' } })
+    const id = await t.app.inject({ method: 'PUT', url: '/products/abc', headers: bearer(t.admin), payload: { name: 'X' } })
     expect(id.statusCode).toBe(422)
     expect(id.json()).toEqual({ error: 'id must be an integer number' })
   })
@@ -406,7 +400,7 @@ describe('PUT /products/:id', () => {
   it('401/403 first', async () => {
     const { product } = await created()
     expect((await t.app.inject({ method: 'PUT', url: `/products/${product.id}`, payload: { name: 'X' } })).statusCode).toBe(401)
-    expect((await put(product.id, { name: 'X' }, [], customer)).statusCode).toBe(403)
+    expect((await put(product.id, { name: 'X' }, [], t.customer)).statusCode).toBe(403)
   })
 
   it('401 without a token and 403 for a customer, JSON or multipart with an image: the row and its image stay as they were', async () => {
@@ -423,12 +417,12 @@ describe('PUT /products/:id', () => {
       const custJson = await t.app.inject({
         method: 'PUT',
         url: `/products/${product.id}`,
-        headers: bearer(customer),
+        headers: bearer(t.customer),
         payload: { name: 'Cambiado', price: 1.5 },
       })
       expect(custJson.statusCode).toBe(403)
       expect(custJson.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
-      const custForm = await put(product.id, fields, [pngPart('cust.png')], customer)
+      const custForm = await put(product.id, fields, [pngPart('cust.png')], t.customer)
       expect(custForm.statusCode).toBe(403)
       expect(custForm.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
     })
@@ -446,15 +440,15 @@ describe('DELETE /products/:id', () => {
     const id = res.json().id as number
     const key = (await t.app.db.selectFrom('products').select('image_key').where('id', '=', id).executeTakeFirstOrThrow()).image_key
     const now = nowIso()
-    await fillCart(t.app, customer.id, [{ productId: id, quantity: 2 }])
+    await fillCart(t.app, t.customer.id, [{ productId: id, quantity: 2 }])
     const order = await t.app.db
       .insertInto('orders')
-      .values({ user_id: customer.id, total_cents: 3998, status: 'pending', created_at: now, updated_at: now })
+      .values({ user_id: t.customer.id, total_cents: 3998, status: 'pending', created_at: now, updated_at: now })
       .returning('id')
       .executeTakeFirstOrThrow()
     await t.app.db.insertInto('order_items').values({ order_id: order.id, product_id: id, quantity: 2, price_cents: 1999 }).execute()
 
-    const del = await t.app.inject({ method: 'DELETE', url: `/products/${id}`, headers: bearer(admin) })
+    const del = await t.app.inject({ method: 'DELETE', url: `/products/${id}`, headers: bearer(t.admin) })
     expect(del.statusCode).toBe(200)
     expect(del.json()).toEqual({ message: 'Producto eliminado correctamente' })
     expect(await t.app.db.selectFrom('products').select('id').where('id', '=', id).executeTakeFirst()).toBeUndefined()
@@ -466,12 +460,12 @@ describe('DELETE /products/:id', () => {
   })
 
   it('404 for an unknown id, 422 for a bad id, 401/403 first', async () => {
-    const res = await t.app.inject({ method: 'DELETE', url: '/products/999999', headers: bearer(admin) })
+    const res = await t.app.inject({ method: 'DELETE', url: '/products/999999', headers: bearer(t.admin) })
     expect(res.statusCode).toBe(404)
     expect(res.json()).toEqual({ error: 'Producto no encontrado' })
-    expect((await t.app.inject({ method: 'DELETE', url: '/products/x', headers: bearer(admin) })).json()).toEqual({ error: 'id must be an integer number' })
+    expect((await t.app.inject({ method: 'DELETE', url: '/products/x', headers: bearer(t.admin) })).json()).toEqual({ error: 'id must be an integer number' })
     expect((await t.app.inject({ method: 'DELETE', url: '/products/1' })).statusCode).toBe(401)
-    expect((await t.app.inject({ method: 'DELETE', url: '/products/1', headers: bearer(customer) })).statusCode).toBe(403)
+    expect((await t.app.inject({ method: 'DELETE', url: '/products/1', headers: bearer(t.customer) })).statusCode).toBe(403)
   })
 
   it('401 without a token and 403 for a customer: the product, its image file and its cart lines stay', async () => {
@@ -479,19 +473,19 @@ describe('DELETE /products/:id', () => {
     expect(res.statusCode).toBe(201)
     const product = res.json()
     const before = await t.app.db.selectFrom('products').selectAll().where('id', '=', product.id).executeTakeFirstOrThrow()
-    await fillCart(t.app, customer.id, [{ productId: product.id, quantity: 1 }])
+    await fillCart(t.app, t.customer.id, [{ productId: product.id, quantity: 1 }])
     await leavesNothing(async () => {
       const anon = await t.app.inject({ method: 'DELETE', url: `/products/${product.id}` })
       expect(anon.statusCode).toBe(401)
       expect(anon.json()).toEqual({ error: 'Unauthorized - No user found' })
-      const cust = await t.app.inject({ method: 'DELETE', url: `/products/${product.id}`, headers: bearer(customer) })
+      const cust = await t.app.inject({ method: 'DELETE', url: `/products/${product.id}`, headers: bearer(t.customer) })
       expect(cust.statusCode).toBe(403)
       expect(cust.json()).toEqual({ error: 'Forbidden - Requires one of the following roles: admin' })
     })
     expect(await t.app.db.selectFrom('products').selectAll().where('id', '=', product.id).executeTakeFirstOrThrow()).toEqual(before)
     expect(existsSync(join(uploadDir, before.image_key))).toBe(true)
     const lines = await t.app.db.selectFrom('cart_items').select(['user_id', 'quantity']).where('product_id', '=', product.id).execute()
-    expect(lines).toEqual([{ user_id: customer.id, quantity: 1 }])
+    expect(lines).toEqual([{ user_id: t.customer.id, quantity: 1 }])
     expect((await t.app.inject({ method: 'GET', url: `/products/${product.id}` })).json()).toEqual(product)
     // Leave no cart line behind for the other tests of this file.
     await t.app.db.deleteFrom('cart_items').where('product_id', '=', product.id).execute()
@@ -559,7 +553,7 @@ describe('the database and the image host stay consistent when the host fails', 
   it('deleting a product whose image removal fails still succeeds', async () => {
     const res = await post(valid)
     host.failDelete = true
-    const del = await t.app.inject({ method: 'DELETE', url: `/products/${res.json().id}`, headers: bearer(admin) })
+    const del = await t.app.inject({ method: 'DELETE', url: `/products/${res.json().id}`, headers: bearer(t.admin) })
     expect(del.statusCode).toBe(200)
     expect(await t.app.db.selectFrom('products').select('id').where('id', '=', res.json().id).executeTakeFirst()).toBeUndefined()
   })

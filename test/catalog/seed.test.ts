@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { seedCatalog } from '../../src/modules/catalog/catalog.seed.js'
 import { createImageHost } from '../../src/modules/images/image-host.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { useTestApp } from '../helpers/app.js'
 import { storedImages } from '../helpers/catalog.js'
 
-let t: TestApp
-beforeAll(async () => {
-  t = await createTestApp()
-})
-afterAll(async () => t.close())
+const t = useTestApp()
 
 describe('seedCatalog', () => {
   it('fills an empty catalog with categories and products whose images are real PNGs; a second run adds nothing', async () => {

@@ -49,13 +49,11 @@ async function openService(url: string, applicationName: string): Promise<Servic
   }
 }
 
+/** Waits until `condition` holds (asked every 20 ms), failing after `timeoutMs`; returns the milliseconds it took. */
 async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<number> {
   const started = performance.now()
-  for (;;) {
-    if (await condition()) return performance.now() - started
-    if (performance.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+  await expect.poll(condition, { timeout: timeoutMs, interval: 20, message: `not within ${timeoutMs} ms: ${what}` }).toBe(true)
+  return performance.now() - started
 }
 
 /** A request that must answer within `deadlineMs`: a hang fails the test instead of stalling it. */
@@ -208,7 +206,7 @@ describe.skipIf(skipReason !== undefined)('PostgreSQL away and back (a throw-awa
     }
   })
 
-  it('a change that could not be told while the database was away from this instance is told once it is back', async () => {
+  it('a change that could not be told while the database was away from this instance is told once it is back (slow: a silent database is noticed at the read timeout)', async () => {
     // The writer reaches the database through a proxy that goes silent; the reader's listener stays connected.
     const proxy = await startSilentProxy(cluster.port)
     const url = await newDatabase()
@@ -221,10 +219,12 @@ describe.skipIf(skipReason !== undefined)('PostgreSQL away and back (a throw-awa
       })
       await waitFor(() => writer.app.changeFeed.live && reader.app.changeFeed.live, 2000, 'both listening')
       proxy.silence()
+      const before = heard
       writer.app.changeFeed.publish('catalog')
       await waitFor(() => !writer.app.databaseStatus.available, 5000, "the writer's database lost")
-      const before = heard
-      await new Promise((resolve) => setTimeout(resolve, 600))
+      // Its NOTIFY failed (the one warning of it, checked below), and it is tried again while the database is away:
+      // the other instance has heard nothing yet.
+      await waitFor(() => writer.logs().some((line) => line.msg.startsWith('change feed: could not tell')), 5000, 'the NOTIFY failed')
       expect(heard).toBe(before)
       proxy.restore()
       await waitFor(() => heard > before, 3000, 'the other instance told after the return')
@@ -237,7 +237,7 @@ describe.skipIf(skipReason !== undefined)('PostgreSQL away and back (a throw-awa
     }
   })
 
-  it('a silent database (accepts, never answers): /ready within 2 s, requests bounded, then fast; back when it answers', async () => {
+  it('a silent database (accepts, never answers): /ready within 2 s, requests bounded, then fast; back when it answers (slow: it waits out the timeouts)', async () => {
     const proxy = await startSilentProxy(cluster.port)
     const url = (await newDatabase()).replace(`:${cluster.port}/`, `:${proxy.port}/`)
     const service = await openService(url, 'outage-silent')
@@ -285,7 +285,7 @@ describe.skipIf(skipReason !== undefined)('PostgreSQL away and back (a throw-awa
     }
   })
 
-  it('start-up with an unreachable or silent database: bounded retries, then one clear line, no password', async () => {
+  it('start-up with an unreachable or silent database: bounded retries, then one clear line, no password (slow: three processes under tsx, retrying for 2 s)', async () => {
     const silent = await startSilentProxy(cluster.port)
     silent.silence()
     const nothing = await freePort()

@@ -1,21 +1,16 @@
 import { sql } from 'kysely'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { hashPassword, verifyPassword } from '../../src/modules/users/passwords.js'
-import { createTestApp, dialect, type TestApp } from './app.js'
-import { makeProduct as makeCatalogProduct, makeProducts } from './catalog.js'
+import { dialect, useTestApp } from './app.js'
+import { makeProduct, makeProducts } from './catalog.js'
 import { bearer, FACTORY_PASSWORD, factoryPasswordHash, makeUser } from './factories.js'
 import { backendPid, waitUntilBlockedBy } from './pg-locks.js'
 import { createPgSchema, testDatabaseUrl } from './pg-schema.js'
-import { makeProduct as makeShopProduct } from './shop.js'
 
 // The helpers the other tests stand on: if one of them lies, those tests prove nothing.
 
-let t: TestApp
-beforeAll(async () => {
-  t = await createTestApp()
-})
-afterAll(async () => t?.close())
+const t = useTestApp()
 
 describe('factory users', () => {
   it('share one real argon2id hash, made with the service’s own parameters', async () => {
@@ -55,15 +50,17 @@ describe('factory users', () => {
 })
 
 describe('the product factory', () => {
-  it('gives every row a fresh name and image key, and the cart helpers 19.99 by default', async () => {
-    const a = await makeCatalogProduct(t.app)
-    const b = await makeShopProduct(t.app)
+  it('gives every row a fresh name and image key, 10.00 unless told, and its price in cents as stored', async () => {
+    const a = await makeProduct(t.app)
+    const b = await makeProduct(t.app, { priceCents: 1999 })
     expect(a.name).not.toBe(b.name)
-    expect(a.imageUrl).not.toBe((await t.app.db.selectFrom('products').select('image_url').where('id', '=', b.id).executeTakeFirstOrThrow()).image_url)
-    expect(a).toMatchObject({ price: 10, stock: 10, categoryId: null })
-    expect(b).toEqual({ id: b.id, name: b.name, priceCents: 1999, stock: 10 })
+    const keys = await t.app.db.selectFrom('products').select('image_key').where('id', 'in', [a.id, b.id]).execute()
+    expect(new Set(keys.map((row) => row.image_key)).size).toBe(2)
+    expect(a.imageUrl).not.toBe(b.imageUrl)
+    expect(a).toMatchObject({ price: 10, priceCents: 1000, stock: 10, categoryId: null })
+    expect(b).toMatchObject({ price: 19.99, priceCents: 1999, stock: 10 })
     const row = await t.app.db.selectFrom('products').select(['price_cents', 'stock']).where('id', '=', b.id).executeTakeFirstOrThrow()
-    expect(row).toEqual({ price_cents: 1999, stock: 10 })
+    expect(row).toEqual({ price_cents: b.priceCents, stock: b.stock })
   })
 
   it('inserts many rows in batches, returned by id with the values asked for', async () => {
@@ -101,7 +98,7 @@ describe.skipIf(dialect !== 'postgres')('PostgreSQL helpers', () => {
   })
 
   it('waitUntilBlockedBy returns once another session waits for the lock, and gives up when none does', async () => {
-    const product = await makeCatalogProduct(t.app)
+    const product = await makeProduct(t.app)
     let release!: () => void
     const released = new Promise<void>((resolve) => (release = resolve))
     let holder!: (pid: number) => void

@@ -8,16 +8,14 @@ import S3rver from 's3rver'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ImageKeyTakenError } from '../../src/modules/images/image-key-taken.js'
 import { createS3ImageHost } from '../../src/modules/images/s3-image-host.js'
-import { createTestApp, type TestApp, testConfig } from '../helpers/app.js'
+import { createTestApp, testConfig, useTestApp } from '../helpers/app.js'
 import { PNG, pngPart, sendProductForm } from '../helpers/catalog.js'
-import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { bearer, makeUser } from '../helpers/factories.js'
 
 // A real S3-protocol server on 127.0.0.1 with a random port and a temporary directory: no mock of the SDK.
 const directory = mkdtempSync(join(tmpdir(), 'shop-s3rver-'))
 let server: S3rver
 let endpoint: string
-let t: TestApp
-let admin: TestUser
 
 function s3Env(bucket = 'shop-images'): Record<string, string> {
   return {
@@ -32,18 +30,19 @@ function s3Env(bucket = 'shop-images'): Record<string, string> {
   }
 }
 
+/** The test app's environment: s3rver's, filled in once it listens (the hook below runs before useTestApp's). */
+const env: Record<string, string> = {}
 beforeAll(async () => {
   server = new S3rver({ address: '127.0.0.1', port: 0, directory, silent: true, configureBuckets: [{ name: 'shop-images', configs: [] }] })
   const address = (await server.run()) as { port: number }
   endpoint = `http://127.0.0.1:${address.port}`
-  t = await createTestApp(s3Env())
-  admin = await makeUser(t.app, 'admin')
+  Object.assign(env, s3Env())
 })
 afterAll(async () => {
-  await t?.close()
   await server?.close()
   rmSync(directory, { recursive: true, force: true })
 })
+const t = useTestApp(env)
 
 /** The s3 driver's configuration as loadConfig makes it (default timeouts), on `at`, with URLs on s3rver itself. */
 function driverConfig(at: string) {
@@ -53,7 +52,7 @@ function driverConfig(at: string) {
 }
 
 async function send(method: 'POST' | 'PUT', url: string, fields: Record<string, string>, files = [pngPart()], app = t.app) {
-  return sendProductForm(app, { method, url, user: admin, fields, files })
+  return sendProductForm(app, { method, url, user: t.admin, fields, files })
 }
 
 describe('s3 image host against s3rver', () => {
@@ -79,7 +78,7 @@ describe('s3 image host against s3rver', () => {
     expect(newUrl).toMatch(/-nuevo\.png$/)
     expect((await fetch(oldUrl)).status).toBe(404)
     expect((await fetch(newUrl)).status).toBe(200)
-    const del = await t.app.inject({ method: 'DELETE', url: `/products/${created.json().id}`, headers: bearer(admin) })
+    const del = await t.app.inject({ method: 'DELETE', url: `/products/${created.json().id}`, headers: bearer(t.admin) })
     expect(del.statusCode).toBe(200)
     expect((await fetch(newUrl)).status).toBe(404)
   })

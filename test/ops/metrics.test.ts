@@ -1,36 +1,24 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { rmSync } from 'node:fs'
-import { afterEach, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { messages } from '../../src/shared/errors.js'
-import { createTestApp, dialect, openTestDatabase, testConfig, type TestApp } from '../helpers/app.js'
+import { createTestApp, dialect, testConfig, type TestApp } from '../helpers/app.js'
+import { buildTestApp } from '../helpers/built-app.js'
+import { makeProduct } from '../helpers/catalog.js'
 import { bearer, FACTORY_PASSWORD, makeUser } from '../helpers/factories.js'
-import { fillCart, makeProduct } from '../helpers/shop.js'
+import { fillCart } from '../helpers/shop.js'
 
+// A test app of its own for each test: the counters start at zero.
 const open: TestApp[] = []
 afterEach(async () => {
   for (const t of open.splice(0)) await t.close()
 })
 
-/** A test app with the product cache on (whatever the project), so that hits and misses happen. */
+/** A started test app with the product cache on (whatever the project), so that hits and misses happen. */
 async function appWith(env: Record<string, string>): Promise<TestApp> {
-  const config = testConfig(env)
-  const { handle, drop } = await openTestDatabase()
-  const app = await buildApp(config, { database: handle, logger: false, catalogCache: true })
-  await app.ready()
-  const t: TestApp = {
-    app,
-    config,
-    database: handle,
-    dataDir: config.dataDir,
-    close: async () => {
-      await app.close()
-      await drop()
-      rmSync(config.dataDir, { recursive: true, force: true })
-    },
-  }
+  const t = await buildTestApp(env, { catalogCache: true })
   open.push(t)
+  await t.app.ready()
   return t
 }
 
@@ -143,25 +131,28 @@ describe('GET /metrics, METRICS_ENABLED=true', () => {
     // socket). The cache may be emptied in between by something outside the test (on PostgreSQL, the change
     // feed's listener reconnecting under load empties it): then the three reads are made again.
     let reads = 0
-    let attempts = 0
+    let rounds = 0
     let hits = t.app.catalogCache.hits()
-    for (; attempts < 5; attempts++) {
-      const before = t.app.catalogCache.hits()
-      expect((await t.app.inject({ url })).statusCode).toBe(200)
-      expect((await t.app.inject({ url })).statusCode).toBe(200)
-      const res = await fetch(`http://127.0.0.1:${port}${url}`, { signal: AbortSignal.timeout(5000) })
-      expect(res.status).toBe(200)
-      expect(((await res.json()) as { name: string }).name).toBe('Lamp')
-      reads += 3
-      hits = t.app.catalogCache.hits()
-      if (hits.total - before.total === 2 && hits.beforeFastify - before.beforeFastify === 1) break
-    }
-    expect(attempts).toBeLessThan(5)
+    await vi.waitFor(
+      async () => {
+        rounds += 1
+        const before = t.app.catalogCache.hits()
+        expect((await t.app.inject({ url })).statusCode).toBe(200)
+        expect((await t.app.inject({ url })).statusCode).toBe(200)
+        const res = await fetch(`http://127.0.0.1:${port}${url}`, { signal: AbortSignal.timeout(5000) })
+        expect(res.status).toBe(200)
+        expect(((await res.json()) as { name: string }).name).toBe('Lamp')
+        reads += 3
+        hits = t.app.catalogCache.hits()
+        expect({ hits: hits.total - before.total, beforeFastify: hits.beforeFastify - before.beforeFastify }).toEqual({ hits: 2, beforeFastify: 1 })
+      },
+      { timeout: 4000, interval: 20 },
+    )
 
     const samples = await scrape(t)
     expect(valueOf(samples, 'shop_catalog_cache_hits_total')).toBe(hits.total)
     const misses = valueOf(samples, 'shop_catalog_cache_misses_total')
-    if (attempts === 0) {
+    if (rounds === 1) {
       expect(hits).toEqual({ total: 2, beforeFastify: 1 })
       expect(misses).toBe(1)
     } else {
@@ -260,16 +251,13 @@ describe('METRICS_PORT: a server of its own', () => {
     const taken = createServer()
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
     const port = (taken.address() as AddressInfo).port
-    const config = testConfig({ METRICS_ENABLED: 'true', METRICS_PORT: String(port), HOST: '127.0.0.1' })
-    const { handle, drop } = await openTestDatabase()
-    const app = await buildApp(config, { database: handle, logger: false })
+    const t = await buildTestApp({ METRICS_ENABLED: 'true', METRICS_PORT: String(port), HOST: '127.0.0.1' })
     try {
-      await expect(app.ready()).rejects.toMatchObject({ code: 'EADDRINUSE' })
+      await expect(t.app.ready()).rejects.toMatchObject({ code: 'EADDRINUSE' })
     } finally {
-      await app.close().catch(() => {})
-      await drop()
+      // Closing an app whose start failed may fail too; the database and the folder go all the same.
+      await t.close().catch(() => {})
       await new Promise((resolve) => taken.close(resolve))
-      rmSync(config.dataDir, { recursive: true, force: true })
     }
   })
 

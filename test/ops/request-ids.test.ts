@@ -1,13 +1,13 @@
-import { rmSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance, InjectOptions } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { messages } from '../../src/shared/errors.js'
 import { type StripeFake, startStripeFake } from '../fakes/stripe-fake.js'
-import { openTestDatabase, testConfig } from '../helpers/app.js'
+import type { TestApp } from '../helpers/app.js'
+import { buildTestApp } from '../helpers/built-app.js'
+import { makeProduct } from '../helpers/catalog.js'
 import { bearer, makeUser } from '../helpers/factories.js'
-import { fillCart, makeProduct } from '../helpers/shop.js'
+import { fillCart } from '../helpers/shop.js'
 
 // Every line logged while a request is served carries its reqId, the X-Request-Id of its answer: the lines of
 // the service's own code (a payment provider that does not answer, an intent it could not cancel) included.
@@ -20,38 +20,37 @@ interface Line {
 }
 
 const lines: Line[] = []
+let t: TestApp
 let app: FastifyInstance
 let fake: StripeFake
-let cleanup: () => Promise<void>
 
 beforeAll(async () => {
   fake = await startStripeFake()
-  const config = testConfig({ LOG_LEVEL: 'info', STRIPE_SECRET_KEY: 'sk_test_fake', STRIPE_API_URL: fake.url, ORDER_PAYMENT_TTL: '0' })
-  const { handle, drop } = await openTestDatabase()
   // The service's own logger options, writing into memory: pino calls write() once per line.
   const stream = { write: (line: string) => void lines.push(JSON.parse(line) as Line) }
   // The outbox's dispatcher is off: its deliveries (an order's e-mail written as a file) run after the answer, apart
   // from any request, and would log into the window this test reads as one request's lines.
-  app = await buildApp(config, { database: handle, logger: { level: 'info', stream }, catalogCache: true, outbox: { enabled: false } })
+  t = await buildTestApp(
+    { LOG_LEVEL: 'info', STRIPE_SECRET_KEY: 'sk_test_fake', STRIPE_API_URL: fake.url, ORDER_PAYMENT_TTL: '0' },
+    { logger: { level: 'info', stream }, catalogCache: true, outbox: { enabled: false } },
+  )
+  app = t.app
   await app.ready()
-  cleanup = async () => {
-    await app.close()
-    await drop()
-    rmSync(config.dataDir, { recursive: true, force: true })
-  }
 })
 afterAll(async () => {
-  await cleanup?.()
+  await t?.close()
   await fake?.close()
 })
 
 /** Waits for the "request completed" line of `reqId` (pino writes it when the answer is finished). */
 async function completed(reqId: string): Promise<void> {
-  const deadline = Date.now() + 5000
-  while (!lines.some((l) => l.reqId === reqId && l.msg === 'request completed')) {
-    if (Date.now() > deadline) throw new Error(`no "request completed" line for ${reqId}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
+  await expect
+    .poll(() => lines.some((l) => l.reqId === reqId && l.msg === 'request completed'), {
+      timeout: 5000,
+      interval: 10,
+      message: `a "request completed" line for ${reqId}`,
+    })
+    .toBe(true)
 }
 
 /** Runs one request alone and returns its answer's id and every line logged from its start to its last line. */
@@ -127,14 +126,17 @@ describe('request ids in the log', () => {
     // feed's listener reconnecting under load empties it): then it is read again.
     let own: Line[] = []
     let hit = { status: 0, id: '' }
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const before = app.catalogCache.hits().beforeFastify
-      const from = lines.length
-      hit = await fetchId()
-      await completed(hit.id)
-      own = lines.slice(from)
-      if (app.catalogCache.hits().beforeFastify > before) break
-    }
+    await vi.waitFor(
+      async () => {
+        const before = app.catalogCache.hits().beforeFastify
+        const from = lines.length
+        hit = await fetchId()
+        await completed(hit.id)
+        own = lines.slice(from)
+        expect(app.catalogCache.hits().beforeFastify, 'a hit before Fastify').toBeGreaterThan(before)
+      },
+      { timeout: 4000, interval: 20 },
+    )
     expect(own).toEqual([expect.objectContaining({ reqId: hit.id, msg: 'request completed', cache: 'hit' })])
   })
 
