@@ -130,8 +130,11 @@ describe('a delivery', () => {
     const row = await queue(hook.id)
     receiver.behave(() => {})
     const controller = new AbortController()
-    setTimeout(() => controller.abort(), 100)
-    expect(await attempt(row, allowed, controller.signal)).toEqual({ ok: false, error: 'aborted' })
+    const attempted = attempt(row, allowed, controller.signal)
+    // Aborted while the receiver holds the request.
+    await receiver.waitFor(1)
+    controller.abort()
+    expect(await attempted).toEqual({ ok: false, error: 'aborted' })
   })
 
   /** A receiver answering `status` with a body of `total` bytes, written as fast as the connection takes it. */
@@ -160,17 +163,11 @@ describe('a delivery', () => {
     const row = await queue(hook.id)
     const total = 200 * 1024 * 1024
     const state = streamHugeAnswer(status, total)
-    const heapBefore = process.memoryUsage().heapUsed
-    const started = performance.now()
     const outcome = await attempt(row)
-    const elapsed = performance.now() - started
     if (status === 200) expect(outcome).toEqual({ ok: true, statusCode: 200 })
     else expect(outcome).toEqual({ ok: false, statusCode: 500, error: `HTTP 500: ${'x'.repeat(200)}` })
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    console.info(
-      `huge ${status} answer: settled in ${elapsed.toFixed(0)} ms; the receiver had written ${(state.written / 1024 / 1024).toFixed(1)} MiB of 200 MiB when the connection closed; heap +${((process.memoryUsage().heapUsed - heapBefore) / 1024 / 1024).toFixed(1)} MiB`,
-    )
-    expect(state.closed).toBe(true)
+    // The receiver sees the connection close (had the answer been read to its end, it would have written it all).
+    await expect.poll(() => state.closed).toBe(true)
     expect(state.written).toBeLessThan(total)
   })
 
