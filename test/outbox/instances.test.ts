@@ -26,14 +26,15 @@ describe('two instances on one database', () => {
     const db = apps[0]!.db
     const now = new Date().toISOString()
     const ids = Array.from({ length: ROWS }, () => randomUUID())
+    // To four endpoints: with at most 2 deliveries per endpoint at a time, each instance fills its 8 webhook slots.
     for (let i = 0; i < ROWS; i += 200) {
       await db
         .insertInto('outbox')
         .values(
-          ids.slice(i, i + 200).map((id) => ({
+          ids.slice(i, i + 200).map((id, k) => ({
             id,
             channel: 'webhook' as const,
-            webhook_id: 1,
+            webhook_id: (k % 4) + 1,
             event: 'product.updated',
             payload: '{}',
             status: 'pending' as const,
