@@ -1,18 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { messages } from '../../src/shared/errors.js'
-import { onlyVariantOf, setVariantStockAndPrice } from '../helpers/catalog.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { useTestApp } from '../helpers/app.js'
+import { makeProduct, onlyVariantOf, setVariantStockAndPrice } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
-import { cartOf, deleteProduct, fillCart, makeProduct, stockOf } from '../helpers/shop.js'
+import { cartOf, deleteProduct, fillCart, stockOf } from '../helpers/shop.js'
 
-let t: TestApp
-
-beforeAll(async () => {
-  t = await createTestApp()
-})
-afterAll(async () => {
-  await t.close()
-})
+const t = useTestApp()
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 

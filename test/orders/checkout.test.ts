@@ -1,24 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { type PlaceOrderStep, placeOrder } from '../../src/modules/orders/orders.service.js'
 import { messages } from '../../src/shared/errors.js'
-import { setVariantStockAndPrice } from '../helpers/catalog.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { useTestApp } from '../helpers/app.js'
+import { makeProduct, setVariantStockAndPrice } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
-import { cartOf, countRows, deleteProduct, fillCart, makeProduct, stockOf } from '../helpers/shop.js'
+import { cartOf, countRows, deleteProduct, fillCart, stockOf } from '../helpers/shop.js'
 
 // The checkout body of POST /orders: addresses and shipping methods, totals, snapshots, line names, the admin's
 // view of orders, paging headers and the customer's cancel. Each test sets up the shipping methods it needs.
 
-let t: TestApp
-let admin: TestUser
+const t = useTestApp()
 
-beforeAll(async () => {
-  t = await createTestApp()
-  admin = await makeUser(t.app, 'admin', 'Boss')
-})
-afterAll(async () => {
-  await t.close()
-})
 beforeEach(async () => {
   await t.app.db.deleteFrom('shipping_methods').execute()
 })
@@ -43,7 +35,7 @@ async function addAddress(user: TestUser, address: object = madrid): Promise<num
 }
 
 async function addMethod(fields: object): Promise<number> {
-  const res = await t.app.inject({ method: 'POST', url: '/shipping-methods', headers: bearer(admin), payload: fields })
+  const res = await t.app.inject({ method: 'POST', url: '/shipping-methods', headers: bearer(t.admin), payload: fields })
   expect(res.statusCode).toBe(201)
   return res.json().id
 }
@@ -132,14 +124,14 @@ describe('checkout with shipping', () => {
     const addressId = await addAddress(user)
     const placed = (await order(user, { shippingAddressId: addressId, shippingMethodId: methodId })).json()
     await t.app.inject({ method: 'PATCH', url: `/addresses/${addressId}`, headers: bearer(user), payload: { city: 'Toledo' } })
-    await t.app.inject({ method: 'PATCH', url: `/shipping-methods/${methodId}`, headers: bearer(admin), payload: { name: 'Renamed', price: 99 } })
+    await t.app.inject({ method: 'PATCH', url: `/shipping-methods/${methodId}`, headers: bearer(t.admin), payload: { name: 'Renamed', price: 99 } })
     await t.app.db.updateTable('products').set({ name: 'New Name' }).where('id', '=', product.id).execute()
     let read = (await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(user) })).json()
     expect(read.shippingAddress).toEqual(madridSnapshot)
     expect(read.shippingMethod).toEqual({ id: methodId, name: 'Courier', price: 7 })
     expect(read.items[0].name).toBe('Old Name')
     await t.app.inject({ method: 'DELETE', url: `/addresses/${addressId}`, headers: bearer(user) })
-    await t.app.inject({ method: 'DELETE', url: `/shipping-methods/${methodId}`, headers: bearer(admin) })
+    await t.app.inject({ method: 'DELETE', url: `/shipping-methods/${methodId}`, headers: bearer(t.admin) })
     await deleteProduct(t.app, product.id)
     read = (await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(user) })).json()
     expect(read).toMatchObject({ shippingAddress: madridSnapshot, shippingMethod: { id: methodId, name: 'Courier', price: 7 }, total: 32 })
@@ -307,15 +299,15 @@ describe('admin reads: customer; GET /orders paging headers', () => {
     const { user } = await shopper()
     const placed = (await order(user)).json()
     const email = (await t.app.db.selectFrom('users').select('email').where('id', '=', user.id).executeTakeFirstOrThrow()).email
-    const read = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(admin) })
+    const read = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(t.admin) })
     expect(read.json()).toEqual({ ...placed, customer: { id: user.id, name: 'Carla Cliente', email }, nextStatuses: ['paid', 'cancelled'] })
-    const list = await t.app.inject({ method: 'GET', url: '/orders?limit=1000', headers: bearer(admin) })
+    const list = await t.app.inject({ method: 'GET', url: '/orders?limit=1000', headers: bearer(t.admin) })
     expect(list.json().find((o: { id: number }) => o.id === placed.id).customer).toEqual({ id: user.id, name: 'Carla Cliente', email })
     const own = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(user) })
     expect(own.json()).toEqual(placed)
     expect((await t.app.inject({ method: 'GET', url: '/orders', headers: bearer(user) })).json()[0]).not.toHaveProperty('customer')
     await t.app.db.deleteFrom('users').where('id', '=', user.id).execute()
-    const orphan = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(admin) })
+    const orphan = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(t.admin) })
     expect(orphan.json().customer).toBeNull()
   })
 
@@ -367,7 +359,7 @@ describe('POST /orders/:id/cancel', () => {
     const { user, product } = await shopper()
     const placed = (await order(user)).json()
     const stranger = await makeUser(t.app)
-    for (const caller of [stranger, admin]) {
+    for (const caller of [stranger, t.admin]) {
       const res = await t.app.inject({ method: 'POST', url: `/orders/${placed.id}/cancel`, headers: bearer(caller) })
       expect(res.statusCode).toBe(404)
       expect(res.json()).toEqual({ error: 'Orden no encontrada' })

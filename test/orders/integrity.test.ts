@@ -1,26 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { placeOrder, type PlaceOrderStep } from '../../src/modules/orders/orders.service.js'
-import { createTestApp, dialect, type TestApp } from '../helpers/app.js'
+import { createTestApp, dialect, useTestApp } from '../helpers/app.js'
+import { makeProduct } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { backendPid, waitUntilBlockedBy } from '../helpers/pg-locks.js'
-import { cartOf, countRows, fillCart, makeProduct, stockOf } from '../helpers/shop.js'
+import { cartOf, countRows, fillCart, stockOf } from '../helpers/shop.js'
 
 // Real concurrency: on PostgreSQL the requests run on a pool of 12 connections; on SQLite Kysely serialises the
 // transactions on its single connection. Either way the stock must come out exact.
 
-let t: TestApp
-let admin: TestUser
-/** Apps made by single tests (the listening server), closed at the end. */
-const extra: TestApp[] = []
-
-beforeAll(async () => {
-  t = await createTestApp()
-  admin = await makeUser(t.app, 'admin')
-})
-afterAll(async () => {
-  for (const app of extra) await app.close()
-  await t.close()
-})
+const t = useTestApp()
 
 async function customers(n: number): Promise<TestUser[]> {
   return Promise.all(Array.from({ length: n }, () => makeUser(t.app)))
@@ -112,27 +101,31 @@ describe('racing buyers never oversell', () => {
   })
 
   it('through a real listening server with fetch: 30 buyers, 6 units, exactly 6 sold', async () => {
-    const { app } = await createTestApp().then((fresh) => {
-      extra.push(fresh)
-      return fresh
-    })
-    const product = await makeProduct(app, { name: 'Wire', stock: 6 })
-    const buyers = await Promise.all(Array.from({ length: 30 }, () => makeUser(app)))
-    for (const buyer of buyers) await fillCart(app, buyer.id, [{ productId: product.id, quantity: 1 }])
-    const address = await app.listen({ port: 0, host: '127.0.0.1' })
+    // An app of its own: it listens, and its orders are the only ones counted. No e-mails to send: closing an app
+    // whose send thread has started waits for it.
+    const own = await createTestApp({}, { outbox: { enabled: false } })
+    try {
+      const { app } = own
+      const product = await makeProduct(app, { name: 'Wire', stock: 6 })
+      const buyers = await Promise.all(Array.from({ length: 30 }, () => makeUser(app)))
+      for (const buyer of buyers) await fillCart(app, buyer.id, [{ productId: product.id, quantity: 1 }])
+      const address = await app.listen({ port: 0, host: '127.0.0.1' })
 
-    const statuses = await Promise.all(
-      buyers.map(async (b) => {
-        const res = await fetch(`${address}/orders`, { method: 'POST', headers: bearer(b) })
-        await res.arrayBuffer()
-        return res.status
-      }),
-    )
+      const statuses = await Promise.all(
+        buyers.map(async (b) => {
+          const res = await fetch(`${address}/orders`, { method: 'POST', headers: bearer(b) })
+          await res.arrayBuffer()
+          return res.status
+        }),
+      )
 
-    expect(statuses.filter((s) => s === 201)).toHaveLength(6)
-    expect(statuses.filter((s) => s === 409)).toHaveLength(24)
-    expect(await stockOf(app, product.id)).toBe(0)
-    expect(await countRows(app, 'orders')).toBe(6)
+      expect(statuses.filter((s) => s === 201)).toHaveLength(6)
+      expect(statuses.filter((s) => s === 409)).toHaveLength(24)
+      expect(await stockOf(app, product.id)).toBe(0)
+      expect(await countRows(app, 'orders')).toBe(6)
+    } finally {
+      await own.close()
+    }
   })
 
   it('one user double-submitting without a key gets one order; the other request finds the cart empty', async () => {
@@ -151,7 +144,7 @@ describe('racing buyers never oversell', () => {
     const placed = (await t.app.inject({ method: 'POST', url: '/orders', headers: bearer(buyer!) })).json()
     const results = await Promise.all(
       Array.from({ length: 6 }, () =>
-        t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, headers: bearer(admin), payload: { status: 'cancelled' } }),
+        t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, headers: bearer(t.admin), payload: { status: 'cancelled' } }),
       ),
     )
     expect(results.map((r) => r.statusCode).sort()).toEqual([200, 409, 409, 409, 409, 409])
@@ -176,7 +169,7 @@ describe('orders and cancellations racing', () => {
     const cancels = placed
       .filter((_, i) => i % 2 === 0)
       .flatMap((o) =>
-        [1, 2].map(() => t.app.inject({ method: 'PATCH', url: `/orders/${o.id}/status`, headers: bearer(admin), payload: { status: 'cancelled' } })),
+        [1, 2].map(() => t.app.inject({ method: 'PATCH', url: `/orders/${o.id}/status`, headers: bearer(t.admin), payload: { status: 'cancelled' } })),
       )
     const retries = losers.map((b) => t.app.inject({ method: 'POST', url: '/orders', headers: bearer(b) }))
     const [cancelled, retried] = await Promise.all([Promise.all(cancels), Promise.all(retries)])

@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { messages } from '../../src/shared/errors.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { useTestApp } from '../helpers/app.js'
+import { makeProduct } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
-import { fillCart, makeProduct } from '../helpers/shop.js'
+import { fillCart } from '../helpers/shop.js'
 
 // GET /orders?userId=: an admin lists one customer's orders (the dashboard's "Orders" link on a user). Before,
 // the parameter was dropped unread and the answer was every order of the shop.
 
-let t: TestApp
-let admin: TestUser
+const t = useTestApp()
 let ana: TestUser
 let bo: TestUser
 const placed: Record<string, number[]> = {}
@@ -29,20 +29,15 @@ const list = (user: TestUser, query: string) => t.app.inject({ method: 'GET', ur
 const ids = (body: string) => (JSON.parse(body) as { id: number; userId: number }[]).map((order) => order.id)
 
 beforeAll(async () => {
-  t = await createTestApp()
-  admin = await makeUser(t.app, 'admin')
   ana = await makeUser(t.app, 'customer', 'Ana')
   bo = await makeUser(t.app, 'customer', 'Bo')
   placed.ana = await placeOrders(ana, 3)
   placed.bo = await placeOrders(bo, 2)
 })
-afterAll(async () => {
-  await t.close()
-})
 
 describe('GET /orders?userId=', () => {
   it('gives an admin that customer’s orders only, newest first, counted and paged with the filter kept', async () => {
-    const res = await list(admin, `userId=${ana.id}&limit=2`)
+    const res = await list(t.admin, `userId=${ana.id}&limit=2`)
     expect(res.statusCode).toBe(200)
     expect(ids(res.body)).toEqual([placed.ana![2], placed.ana![1]])
     expect(res.headers['x-total-count']).toBe('3')
@@ -50,14 +45,14 @@ describe('GET /orders?userId=', () => {
     const customers = (res.json() as { customer: { id: number } }[]).map((order) => order.customer.id)
     expect(new Set(customers)).toEqual(new Set([ana.id]))
 
-    const both = await list(admin, `userId=${bo.id}&status=pending`)
+    const both = await list(t.admin, `userId=${bo.id}&status=pending`)
     expect(ids(both.body)).toEqual([...placed.bo!].reverse())
     expect(both.headers['x-total-count']).toBe('2')
   })
 
   it('answers an empty list for a user with no orders, or no such user', async () => {
-    for (const userId of [admin.id, 2_000_000_000]) {
-      const res = await list(admin, `userId=${userId}`)
+    for (const userId of [t.admin.id, 2_000_000_000]) {
+      const res = await list(t.admin, `userId=${userId}`)
       expect([res.statusCode, res.json(), res.headers['x-total-count']]).toEqual([200, [], '0'])
     }
   })
@@ -78,7 +73,7 @@ describe('GET /orders?userId=', () => {
       ['userId=2147483648', 'userId must not be greater than 2147483647'],
     ]) {
       for (const [role, user] of [
-        ['admin', admin],
+        ['admin', t.admin],
         ['customer', ana],
       ] as const) {
         const res = await list(user, query!)

@@ -1,21 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { messages } from '../../src/shared/errors.js'
 import { nowIso } from '../../src/shared/time.js'
-import { setVariantStockAndPrice } from '../helpers/catalog.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { useTestApp } from '../helpers/app.js'
+import { makeProduct, setVariantStockAndPrice } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
-import { cartOf, countRows, deleteProduct, fillCart, makeProduct, stockOf } from '../helpers/shop.js'
+import { cartOf, countRows, deleteProduct, fillCart, stockOf } from '../helpers/shop.js'
 
-let t: TestApp
-let admin: TestUser
-
-beforeAll(async () => {
-  t = await createTestApp()
-  admin = await makeUser(t.app, 'admin')
-})
-afterAll(async () => {
-  await t.close()
-})
+const t = useTestApp()
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const statusMessage = 'status must be one of the following values: pending, paid, shipped, delivered, cancelled'
@@ -258,7 +249,7 @@ describe('Idempotency-Key', () => {
     const first = await order(user, { 'idempotency-key': 'pay-then-retry' })
     expect(first.statusCode).toBe(201)
     expect(first.json().status).toBe('pending')
-    const paid = await t.app.inject({ method: 'PATCH', url: `/orders/${first.json().id}/status`, headers: bearer(admin), payload: { status: 'paid' } })
+    const paid = await t.app.inject({ method: 'PATCH', url: `/orders/${first.json().id}/status`, headers: bearer(t.admin), payload: { status: 'paid' } })
     expect(paid.statusCode).toBe(200)
     expect(paid.json().status).toBe('paid')
     await fillCart(t.app, user.id, [{ productId: p.id, quantity: 1 }])
@@ -317,7 +308,7 @@ describe('GET /orders and /orders/:id', () => {
     expect(mine.statusCode).toBe(200)
     expect(mine.json().map((o: { id: number }) => o.id)).toEqual([a2.id, a1.id])
     expect(mine.json()[0].items).toHaveLength(1)
-    const all = await t.app.inject({ method: 'GET', url: '/orders', headers: bearer(admin) })
+    const all = await t.app.inject({ method: 'GET', url: '/orders', headers: bearer(t.admin) })
     const ids = all.json().map((o: { id: number }) => o.id)
     expect(ids).toEqual(expect.arrayContaining([a1.id, a2.id, b1.id]))
     expect(ids).toEqual([...ids].sort((x: number, y: number) => y - x))
@@ -393,7 +384,7 @@ describe('GET /orders and /orders/:id', () => {
     const res = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(stranger) })
     expect(res.statusCode).toBe(404)
     expect(res.json()).toEqual({ error: 'Orden no encontrada' })
-    const asAdmin = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(admin) })
+    const asAdmin = await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(t.admin) })
     expect(asAdmin.statusCode).toBe(200)
     expect(asAdmin.json().id).toBe(placed.id)
   })
@@ -456,7 +447,7 @@ describe('authentication on every orders route', () => {
     const p = await makeProduct(t.app, { stock: 5 })
     await fillCart(t.app, user.id, [{ productId: p.id, quantity: 2 }])
     const before = { orders: await countRows(t.app, 'orders'), row: await orderRow(placed.id) }
-    const caller = route.method === 'PATCH' || route.method === 'PUT' ? admin : user
+    const caller = route.method === 'PATCH' || route.method === 'PUT' ? t.admin : user
     const res = await t.app.inject({
       method: route.method,
       url: route.path(placed.id),
@@ -482,7 +473,7 @@ describe('PATCH / PUT /orders/:id/status', () => {
     const { order: placed, product } = await placedOrder()
     await setStatus(placed.id, from)
     const method = to === 'shipped' || to === 'delivered' ? 'PUT' : 'PATCH'
-    const res = await t.app.inject({ method, url: `/orders/${placed.id}/status`, headers: bearer(admin), payload: { status: to } })
+    const res = await t.app.inject({ method, url: `/orders/${placed.id}/status`, headers: bearer(t.admin), payload: { status: to } })
     const row = await t.app.db.selectFrom('orders').select('status').where('id', '=', placed.id).executeTakeFirstOrThrow()
     if (allowed.has(`${from}>${to}`)) {
       expect(res.statusCode).toBe(200)
@@ -503,7 +494,7 @@ describe('PATCH / PUT /orders/:id/status', () => {
     // Timestamps have millisecond precision: each change must come after the clock has passed the order's.
     await vi.waitUntil(() => nowIso() > placed.updatedAt, { timeout: 1000, interval: 1 })
     for (const status of ['paid', 'shipped', 'delivered']) {
-      const res = await t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, headers: bearer(admin), payload: { status } })
+      const res = await t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, headers: bearer(t.admin), payload: { status } })
       expect(res.statusCode).toBe(200)
       expect(res.json().status).toBe(status)
       expect(res.json().updatedAt > placed.updatedAt).toBe(true)
@@ -520,7 +511,7 @@ describe('PATCH / PUT /orders/:id/status', () => {
     ])
     const placed = (await order(user)).json()
     await deleteProduct(t.app, gone.id)
-    const res = await t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, headers: bearer(admin), payload: { status: 'cancelled' } })
+    const res = await t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, headers: bearer(t.admin), payload: { status: 'cancelled' } })
     expect(res.statusCode).toBe(200)
     expect(await stockOf(t.app, kept.id)).toBe(4)
     expect(res.json().items).toHaveLength(2)
@@ -533,7 +524,7 @@ describe('PATCH / PUT /orders/:id/status', () => {
     [{}, 'status should not be empty'],
   ])('refuses %j with 422 and changes nothing', async (body, message) => {
     const { order: placed } = await placedOrder()
-    const res = await t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, headers: bearer(admin), payload: body })
+    const res = await t.app.inject({ method: 'PATCH', url: `/orders/${placed.id}/status`, headers: bearer(t.admin), payload: body })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: message })
     const row = await t.app.db.selectFrom('orders').select('status').where('id', '=', placed.id).executeTakeFirstOrThrow()
@@ -548,7 +539,7 @@ describe('PATCH / PUT /orders/:id/status', () => {
   ])('PUT refuses %j with 422 and changes nothing', async (body, message) => {
     const { order: placed, product } = await placedOrder()
     const before = await orderRow(placed.id)
-    const res = await t.app.inject({ method: 'PUT', url: `/orders/${placed.id}/status`, headers: bearer(admin), payload: body })
+    const res = await t.app.inject({ method: 'PUT', url: `/orders/${placed.id}/status`, headers: bearer(t.admin), payload: body })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: message })
     expect(await orderRow(placed.id)).toEqual(before)
@@ -564,7 +555,7 @@ describe('PATCH / PUT /orders/:id/status', () => {
   ])('%s with the id %s answers 422 id must be an integer number', async (method, id) => {
     const { order: placed } = await placedOrder()
     const before = await orderRow(placed.id)
-    const res = await t.app.inject({ method: method as 'PUT', url: `/orders/${id}/status`, headers: bearer(admin), payload: { status: 'paid' } })
+    const res = await t.app.inject({ method: method as 'PUT', url: `/orders/${id}/status`, headers: bearer(t.admin), payload: { status: 'paid' } })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: 'id must be an integer number' })
     expect(await orderRow(placed.id)).toEqual(before)
@@ -585,10 +576,10 @@ describe('PATCH / PUT /orders/:id/status', () => {
   })
 
   it('answers an unknown order with 404 (after validation)', async () => {
-    const res = await t.app.inject({ method: 'PUT', url: '/orders/999999/status', headers: bearer(admin), payload: { status: 'paid' } })
+    const res = await t.app.inject({ method: 'PUT', url: '/orders/999999/status', headers: bearer(t.admin), payload: { status: 'paid' } })
     expect(res.statusCode).toBe(404)
     expect(res.json()).toEqual({ error: 'Orden no encontrada' })
-    const invalid = await t.app.inject({ method: 'PUT', url: '/orders/999999/status', headers: bearer(admin), payload: { status: 'x' } })
+    const invalid = await t.app.inject({ method: 'PUT', url: '/orders/999999/status', headers: bearer(t.admin), payload: { status: 'x' } })
     expect(invalid.statusCode).toBe(422)
   })
 

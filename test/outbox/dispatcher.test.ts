@@ -1,24 +1,20 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type DeliveryOutcome, nextAttemptAt, type OutboxMessage, defaultRetrySchedule } from '../../src/modules/outbox/dispatcher.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
+import { createTestApp, useTestApp } from '../helpers/app.js'
 
 // The dispatcher on its own, with a counting `webhook` channel and rows written straight into the outbox.
 
-let t: TestApp
+// No poll in the way: each test drains by hand. A short timeout for the hung receiver.
+const t = useTestApp({}, { outbox: { pollMs: 3_600_000, timeoutMs: 200, concurrency: { webhook: 3 } } })
 let deliver: (message: OutboxMessage, signal: AbortSignal) => Promise<DeliveryOutcome>
 const seen: OutboxMessage[] = []
 
-beforeAll(async () => {
-  // No poll in the way: each test drains by hand. A short timeout for the hung receiver.
-  t = await createTestApp({}, { outbox: { pollMs: 3_600_000, timeoutMs: 200, concurrency: { webhook: 3 } } })
+beforeAll(() => {
   t.app.outbox.registerChannel('webhook', (message, signal) => {
     seen.push(message)
     return deliver(message, signal)
   })
-})
-afterAll(async () => {
-  await t.close()
 })
 beforeEach(async () => {
   seen.length = 0
@@ -182,16 +178,12 @@ describe('the lanes: slots per channel, and per webhook endpoint', () => {
   // An app of its own, with 2 e-mail slots, 4 webhook slots and 2 per endpoint. Endpoints 7 and 17 hang until the
   // test lets them answer (a long timeout); every other endpoint, and every e-mail, is delivered at once.
   const HUNG = new Set([7, 17])
-  let lanes: TestApp
+  const lanes = useTestApp({}, { outbox: { pollMs: 3_600_000, timeoutMs: 10_000, concurrency: { email: 2, webhook: 4 }, perEndpoint: 2, closeTimeoutMs: 100 } })
   let released: (() => void)[] = []
   const inFlight = new Map<number, number>()
   let most = 0
 
-  beforeAll(async () => {
-    lanes = await createTestApp(
-      {},
-      { outbox: { pollMs: 3_600_000, timeoutMs: 10_000, concurrency: { email: 2, webhook: 4 }, perEndpoint: 2, closeTimeoutMs: 100 } },
-    )
+  beforeAll(() => {
     const channel = async (message: OutboxMessage, signal: AbortSignal): Promise<DeliveryOutcome> => {
       const endpoint = message.webhookId
       if (endpoint === null || !HUNG.has(endpoint)) return { ok: true }
@@ -207,9 +199,9 @@ describe('the lanes: slots per channel, and per webhook endpoint', () => {
     lanes.app.outbox.registerChannel('webhook', channel)
     lanes.app.outbox.registerChannel('email', channel)
   })
-  afterAll(async () => {
+  // Run before the app's close (Vitest runs the after hooks in reverse): nothing left hanging for it to wait on.
+  afterAll(() => {
     releaseAll()
-    await lanes.close()
   })
   beforeEach(async () => {
     releaseAll()

@@ -1,28 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { ShopEvent } from '../../src/modules/outbox/dispatcher.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
 import { queuedEmails } from '../helpers/outbox.js'
-import { type StripeFake, startStripeFake } from '../fakes/stripe-fake.js'
-import { deliver, intentEvent, intentOf, orderStatus, pay, placeOrder, stripeEnv } from '../payments/helpers.js'
+import { deliver, intentEvent, intentOf, orderStatus, pay, placeOrder, useStripeShop } from '../payments/helpers.js'
 
 // The paths that move an order outside the orders' routes emit the same events: Stripe's payment (order.paid, and
 // the customer's "paid" e-mail, whichever provider) and the expiry of an unpaid order (order.cancelled).
 
-let fake: StripeFake
-let t: TestApp
+const { fake, shop: t } = await useStripeShop({ ORDER_PAYMENT_TTL: '30m' }, { outbox: { enabled: false } })
 const events: ShopEvent[] = []
 
-beforeAll(async () => {
-  fake = await startStripeFake()
-  t = await createTestApp(stripeEnv(fake, { ORDER_PAYMENT_TTL: '30m' }), { outbox: { enabled: false } })
+beforeAll(() => {
   t.app.outbox.onEvent(async (_trx, event) => {
     events.push(event)
     return []
   })
-})
-afterAll(async () => {
-  await t.close()
-  await fake.close()
 })
 
 describe('events of the payment paths', () => {

@@ -1,21 +1,18 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { ShopEvent } from '../../src/modules/outbox/dispatcher.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
-import { createProductViaApi } from '../helpers/catalog.js'
+import { useTestApp } from '../helpers/app.js'
+import { createProductViaApi, makeProduct } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { queuedEmails } from '../helpers/outbox.js'
-import { fillCart, makeProduct } from '../helpers/shop.js'
+import { fillCart } from '../helpers/shop.js'
 
 // The shop's events and the e-mails they queue, read as written (the dispatcher is off: nothing is delivered).
 
-let t: TestApp
-let admin: TestUser
+const t = useTestApp({ ADMIN_NOTIFY_EMAIL: 'Ops@shop.test, boss@shop.test', LOW_STOCK_THRESHOLD: '5' }, { outbox: { enabled: false } })
 const events: ShopEvent[] = []
 const ADMINS = ['ops@shop.test', 'boss@shop.test']
 
-beforeAll(async () => {
-  t = await createTestApp({ ADMIN_NOTIFY_EMAIL: 'Ops@shop.test, boss@shop.test', LOW_STOCK_THRESHOLD: '5' }, { outbox: { enabled: false } })
-  admin = await makeUser(t.app, 'admin')
+beforeAll(() => {
   t.app.outbox.onEvent(async (trx, event) => {
     // Inside the change's transaction: the change is visible here.
     if (event.type === 'order.created') {
@@ -25,9 +22,6 @@ beforeAll(async () => {
     events.push(event)
     return []
   })
-})
-afterAll(async () => {
-  await t.close()
 })
 beforeEach(() => {
   events.length = 0
@@ -42,8 +36,8 @@ async function order(user: TestUser, lines: Array<{ productId: number; quantity:
   return res.json() as { id: number; status: string; items: unknown[] }
 }
 
-const setStatus = (id: number, status: string) => t.app.inject({ method: 'PATCH', url: `/orders/${id}/status`, headers: bearer(admin), payload: { status } })
-const patchStock = (id: number, stock: number) => t.app.inject({ method: 'PUT', url: `/products/${id}`, headers: bearer(admin), payload: { stock } })
+const setStatus = (id: number, status: string) => t.app.inject({ method: 'PATCH', url: `/orders/${id}/status`, headers: bearer(t.admin), payload: { status } })
+const patchStock = (id: number, stock: number) => t.app.inject({ method: 'PUT', url: `/products/${id}`, headers: bearer(t.admin), payload: { stock } })
 
 describe('order events', () => {
   it('order.created carries the order as the API returns it; the customer and each admin get an e-mail', async () => {
@@ -143,7 +137,7 @@ describe('stock.low', () => {
   })
 
   it('does not fire for a product created at or below the threshold, nor when an order cancelled gives stock back', async () => {
-    const created = await createProductViaApi(t.app, admin, { name: 'Casi agotado', description: 'd', price: '3.50', stock: '2' })
+    const created = await createProductViaApi(t.app, t.admin, { name: 'Casi agotado', description: 'd', price: '3.50', stock: '2' })
     expect(types()).toEqual(['product.created'])
     expect(events[0]?.data).toEqual(created)
     expect(await lowStock(created.id)).toEqual([])
@@ -159,12 +153,12 @@ describe('stock.low', () => {
 describe('product events', () => {
   it('product.updated carries the product; product.deleted carries {id}; an unknown product emits nothing', async () => {
     const product = await makeProduct(t.app, { stock: 30 })
-    const res = await t.app.inject({ method: 'PUT', url: `/products/${product.id}`, headers: bearer(admin), payload: { name: 'Nuevo nombre' } })
+    const res = await t.app.inject({ method: 'PUT', url: `/products/${product.id}`, headers: bearer(t.admin), payload: { name: 'Nuevo nombre' } })
     expect(res.statusCode).toBe(200)
     expect(events).toEqual([{ type: 'product.updated', data: res.json() }])
-    expect((await t.app.inject({ method: 'DELETE', url: `/products/${product.id}`, headers: bearer(admin) })).statusCode).toBe(200)
+    expect((await t.app.inject({ method: 'DELETE', url: `/products/${product.id}`, headers: bearer(t.admin) })).statusCode).toBe(200)
     expect(events[1]).toEqual({ type: 'product.deleted', data: { id: product.id } })
-    expect((await t.app.inject({ method: 'DELETE', url: `/products/${product.id}`, headers: bearer(admin) })).statusCode).toBe(404)
+    expect((await t.app.inject({ method: 'DELETE', url: `/products/${product.id}`, headers: bearer(t.admin) })).statusCode).toBe(404)
     expect(events).toHaveLength(2)
   })
 })

@@ -78,8 +78,10 @@ describe('the sending thread', () => {
 
   it('fails the jobs still running when it is closed, and starts again for the next job', async () => {
     receiver.behave(() => {})
+    const connectionsBefore = receiver.connections
     const pending = thread.run(webhookJob('msg_closed', '{}', 30_000), new AbortController().signal)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    // Closed while the job runs: its request is at the receiver, which never answers.
+    await expect.poll(() => receiver.connections, { timeout: 2000 }).toBe(connectionsBefore + 1)
     await thread.close()
     expect((await pending).outcome).toEqual({ ok: false, error: 'the service was closing' })
     receiver.behave((response) => response.writeHead(204).end())

@@ -1,30 +1,17 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import type { PaymentStep } from '../../src/modules/payments/payments.service.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
-import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { bearer } from '../helpers/factories.js'
 import { stockOf } from '../helpers/shop.js'
-import { type StripeFake, startStripeFake } from '../fakes/stripe-fake.js'
-import { deliver, intentEvent, intentOf, orderStatus, pay, paymentRow, type PlacedOrder, placeOrder, stripeEnv } from './helpers.js'
+import { deliver, intentEvent, intentOf, orderStatus, pay, paymentRow, type PlacedOrder, placeOrder, useStripeShop } from './helpers.js'
 
 // A crash between the steps of the payment paths (the test-only seam `payments.afterStep` throws after the step
 // named): nothing half-done is kept (order, payment, stock, event row), and the next webhook delivery of the
 // same event, the reconcile job, or the admin's retry completes the order. On SQLite and PostgreSQL.
 
-let fake: StripeFake
-let t: TestApp
-let admin: TestUser
+const { fake, shop: t } = await useStripeShop()
 
-beforeAll(async () => {
-  fake = await startStripeFake()
-  t = await createTestApp(stripeEnv(fake))
-  admin = await makeUser(t.app, 'admin')
-})
 afterEach(() => {
   t.app.payments.afterStep = undefined
-})
-afterAll(async () => {
-  await t.close()
-  await fake.close()
 })
 
 const STOCK = 10
@@ -52,7 +39,7 @@ async function eventRows(eventId: string): Promise<number> {
 }
 
 const refundsOf = (intentId: string) => fake.refunds.filter((r) => r.payment_intent === intentId)
-const setStatus = (id: number, status: string) => t.app.inject({ method: 'PATCH', url: `/orders/${id}/status`, headers: bearer(admin), payload: { status } })
+const setStatus = (id: number, status: string) => t.app.inject({ method: 'PATCH', url: `/orders/${id}/status`, headers: bearer(t.admin), payload: { status } })
 
 /** Where the order, its payment, its product's stock and the event's row stand. */
 async function state(order: PlacedOrder, eventId?: string) {

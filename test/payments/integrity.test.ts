@@ -1,30 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { claimJobRun } from '../../src/modules/payments/payments.repository.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
-import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { createTestApp } from '../helpers/app.js'
+import { bearer } from '../helpers/factories.js'
 import { stockOf } from '../helpers/shop.js'
-import { type StripeFake, startStripeFake } from '../fakes/stripe-fake.js'
-import { deliver, intentEvent, intentKeyOf, intentOf, orderStatus, pay, paymentRow, type PlacedOrder, placeOrder, stripeEnv } from './helpers.js'
+import { deliver, intentEvent, intentKeyOf, intentOf, orderStatus, pay, paymentRow, type PlacedOrder, placeOrder, stripeEnv, useStripeShop } from './helpers.js'
 
 // Each integrity case of the payments, on SQLite and (with TEST_DATABASE_URL) on PostgreSQL, where the
 // concurrent requests really run at once on a pool of connections.
 
-let fake: StripeFake
-let t: TestApp
-let admin: TestUser
-
-beforeAll(async () => {
-  fake = await startStripeFake()
-  t = await createTestApp(stripeEnv(fake, { ORDER_PAYMENT_TTL: '30m' }))
-  admin = await makeUser(t.app, 'admin')
-})
-afterAll(async () => {
-  await t.close()
-  await fake.close()
-})
+const { fake, shop: t } = await useStripeShop({ ORDER_PAYMENT_TTL: '30m' })
 
 const refundsOf = (intentId: string) => fake.refunds.filter((r) => r.payment_intent === intentId)
-const cancel = (id: number) => t.app.inject({ method: 'PATCH', url: `/orders/${id}/status`, headers: bearer(admin), payload: { status: 'cancelled' } })
+const cancel = (id: number) => t.app.inject({ method: 'PATCH', url: `/orders/${id}/status`, headers: bearer(t.admin), payload: { status: 'cancelled' } })
 
 /** An order with its intent created (POST /orders/:id/payment), and the intent's id. */
 async function orderWithIntent(quantity = 2, stock = 10): Promise<PlacedOrder & { intentId: string }> {
@@ -257,7 +244,7 @@ describe('jobs run once across instances', () => {
   })
 
   it('the expiry runs on its own timer (every TTL/2 under 2 minutes) and stops when the app closes', async () => {
-    const own = await createTestApp(stripeEnv(fake, { ORDER_PAYMENT_TTL: '2s' }))
+    const own = await createTestApp(stripeEnv(fake, { ORDER_PAYMENT_TTL: '1s' }))
     try {
       const order = await placeOrder(own.app, 1, 3)
       await vi.waitUntil(async () => (await orderStatus(own.app, order.id)) === 'cancelled', { timeout: 8000, interval: 100 })

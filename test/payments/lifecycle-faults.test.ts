@@ -1,31 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, dialect, type TestApp } from '../helpers/app.js'
+import { afterAll, describe, expect, it } from 'vitest'
+import { dialect } from '../helpers/app.js'
+import { makeProduct } from '../helpers/catalog.js'
 import { backendPid, waitUntilBlockedBy } from '../helpers/pg-locks.js'
-import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
-import { makeProduct, stockOf } from '../helpers/shop.js'
-import { type StripeFake, startStripeFake } from '../fakes/stripe-fake.js'
-import { deliver, intentEvent, intentOf, orderStatus, pay, paymentRow, type PlacedOrder, placeOrder, stripeEnv } from './helpers.js'
+import { bearer } from '../helpers/factories.js'
+import { stockOf } from '../helpers/shop.js'
+import { deliver, intentEvent, intentOf, orderStatus, pay, paymentRow, type PlacedOrder, placeOrder, useStripeShop } from './helpers.js'
 
 // The faults an outside trial found where money and stock had no single owner (issue: one owner for money and
 // stock). On SQLite and, with TEST_DATABASE_URL, on PostgreSQL.
 
-let fake: StripeFake
-let t: TestApp
-let admin: TestUser
-
-beforeAll(async () => {
-  fake = await startStripeFake()
-  t = await createTestApp(stripeEnv(fake, { ORDER_PAYMENT_TTL: '30m', AUTH_RATE_LIMIT_MAX: '1000', ADMIN_NOTIFY_EMAIL: 'owner@shop.test' }))
-  admin = await makeUser(t.app, 'admin')
-})
-afterAll(async () => {
+const { fake, shop: t } = await useStripeShop({ ORDER_PAYMENT_TTL: '30m', AUTH_RATE_LIMIT_MAX: '1000', ADMIN_NOTIFY_EMAIL: 'owner@shop.test' })
+// Run first of the after hooks: no hanging request left for the shop's close to wait on.
+afterAll(() => {
   fake.heal()
-  await t.close()
-  await fake.close()
 })
 
 const refundsOf = (intentId: string) => fake.refunds.filter((r) => r.payment_intent === intentId)
-const setStatus = (id: number, status: string) => t.app.inject({ method: 'PATCH', url: `/orders/${id}/status`, headers: bearer(admin), payload: { status } })
+const setStatus = (id: number, status: string) => t.app.inject({ method: 'PATCH', url: `/orders/${id}/status`, headers: bearer(t.admin), payload: { status } })
 
 async function orderWithIntent(quantity = 2, stock = 10): Promise<PlacedOrder & { intentId: string }> {
   const order = await placeOrder(t.app, quantity, stock)
@@ -84,7 +75,6 @@ describe('a Stripe refund that never answers', () => {
     // The bound: 100 ms, or three times what the same requests take with no refund hanging, on a machine busy
     // enough (a loaded CI runner hashing passwords) that the requests themselves take longer. Holding the
     // database for the refund, as before, took the full wait of Stripe's timeout (over 10 s).
-    if (process.env.SHOW_P99) console.log(JSON.stringify({ calm, during }))
     for (const [name, value] of Object.entries(during))
       expect(value, `${name} p99 (ms), with ${JSON.stringify(calm)} calm`).toBeLessThan(Math.max(100, 3 * calm[name]!))
     // The refund is recorded (committed) and pending; the order is still paid with its stock held.
@@ -268,7 +258,7 @@ describe('refunds and disputes made in Stripe’s dashboard', () => {
     const order = await paidOrder()
     expect((await setStatus(order.id, 'cancelled')).statusCode).toBe(200)
     expect((await deliver(t.app, chargeEvent('charge.refunded', order, { amount: 3998, amount_refunded: 3998 }))).statusCode).toBe(200)
-    expect(await refundRows(order.id)).toEqual([expect.objectContaining({ amount_cents: 3998, actor_type: 'user', actor_id: admin.id })])
+    expect(await refundRows(order.id)).toEqual([expect.objectContaining({ amount_cents: 3998, actor_type: 'user', actor_id: t.admin.id })])
     expect(await paymentRow(t.app, order.id)).toMatchObject({ status: 'refunded', refunded_cents: 3998 })
   })
 

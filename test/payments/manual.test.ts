@@ -1,21 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from '../helpers/app.js'
-import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { describe, expect, it } from 'vitest'
+import { useTestApp } from '../helpers/app.js'
+import { bearer, makeUser } from '../helpers/factories.js'
 import { signedHeaders } from '../fakes/stripe-fake.js'
 import { intentEvent, orderStatus, pay, paymentRow, placeOrder } from './helpers.js'
 
 // The default shop: no STRIPE_SECRET_KEY. Orders are answered exactly as before payments existed.
 
-let t: TestApp
-let admin: TestUser
+const t = useTestApp()
 
-beforeAll(async () => {
-  t = await createTestApp()
-  admin = await makeUser(t.app, 'admin')
-})
-afterAll(async () => t.close())
-
-const setStatus = (id: number, status: string) => t.app.inject({ method: 'PATCH', url: `/orders/${id}/status`, headers: bearer(admin), payload: { status } })
+const setStatus = (id: number, status: string) => t.app.inject({ method: 'PATCH', url: `/orders/${id}/status`, headers: bearer(t.admin), payload: { status } })
 
 describe('manual payments (the default)', () => {
   it('orders carry payment {provider: manual}, and no expiry or Stripe job runs', async () => {

@@ -1,25 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from '../helpers/app.js'
-import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { describe, expect, it } from 'vitest'
+import { createTestApp } from '../helpers/app.js'
+import { bearer, makeUser } from '../helpers/factories.js'
 import { stockOf } from '../helpers/shop.js'
-import { signedHeaders, type StripeFake, startStripeFake } from '../fakes/stripe-fake.js'
-import { deliver, intentEvent, intentKeyOf, intentOf, orderStatus, pay, paymentRow, placeOrder, stripeEnv } from './helpers.js'
+import { signedHeaders } from '../fakes/stripe-fake.js'
+import { deliver, intentEvent, intentKeyOf, intentOf, orderStatus, pay, paymentRow, placeOrder, stripeEnv, useStripeShop } from './helpers.js'
 
-let fake: StripeFake
-let t: TestApp
-let admin: TestUser
+const { fake, shop: t } = await useStripeShop()
 
-beforeAll(async () => {
-  fake = await startStripeFake()
-  t = await createTestApp(stripeEnv(fake))
-  admin = await makeUser(t.app, 'admin')
-})
-afterAll(async () => {
-  await t.close()
-  await fake.close()
-})
-
-const setStatus = (id: number, status: string) => t.app.inject({ method: 'PATCH', url: `/orders/${id}/status`, headers: bearer(admin), payload: { status } })
+const setStatus = (id: number, status: string) => t.app.inject({ method: 'PATCH', url: `/orders/${id}/status`, headers: bearer(t.admin), payload: { status } })
 
 describe('POST /orders/:id/payment with Stripe', () => {
   it('creates one PaymentIntent for the order, with an idempotency key and metadata.orderId, and answers its client secret', async () => {
@@ -45,7 +33,11 @@ describe('POST /orders/:id/payment with Stripe', () => {
   })
 
   it('two databases on one Stripe account: each order 1 gets its own intent', async () => {
-    const [one, two] = [await createTestApp(stripeEnv(fake)), await createTestApp(stripeEnv(fake))]
+    // No e-mails to send: closing an app whose send thread has started waits for it.
+    const [one, two] = [
+      await createTestApp(stripeEnv(fake), { outbox: { enabled: false } }),
+      await createTestApp(stripeEnv(fake), { outbox: { enabled: false } }),
+    ]
     try {
       const [a, b] = [await placeOrder(one.app), await placeOrder(two.app)]
       expect(a.id).toBe(b.id)
@@ -82,7 +74,7 @@ describe('POST /orders/:id/payment with Stripe', () => {
   it('someone else’s order is not found, an admin’s call too; an order that is not pending is a 409', async () => {
     const order = await placeOrder(t.app)
     const other = await makeUser(t.app)
-    for (const caller of [other, admin]) {
+    for (const caller of [other, t.admin]) {
       const response = await t.app.inject({ method: 'POST', url: `/orders/${order.id}/payment`, headers: bearer(caller) })
       expect(response.statusCode).toBe(404)
       expect(response.json()).toEqual({ error: 'Orden no encontrada' })

@@ -1,21 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, type TestApp } from '../helpers/app.js'
-import { signedHeaders, type StripeFake, startStripeFake } from '../fakes/stripe-fake.js'
-import { intentEvent, intentOf, orderStatus, pay, paymentRow, placeOrder, stripeEnv } from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { signedHeaders } from '../fakes/stripe-fake.js'
+import { intentEvent, intentOf, orderStatus, pay, paymentRow, placeOrder, useStripeShop } from './helpers.js'
 
 // The webhook's signature must be dated within 5 minutes of the service's clock, either way. The SDK refuses
 // an old one only; one dated in the future is refused by the route, with the same 400, before anything is done.
-let fake: StripeFake
-let t: TestApp
-
-beforeAll(async () => {
-  fake = await startStripeFake()
-  t = await createTestApp(stripeEnv(fake))
-})
-afterAll(async () => {
-  await t.close()
-  await fake.close()
-})
+const { fake, shop: t } = await useStripeShop()
 
 const url = '/payments/stripe/webhook'
 const now = () => Math.floor(Date.now() / 1000)

@@ -1,27 +1,18 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { signWebhook } from '../../src/modules/webhooks/webhook-delivery.js'
 import { type DeliveryOptions, deliverWebhook, enqueueWebhookDeliveries } from '../../src/modules/webhooks/webhooks.service.js'
 import { messages } from '../../src/shared/errors.js'
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
-import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { useTestApp } from '../helpers/app.js'
+import { bearer } from '../helpers/factories.js'
 
 // Each attempt is made here by hand (the dispatcher is off), as the dispatcher makes it: the row's id and parsed payload.
-let t: TestApp
-let admin: TestUser
+const t = useTestApp({ WEBHOOKS_ALLOW_PRIVATE: 'true' }, { outbox: { enabled: false } })
 let receiver: WebhookReceiver
 const allowed: DeliveryOptions = { allowPrivate: true }
-
-beforeAll(async () => {
-  t = await createTestApp({ WEBHOOKS_ALLOW_PRIVATE: 'true' }, { outbox: { enabled: false } })
-  admin = await makeUser(t.app, 'admin')
-})
-afterAll(async () => {
-  await t.close()
-})
 beforeEach(async () => {
   await t.app.db.deleteFrom('outbox').execute()
   await t.app.db.deleteFrom('webhooks').execute()
@@ -32,7 +23,7 @@ afterEach(async () => {
 })
 
 async function createHook(url: string, events = ['order.paid']): Promise<{ id: number; secret: string }> {
-  const res = await t.app.inject({ method: 'POST', url: '/webhooks', headers: bearer(admin), payload: { url, events } })
+  const res = await t.app.inject({ method: 'POST', url: '/webhooks', headers: bearer(t.admin), payload: { url, events } })
   expect(res.statusCode).toBe(201)
   return res.json()
 }
@@ -129,9 +120,7 @@ describe('a delivery', () => {
     receiver.behave(() => {
       // Reads the request and never answers.
     })
-    const started = performance.now()
     const outcome = await attempt(row, { ...allowed, timeoutMs: 300 })
-    console.info(`silent receiver, bound 300 ms: gave up after ${(performance.now() - started).toFixed(0)} ms`)
     expect(outcome).toEqual({ ok: false, error: 'no answer within 300 ms' })
     expect(receiver.received).toHaveLength(1)
   })
@@ -141,8 +130,11 @@ describe('a delivery', () => {
     const row = await queue(hook.id)
     receiver.behave(() => {})
     const controller = new AbortController()
-    setTimeout(() => controller.abort(), 100)
-    expect(await attempt(row, allowed, controller.signal)).toEqual({ ok: false, error: 'aborted' })
+    const attempted = attempt(row, allowed, controller.signal)
+    // Aborted while the receiver holds the request.
+    await receiver.waitFor(1)
+    controller.abort()
+    expect(await attempted).toEqual({ ok: false, error: 'aborted' })
   })
 
   /** A receiver answering `status` with a body of `total` bytes, written as fast as the connection takes it. */
@@ -171,17 +163,11 @@ describe('a delivery', () => {
     const row = await queue(hook.id)
     const total = 200 * 1024 * 1024
     const state = streamHugeAnswer(status, total)
-    const heapBefore = process.memoryUsage().heapUsed
-    const started = performance.now()
     const outcome = await attempt(row)
-    const elapsed = performance.now() - started
     if (status === 200) expect(outcome).toEqual({ ok: true, statusCode: 200 })
     else expect(outcome).toEqual({ ok: false, statusCode: 500, error: `HTTP 500: ${'x'.repeat(200)}` })
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    console.info(
-      `huge ${status} answer: settled in ${elapsed.toFixed(0)} ms; the receiver had written ${(state.written / 1024 / 1024).toFixed(1)} MiB of 200 MiB when the connection closed; heap +${((process.memoryUsage().heapUsed - heapBefore) / 1024 / 1024).toFixed(1)} MiB`,
-    )
-    expect(state.closed).toBe(true)
+    // The receiver sees the connection close (had the answer been read to its end, it would have written it all).
+    await expect.poll(() => state.closed).toBe(true)
     expect(state.written).toBeLessThan(total)
   })
 
@@ -207,7 +193,7 @@ describe('a delivery', () => {
   it('of a deactivated or deleted webhook fails for good and sends nothing', async () => {
     const hook = await createHook(receiver.url)
     const row = await queue(hook.id)
-    await t.app.inject({ method: 'PATCH', url: `/webhooks/${hook.id}`, headers: bearer(admin), payload: { active: false } })
+    await t.app.inject({ method: 'PATCH', url: `/webhooks/${hook.id}`, headers: bearer(t.admin), payload: { active: false } })
     expect(await attempt(row)).toEqual({ ok: false, permanent: true, error: messages.webhookInactive })
     await t.app.db.deleteFrom('webhooks').execute()
     expect(await attempt(row)).toEqual({ ok: false, permanent: true, error: messages.webhookNotFound })
@@ -219,7 +205,7 @@ describe('a delivery', () => {
     try {
       const hook = await createHook(receiver.url)
       const row = await queue(hook.id)
-      await t.app.inject({ method: 'PATCH', url: `/webhooks/${hook.id}`, headers: bearer(admin), payload: { url: `${moved.url}/new` } })
+      await t.app.inject({ method: 'PATCH', url: `/webhooks/${hook.id}`, headers: bearer(t.admin), payload: { url: `${moved.url}/new` } })
       expect(await attempt(row)).toEqual({ ok: true, statusCode: 204 })
       expect(receiver.received).toEqual([])
       expect(moved.received.map((request) => request.url)).toEqual(['/new'])

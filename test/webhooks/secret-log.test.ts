@@ -68,13 +68,9 @@ describe('a webhook’s secret', () => {
     const { id } = created.json() as { id: number }
     receiver.behave((response) => response.writeHead(410).end())
     await app.db.transaction().execute((trx) => app.outbox.emit(trx, { type: 'product.deleted', data: { id: 8 } }))
-    const deadline = Date.now() + 5000
-    let row = await app.db.selectFrom('outbox').selectAll().where('webhook_id', '=', id).executeTakeFirstOrThrow()
-    while (row.status === 'pending' && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 25))
-      row = await app.db.selectFrom('outbox').selectAll().where('webhook_id', '=', id).executeTakeFirstOrThrow()
-    }
-    expect(row).toMatchObject({ status: 'failed', attempts: 1, last_status_code: 410 })
+    const row = () => app.db.selectFrom('outbox').selectAll().where('webhook_id', '=', id).executeTakeFirstOrThrow()
+    await expect.poll(async () => (await row()).status, { timeout: 5000, interval: 25 }).not.toBe('pending')
+    expect(await row()).toMatchObject({ status: 'failed', attempts: 1, last_status_code: 410 })
     expect((await app.db.selectFrom('webhooks').select('active').where('id', '=', id).executeTakeFirstOrThrow()).active).toBe(0)
     const line = lines.map((text) => JSON.parse(text) as Record<string, unknown>).find((entry) => String(entry.msg).includes('410 Gone'))
     expect(line).toMatchObject({ level: 40, webhookId: id })

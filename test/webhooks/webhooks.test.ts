@@ -1,25 +1,15 @@
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { SHOP_EVENT_TYPES } from '../../src/modules/outbox/dispatcher.js'
 import { WEBHOOK_EVENTS } from '../../src/modules/webhooks/webhooks.schemas.js'
 import { enqueueWebhookDeliveries } from '../../src/modules/webhooks/webhooks.service.js'
 import { messages } from '../../src/shared/errors.js'
-import { createTestApp, type TestApp } from '../helpers/app.js'
-import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { useTestApp } from '../helpers/app.js'
+import { bearer, type TestUser } from '../helpers/factories.js'
 
-let t: TestApp
-let admin: TestUser
-let customer: TestUser
+// The dispatcher is off: the deliveries stay as queued, for the assertions to read.
+const t = useTestApp({ WEBHOOKS_ALLOW_PRIVATE: 'true' }, { outbox: { enabled: false } })
 
-beforeAll(async () => {
-  // The dispatcher is off: the deliveries stay as queued, for the assertions to read.
-  t = await createTestApp({ WEBHOOKS_ALLOW_PRIVATE: 'true' }, { outbox: { enabled: false } })
-  admin = await makeUser(t.app, 'admin')
-  customer = await makeUser(t.app)
-})
-afterAll(async () => {
-  await t.close()
-})
 beforeEach(async () => {
   await t.app.db.deleteFrom('outbox').execute()
   await t.app.db.deleteFrom('webhooks').execute()
@@ -33,7 +23,7 @@ function call(user: TestUser | undefined, method: 'GET' | 'POST' | 'PATCH' | 'DE
 }
 
 async function create(payload: object = { url: 'https://hooks.example.com/shop', events: ['order.created'] }) {
-  const res = await call(admin, 'POST', '/webhooks', payload)
+  const res = await call(t.admin, 'POST', '/webhooks', payload)
   expect(res.statusCode).toBe(201)
   return res.json()
 }
@@ -49,7 +39,7 @@ async function emit(type: string, data: unknown = { id: 1 }) {
 
 describe('POST /webhooks', () => {
   it('creates an active webhook and shows its Standard Webhooks secret once', async () => {
-    const res = await call(admin, 'POST', '/webhooks', { url: 'https://hooks.example.com/shop', events: ['order.created', 'order.paid'], description: 'ERP' })
+    const res = await call(t.admin, 'POST', '/webhooks', { url: 'https://hooks.example.com/shop', events: ['order.created', 'order.paid'], description: 'ERP' })
     expect(res.statusCode).toBe(201)
     const body = res.json()
     expect(body).toEqual({
@@ -99,7 +89,7 @@ describe('POST /webhooks', () => {
     [{ url: 'https://hooks.example.com', events: [7] }, eachEvent],
     [{ url: 'https://hooks.example.com', events: ['order.created'], description: 'bad\u0000' }, messages.controlCharacters('description')],
   ])('refuses %j with 422 and writes nothing', async (payload, message) => {
-    const res = await call(admin, 'POST', '/webhooks', payload)
+    const res = await call(t.admin, 'POST', '/webhooks', payload)
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: message })
     expect(await webhookRows()).toEqual([])
@@ -117,7 +107,7 @@ describe('POST /webhooks', () => {
       'description must be shorter than or equal to 500 characters',
     ],
   ])('refuses %s with 422', async (_label, payload, message) => {
-    const res = await call(admin, 'POST', '/webhooks', payload)
+    const res = await call(t.admin, 'POST', '/webhooks', payload)
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: message })
     expect(await webhookRows()).toEqual([])
@@ -134,7 +124,7 @@ describe('POST /webhooks', () => {
     const anonymous = await call(undefined, 'POST', '/webhooks', payload)
     expect(anonymous.statusCode).toBe(401)
     expect(anonymous.json()).toEqual({ error: messages.noUser })
-    const res = await call(customer, 'POST', '/webhooks', payload)
+    const res = await call(t.customer, 'POST', '/webhooks', payload)
     expect(res.statusCode).toBe(403)
     expect(res.json()).toEqual({ error: messages.requiresRoles(['admin']) })
     expect(await webhookRows()).toEqual([])
@@ -145,25 +135,25 @@ describe('GET /webhooks and /webhooks/:id', () => {
   it('lists and shows webhooks without their secret', async () => {
     const a = await create({ url: 'http://a.example.com', events: ['order.created'] })
     const b = await create({ url: 'http://b.example.com', events: ['product.deleted'], description: 'B' })
-    const list = await call(admin, 'GET', '/webhooks')
+    const list = await call(t.admin, 'GET', '/webhooks')
     expect(list.statusCode).toBe(200)
     const { secret: _a, ...publicA } = a
     const { secret: _b, ...publicB } = b
     expect(list.json()).toEqual([publicA, publicB])
     expect(list.body).not.toContain('whsec_')
-    const one = await call(admin, 'GET', `/webhooks/${b.id}`)
+    const one = await call(t.admin, 'GET', `/webhooks/${b.id}`)
     expect(one.statusCode).toBe(200)
     expect(one.json()).toEqual(publicB)
   })
 
   it('answers 404 for an unknown webhook, 422 for a malformed id, 403 for a customer', async () => {
-    const res = await call(admin, 'GET', '/webhooks/999')
+    const res = await call(t.admin, 'GET', '/webhooks/999')
     expect(res.statusCode).toBe(404)
     expect(res.json()).toEqual({ error: messages.webhookNotFound })
-    const bad = await call(admin, 'GET', '/webhooks/abc')
+    const bad = await call(t.admin, 'GET', '/webhooks/abc')
     expect(bad.statusCode).toBe(422)
     expect(bad.json()).toEqual({ error: 'id must be an integer number' })
-    const customerList = await call(customer, 'GET', '/webhooks')
+    const customerList = await call(t.customer, 'GET', '/webhooks')
     expect(customerList.statusCode).toBe(403)
   })
 })
@@ -171,7 +161,7 @@ describe('GET /webhooks and /webhooks/:id', () => {
 describe('PATCH /webhooks/:id', () => {
   it('changes url, events, description and active, and never the secret', async () => {
     const created = await create()
-    const res = await call(admin, 'PATCH', `/webhooks/${created.id}`, {
+    const res = await call(t.admin, 'PATCH', `/webhooks/${created.id}`, {
       url: 'http://other.example.com/in',
       events: ['product.created'],
       description: 'Nuevo',
@@ -202,17 +192,17 @@ describe('PATCH /webhooks/:id', () => {
   ])('refuses %j with 422 and changes nothing', async (payload, message) => {
     const created = await create()
     const before = await webhookRows()
-    const res = await call(admin, 'PATCH', `/webhooks/${created.id}`, payload)
+    const res = await call(t.admin, 'PATCH', `/webhooks/${created.id}`, payload)
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: message })
     expect(await webhookRows()).toEqual(before)
   })
 
   it('answers 404 for an unknown webhook once the fields are valid', async () => {
-    const res = await call(admin, 'PATCH', '/webhooks/999', { active: false })
+    const res = await call(t.admin, 'PATCH', '/webhooks/999', { active: false })
     expect(res.statusCode).toBe(404)
     expect(res.json()).toEqual({ error: messages.webhookNotFound })
-    const invalid = await call(admin, 'PATCH', '/webhooks/999', { url: 'ftp://x' })
+    const invalid = await call(t.admin, 'PATCH', '/webhooks/999', { url: 'ftp://x' })
     expect(invalid.statusCode).toBe(422)
   })
 })
@@ -222,20 +212,20 @@ describe('DELETE /webhooks/:id', () => {
     const a = await create({ url: 'http://a.example.com', events: ['order.created'] })
     const b = await create({ url: 'http://b.example.com', events: ['order.created'] })
     expect(await emit('order.created')).toBe(2)
-    const res = await call(admin, 'DELETE', `/webhooks/${a.id}`)
+    const res = await call(t.admin, 'DELETE', `/webhooks/${a.id}`)
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ message: messages.webhookDeleted })
     expect((await webhookRows()).map((row) => row.id)).toEqual([b.id])
     const rows = await t.app.db.selectFrom('outbox').select(['webhook_id', 'status']).execute()
     expect(rows).toEqual([{ webhook_id: b.id, status: 'pending' }])
-    const again = await call(admin, 'DELETE', `/webhooks/${a.id}`)
+    const again = await call(t.admin, 'DELETE', `/webhooks/${a.id}`)
     expect(again.statusCode).toBe(404)
     expect(again.json()).toEqual({ error: messages.webhookNotFound })
   })
 
   it('takes no body', async () => {
     const a = await create()
-    const res = await call(admin, 'DELETE', `/webhooks/${a.id}`, { force: true })
+    const res = await call(t.admin, 'DELETE', `/webhooks/${a.id}`, { force: true })
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: 'property force should not exist' })
     expect(await webhookRows()).toHaveLength(1)
@@ -247,7 +237,7 @@ describe('the fan-out of an event', () => {
     const orders = await create({ url: 'http://a.example.com', events: ['order.created', 'order.paid'] })
     await create({ url: 'http://b.example.com', events: ['product.created'] })
     const inactive = await create({ url: 'http://c.example.com', events: ['order.created'] })
-    await call(admin, 'PATCH', `/webhooks/${inactive.id}`, { active: false })
+    await call(t.admin, 'PATCH', `/webhooks/${inactive.id}`, { active: false })
     const data = { id: 7, total: 19.99, items: [{ productId: 1, quantity: 2 }] }
     expect(await emit('order.created', data)).toBe(1)
     const rows = await t.app.db.selectFrom('outbox').selectAll().execute()
@@ -289,7 +279,7 @@ describe('GET /webhooks/:id/deliveries', () => {
       .where('id', '=', delivered.id)
       .execute()
 
-    const res = await call(admin, 'GET', `/webhooks/${hook.id}/deliveries?limit=2`)
+    const res = await call(t.admin, 'GET', `/webhooks/${hook.id}/deliveries?limit=2`)
     expect(res.statusCode).toBe(200)
     expect(res.headers['x-total-count']).toBe('3')
     expect(res.headers.link).toBe(`<http://shop.test/webhooks/${hook.id}/deliveries?limit=2&offset=2>; rel="next"`)
@@ -307,7 +297,7 @@ describe('GET /webhooks/:id/deliveries', () => {
       })),
     )
 
-    const done = await call(admin, 'GET', `/webhooks/${hook.id}/deliveries?status=delivered`)
+    const done = await call(t.admin, 'GET', `/webhooks/${hook.id}/deliveries?status=delivered`)
     expect(done.headers['x-total-count']).toBe('1')
     expect(done.json()).toEqual([
       expect.objectContaining({
@@ -319,7 +309,7 @@ describe('GET /webhooks/:id/deliveries', () => {
         deliveredAt: expect.stringMatching(ISO),
       }),
     ])
-    const page2 = await call(admin, 'GET', `/webhooks/${other.id}/deliveries?offset=1&limit=1`)
+    const page2 = await call(t.admin, 'GET', `/webhooks/${other.id}/deliveries?offset=1&limit=1`)
     expect(page2.headers.link).toBe(
       `<http://shop.test/webhooks/${other.id}/deliveries?limit=1&offset=2>; rel="next", <http://shop.test/webhooks/${other.id}/deliveries?limit=1&offset=0>; rel="prev"`,
     )
@@ -332,13 +322,13 @@ describe('GET /webhooks/:id/deliveries', () => {
     ['?status=sent', 'status must be one of the following values: pending, delivered, failed'],
   ])('refuses %s with 422', async (query, message) => {
     const hook = await create()
-    const res = await call(admin, 'GET', `/webhooks/${hook.id}/deliveries${query}`)
+    const res = await call(t.admin, 'GET', `/webhooks/${hook.id}/deliveries${query}`)
     expect(res.statusCode).toBe(422)
     expect(res.json()).toEqual({ error: message })
   })
 
   it('answers 404 for an unknown webhook', async () => {
-    const res = await call(admin, 'GET', '/webhooks/999/deliveries')
+    const res = await call(t.admin, 'GET', '/webhooks/999/deliveries')
     expect(res.statusCode).toBe(404)
     expect(res.json()).toEqual({ error: messages.webhookNotFound })
   })
@@ -354,7 +344,7 @@ describe('POST /webhooks/:id/deliveries/:deliveryId/retry', () => {
       .set({ status: 'failed', attempts: 9, last_status_code: 500, last_error: 'HTTP 500', next_attempt_at: '2026-01-01T00:00:00.000Z' })
       .execute()
     const started = new Date().toISOString()
-    const res = await call(admin, 'POST', `/webhooks/${hook.id}/deliveries/${before.id}/retry`)
+    const res = await call(t.admin, 'POST', `/webhooks/${hook.id}/deliveries/${before.id}/retry`)
     expect(res.statusCode).toBe(202)
     const body = res.json()
     expect(body).toMatchObject({ id: before.id, status: 'pending', attempts: 9, lastStatusCode: 500, lastError: 'HTTP 500', deliveredAt: null })
@@ -368,7 +358,7 @@ describe('POST /webhooks/:id/deliveries/:deliveryId/retry', () => {
     await emit('order.created')
     const row = await t.app.db.selectFrom('outbox').selectAll().executeTakeFirstOrThrow()
     await t.app.db.updateTable('outbox').set({ status: 'delivered', delivered_at: new Date().toISOString() }).execute()
-    const res = await call(admin, 'POST', `/webhooks/${hook.id}/deliveries/${row.id}/retry`)
+    const res = await call(t.admin, 'POST', `/webhooks/${hook.id}/deliveries/${row.id}/retry`)
     expect(res.statusCode).toBe(202)
     expect(await t.app.db.selectFrom('outbox').select(['status', 'delivered_at']).executeTakeFirstOrThrow()).toEqual({ status: 'pending', delivered_at: null })
   })
@@ -385,7 +375,7 @@ describe('POST /webhooks/:id/deliveries/:deliveryId/retry', () => {
       [`/webhooks/${b.id}/deliveries/${row.id}/retry`, 404, messages.webhookDeliveryNotFound],
     ] as const
     for (const [url, status, message] of cases) {
-      const res = await call(admin, 'POST', url)
+      const res = await call(t.admin, 'POST', url)
       expect(res.statusCode, url).toBe(status)
       expect(res.json()).toEqual({ error: message })
     }
@@ -410,30 +400,30 @@ describe('POST /webhooks/:id/deliveries/:deliveryId/retry', () => {
       'x'.repeat(256),
     ]
     for (const id of ids) {
-      const res = await call(admin, 'POST', `/webhooks/${hook.id}/deliveries/${id}/retry`)
+      const res = await call(t.admin, 'POST', `/webhooks/${hook.id}/deliveries/${id}/retry`)
       expect(res.statusCode, id).toBe(404)
       expect(res.json(), id).toEqual({ error: messages.webhookDeliveryNotFound })
       // The webhook is checked first, whatever the delivery id.
-      const unknownHook = await call(admin, 'POST', `/webhooks/999999/deliveries/${id}/retry`)
+      const unknownHook = await call(t.admin, 'POST', `/webhooks/999999/deliveries/${id}/retry`)
       expect(unknownHook.statusCode, id).toBe(404)
       expect(unknownHook.json(), id).toEqual({ error: messages.webhookNotFound })
     }
     // Longer than any path segment may be (docs/api.md): the router answers before any route, as on every route.
-    const tooLong = await call(admin, 'POST', `/webhooks/${hook.id}/deliveries/${'x'.repeat(300)}/retry`)
+    const tooLong = await call(t.admin, 'POST', `/webhooks/${hook.id}/deliveries/${'x'.repeat(300)}/retry`)
     expect(tooLong.statusCode).toBe(414)
     expect(tooLong.json()).toEqual({ error: messages.urlTooLong })
     // Nothing was touched, and the delivery's own id still works.
     expect(await t.app.db.selectFrom('outbox').selectAll().executeTakeFirstOrThrow()).toEqual(row)
-    expect((await call(admin, 'POST', `/webhooks/${hook.id}/deliveries/${row.id}/retry`)).statusCode).toBe(202)
+    expect((await call(t.admin, 'POST', `/webhooks/${hook.id}/deliveries/${row.id}/retry`)).statusCode).toBe(202)
   })
 
   it('refuses with 409 while the webhook is inactive, and changes nothing', async () => {
     const hook = await create()
     await emit('order.created')
-    await call(admin, 'PATCH', `/webhooks/${hook.id}`, { active: false })
+    await call(t.admin, 'PATCH', `/webhooks/${hook.id}`, { active: false })
     await t.app.db.updateTable('outbox').set({ status: 'failed' }).execute()
     const row = await t.app.db.selectFrom('outbox').selectAll().executeTakeFirstOrThrow()
-    const res = await call(admin, 'POST', `/webhooks/${hook.id}/deliveries/${row.id}/retry`)
+    const res = await call(t.admin, 'POST', `/webhooks/${hook.id}/deliveries/${row.id}/retry`)
     expect(res.statusCode).toBe(409)
     expect(res.json()).toEqual({ error: messages.webhookInactive })
     expect(await t.app.db.selectFrom('outbox').selectAll().executeTakeFirstOrThrow()).toEqual(row)
@@ -443,7 +433,7 @@ describe('POST /webhooks/:id/deliveries/:deliveryId/retry', () => {
     const hook = await create()
     await emit('order.created')
     const row = await t.app.db.selectFrom('outbox').selectAll().executeTakeFirstOrThrow()
-    const res = await call(customer, 'POST', `/webhooks/${hook.id}/deliveries/${row.id}/retry`)
+    const res = await call(t.customer, 'POST', `/webhooks/${hook.id}/deliveries/${row.id}/retry`)
     expect(res.statusCode).toBe(403)
   })
 })
