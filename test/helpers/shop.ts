@@ -1,20 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import { nowIso } from '../../src/shared/time.js'
-import { makeProduct as makeCatalogProduct } from './catalog.js'
-
-export interface TestProduct {
-  id: number
-  name: string
-  priceCents: number
-  stock: number
-}
-
-/** A product row made by the one product factory (helpers/catalog.ts), at 19.99 unless told otherwise. */
-export async function makeProduct(app: FastifyInstance, fields: { name?: string; priceCents?: number; stock?: number } = {}): Promise<TestProduct> {
-  const priceCents = fields.priceCents ?? 1999
-  const product = await makeCatalogProduct(app, { ...fields, priceCents })
-  return { id: product.id, name: product.name, priceCents, stock: product.stock }
-}
 
 export async function stockOf(app: FastifyInstance, productId: number): Promise<number> {
   const row = await app.db.selectFrom('products').select('stock').where('id', '=', productId).executeTakeFirstOrThrow()
