@@ -1,4 +1,5 @@
 import { lazy } from 'react'
+import { QueryClient } from '@tanstack/react-query'
 import { Admin, Resource, defaultTheme } from 'react-admin'
 import CategoryIcon from '@mui/icons-material/Category'
 import InventoryIcon from '@mui/icons-material/Inventory2'
@@ -18,6 +19,10 @@ import ShippingIcon from '@mui/icons-material/LocalShipping'
 import { ShippingMethodCreate, ShippingMethodEdit, ShippingMethodList } from './pages/shippingMethods'
 
 const dataProvider = createDataProvider(api)
+
+// A failed read is tried once more, half a second later, and then said: React Query's default (three more tries,
+// over 7 s) kept a page spinning long after the API had answered that it could not.
+const queryClient = new QueryClient({ defaultOptions: { queries: { retry: 1, retryDelay: 500 } } })
 
 // The chart is the heaviest page: it loads on its own.
 const Overview = lazy(() => import('./pages/Overview'))
@@ -40,6 +45,7 @@ export function App() {
       title="Shop dashboard"
       authProvider={authProvider}
       dataProvider={dataProvider}
+      queryClient={queryClient}
       loginPage={SignIn}
       dashboard={Overview}
       theme={theme}
