@@ -21,12 +21,16 @@ beforeAll(async () => {
 const image = { type: 'string', format: 'binary' }
 
 describe('/openapi.json shows the product forms', () => {
-  it('POST /products: a multipart form with the fields and the image as binary; name, price and image required', () => {
+  it('POST /products: a multipart form with the fields and the image as binary (name, price and image required), or JSON for a draft', () => {
     const body = paths['/products']?.post?.requestBody
     expect(body?.required).toBe(true)
-    expect(Object.keys(body?.content ?? {})).toEqual(['multipart/form-data'])
+    expect(Object.keys(body?.content ?? {})).toEqual(['multipart/form-data', 'application/json'])
     const schema = body?.content['multipart/form-data']?.schema
-    expect(Object.keys(schema?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'image'])
+    expect(Object.keys(schema?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags', 'image'])
+    const json = body?.content['application/json']?.schema
+    expect(json?.required).toEqual(['name', 'price'])
+    expect(json?.properties.status).toMatchObject({ type: 'string', enum: ['draft'] })
+    expect(json?.properties.tags).toMatchObject({ type: 'array', items: { type: 'string' } })
     expect(schema?.properties.image).toMatchObject(image)
     expect(schema?.properties.price).toMatchObject({ type: 'number', minimum: 0, maximum: 99999999.99 })
     expect(schema?.required).toEqual(['name', 'price', 'image'])
@@ -36,11 +40,11 @@ describe('/openapi.json shows the product forms', () => {
     const content = paths['/products/{id}']?.put?.requestBody?.content ?? {}
     expect(Object.keys(content)).toEqual(['multipart/form-data', 'application/json'])
     const form = content['multipart/form-data']?.schema
-    expect(Object.keys(form?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'image'])
+    expect(Object.keys(form?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags', 'image'])
     expect(form?.properties.image).toMatchObject(image)
     expect(form?.required).toBeUndefined()
     const json = content['application/json']?.schema
-    expect(Object.keys(json?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId'])
+    expect(Object.keys(json?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags'])
     expect(json?.properties.categoryId).toMatchObject({ anyOf: [{ type: 'integer' }, { type: 'null' }] })
   })
 })

@@ -244,3 +244,27 @@ export async function deleteProductById(db: Db, id: number): Promise<ProductRow 
 export async function findProductByName(db: Db, name: string): Promise<ProductRow | undefined> {
   return db.selectFrom('products').select(COLUMNS).where('name', '=', name).orderBy('id').limit(1).executeTakeFirst()
 }
+
+/** Replaces the product's tags: the rows `?tag=` searches, and the product's copy it shows. */
+export async function replaceTags(db: Db, productId: number, tags: readonly string[]): Promise<void> {
+  await db.deleteFrom('product_tags').where('product_id', '=', productId).execute()
+  if (tags.length > 0) {
+    await db
+      .insertInto('product_tags')
+      .values(tags.map((tag, position) => ({ product_id: productId, tag, tag_key: tag.toLowerCase(), position })))
+      .execute()
+  }
+  await db.updateTable('products').set({ tags: JSON.stringify(tags) }).where('id', '=', productId).execute()
+}
+
+/** Whether another product has `slug` now (an old slug of another product may be taken: the new owner wins). */
+export async function currentSlugTaken(db: Db, slug: string, exceptId?: number): Promise<boolean> {
+  let query = db.selectFrom('products').select('id').where('slug', '=', slug)
+  if (exceptId !== undefined) query = query.where('id', '<>', exceptId)
+  return (await query.executeTakeFirst()) !== undefined
+}
+
+/** `slug` is now a product's own: it stops redirecting anywhere. */
+export async function forgetOldSlug(db: Db, slug: string): Promise<void> {
+  await db.deleteFrom('product_slugs').where('slug', '=', slug).execute()
+}

@@ -12,6 +12,8 @@ import { CreateProductBody, type ListProductsInput, ListProductsQuery, Product, 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 413: ErrorResponse, 422: ErrorResponse, 500: ErrorResponse }
 const NO_FORM = { fields: {}, image: null, strayFileField: null }
 
+const isJson = (request: FastifyRequest) => /^application\/json\b/i.test(request.headers['content-type'] ?? '')
+
 /** Digits are an id, as a number; any other text is a slug, as it is. */
 const canonicalIdOrSlug = (value: string): string => (/^[0-9]{1,10}$/.test(value) ? String(Number(value)) : value)
 
@@ -119,15 +121,16 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
     config: { invalidates: ['catalog'] },
     schema: {
       tags,
-      summary: 'Create a product with its image (admin, multipart/form-data)',
+      summary: 'Create a product with its image (admin, multipart/form-data), or a draft without one (JSON)',
       security,
       body: CreateProductBody,
       response: { 201: Product, ...errors },
     },
     handler: async (request, reply) => {
-      // A body that is not multipart carries no image: the documented 400.
-      const form = request.isMultipart() ? await readProductForm(request, uploadTmpDir) : NO_FORM
-      return reply.code(201).send(await service.createProduct(context(request), form))
+      // JSON makes a draft without images; a form must bring its image (anything else: the documented 400).
+      if (request.isMultipart()) return reply.code(201).send(await service.createProduct(context(request), await readProductForm(request, uploadTmpDir)))
+      if (isJson(request)) return reply.code(201).send(await service.createProductFromJson(context(request), request.body))
+      return reply.code(201).send(await service.createProduct(context(request), NO_FORM))
     },
   })
 

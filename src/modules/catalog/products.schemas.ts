@@ -1,5 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts'
 import { parseCents } from '../../shared/money.js'
+import { SLUG_PATTERN } from '../../shared/slug.js'
 import { assertNoControlCharacters, documentOnly, PageQueryProperties, ValidationError } from '../../shared/validation.js'
 
 export const PRODUCT_SORTS = ['newest', 'price_asc', 'price_desc', 'name'] as const
@@ -159,9 +160,15 @@ export interface ProductFieldsInput {
   priceCents?: number
   stock?: number
   categoryId?: number | null
+  slug?: string
+  status?: (typeof PRODUCT_STATUSES)[number]
+  /** Trimmed, each once ignoring case (the first spelling kept), in the order given. */
+  tags?: string[]
 }
 
-export const PRODUCT_FIELDS = ['name', 'description', 'price', 'stock', 'categoryId'] as const
+export const PRODUCT_FIELDS = ['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags'] as const
+const TAG_MAX = 50
+const TAGS_MAX = 50
 const NAME_MAX = 200
 const DESCRIPTION_MAX = 5000
 const PRICE_MAX_CENTS = 9_999_999_999 // 99,999,999.99
@@ -179,6 +186,13 @@ const productFormFields = {
   price: { type: 'number', minimum: 0, maximum: PRICE_MAX_CENTS / 100, description: 'An amount with at most 2 decimals, such as 19.99.' },
   stock: { type: 'integer', minimum: 0, maximum: INT_MAX },
   categoryId: { type: 'integer', minimum: 1, maximum: INT_MAX, description: 'An existing category.' },
+  slug: {
+    type: 'string',
+    pattern: '^(?=.*[a-z])[a-z0-9-]{1,100}$',
+    description: 'Made from the name when left out; `facets` is reserved. A change keeps the old slug as a redirect.',
+  },
+  status: { type: 'string', enum: PRODUCT_STATUSES, description: '`active` by default; a product without images can only be a draft.' },
+  tags: { type: 'string', description: 'Comma-separated: each trimmed, 1 to 50 characters, kept once ignoring case; at most 50.' },
 } as const
 const image = {
   type: 'string',
@@ -199,25 +213,43 @@ export const UpdateProductForm = documentOnly({
   properties: { ...productFormFields, image },
 } as const)
 
+/** The fields of a JSON body, as JSON carries them. */
+const productJsonProperties = {
+  ...productFormFields,
+  price: {
+    anyOf: [{ type: 'number', minimum: 0, maximum: PRICE_MAX_CENTS / 100 }, { type: 'string' }],
+    description: 'A number or a decimal string, at most 2 decimals: 19.99 or "19.99".',
+  },
+  categoryId: {
+    anyOf: [{ type: 'integer', minimum: 1, maximum: INT_MAX }, { type: 'null' }],
+    description: 'An existing category, or null to take the product out of its category.',
+  },
+  tags: {
+    type: 'array',
+    maxItems: TAGS_MAX,
+    items: { type: 'string', minLength: 1, maxLength: TAG_MAX },
+    description: 'Each trimmed, without a comma, kept once ignoring case; they replace the product’s tags.',
+  },
+} as const
+
 export const UpdateProductJson = documentOnly({
   type: 'object',
   description: 'Fields left out stay as they are; no image.',
   minProperties: 1,
-  properties: {
-    ...productFormFields,
-    price: {
-      anyOf: [{ type: 'number', minimum: 0, maximum: PRICE_MAX_CENTS / 100 }, { type: 'string' }],
-      description: 'A number or a decimal string, at most 2 decimals: 19.99 or "19.99".',
-    },
-    categoryId: {
-      anyOf: [{ type: 'integer', minimum: 1, maximum: INT_MAX }, { type: 'null' }],
-      description: 'An existing category, or null to take the product out of its category.',
-    },
-  },
+  properties: productJsonProperties,
 } as const)
 
-/** POST /products: multipart/form-data only (a body of any other type has no image: 400). */
-export const CreateProductBody = { content: { 'multipart/form-data': { schema: CreateProductForm } } } as const
+export const CreateProductJson = documentOnly({
+  type: 'object',
+  description: 'A draft without images (`status` may only be `draft`, the default); its image comes with a multipart update.',
+  required: ['name', 'price'],
+  properties: { ...productJsonProperties, status: { type: 'string', enum: ['draft'] } },
+} as const)
+
+/** POST /products: multipart/form-data with the image, or JSON for a draft (a body of any other type has no image: 400). */
+export const CreateProductBody = {
+  content: { 'multipart/form-data': { schema: CreateProductForm }, 'application/json': { schema: CreateProductJson } },
+} as const
 
 /** PUT /products/:id: multipart/form-data, or JSON without an image. */
 export const UpdateProductBody = {
@@ -271,7 +303,49 @@ export function parseProductFields(raw: Record<string, unknown>, options: { crea
     if (categoryId === null || (options.text && categoryId === '')) out.categoryId = null
     else out.categoryId = parseInteger('categoryId', categoryId, options.text, 1)
   }
+
+  if (raw.slug !== undefined) {
+    if (typeof raw.slug !== 'string' || !SLUG_PATTERN.test(raw.slug)) fail('slug', 'slug must be 1 to 100 lowercase letters, digits and hyphens, with at least one letter')
+    if (raw.slug === RESERVED_SLUG) fail('slug', 'slug is reserved')
+    out.slug = raw.slug
+  }
+
+  if (raw.status !== undefined) {
+    if (typeof raw.status !== 'string' || !(PRODUCT_STATUSES as readonly string[]).includes(raw.status)) {
+      fail('status', `status must be one of the following values: ${PRODUCT_STATUSES.join(', ')}`)
+    }
+    out.status = raw.status as ProductFieldsInput['status']
+  }
+
+  if (raw.tags !== undefined) out.tags = parseTags(raw.tags, options.text)
   return out
+}
+
+/** The one slug no product may have: `GET /products/facets` is a route. */
+export const RESERVED_SLUG = 'facets'
+
+/** Tags: a comma-separated text in a form (empty for none), an array of strings in JSON. */
+function parseTags(value: unknown, text: boolean): string[] {
+  let items: unknown[]
+  if (text && typeof value === 'string') items = value.trim() === '' ? [] : value.split(',')
+  else if (Array.isArray(value)) items = value
+  else fail('tags', 'tags must be an array')
+  const tags: string[] = []
+  const seen = new Set<string>()
+  for (const item of items) {
+    if (typeof item !== 'string') fail('tags', 'each value in tags must be a string')
+    const tag = item.trim()
+    if (tag === '') fail('tags', 'each value in tags should not be empty')
+    if (tag.includes(',')) fail('tags', 'each value in tags must not contain a comma')
+    if ([...tag].length > TAG_MAX) fail('tags', `each value in tags must be shorter than or equal to ${TAG_MAX} characters`)
+    assertNoControlCharacters('tags', tag)
+    const key = tag.toLowerCase()
+    if (seen.has(key)) continue
+    seen.add(key)
+    tags.push(tag)
+  }
+  if (tags.length > TAGS_MAX) fail('tags', `tags must contain no more than ${TAGS_MAX} elements`)
+  return tags
 }
 
 function parseInteger(field: string, value: unknown, text: boolean, min: number): number {

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely, Transaction } from 'kysely'
 import type { Dialect } from '../../db/connect.js'
-import type { Database } from '../../db/database.js'
+import type { Database, ProductStatus } from '../../db/database.js'
 import { isForeignKeyViolation, isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError, messages } from '../../shared/errors.js'
 import { parseCents } from '../../shared/money.js'
@@ -69,8 +69,8 @@ async function countAndPlan(ctx: Pick<CatalogContext, 'db' | 'dialect'>, filter:
   if (ctx.dialect === 'sqlite' && filter.q !== undefined && repo.isTrigramSearchable(filter.q)) {
     const searchMatches = await repo.countSearchMatches(ctx.db, filter.q)
     const walkSearch = searchMatches > WIDE_MATCH && repo.canSearchByLike(filter.q)
-    const onlySearch = Object.keys(filter).length === 1
-    const total = onlySearch ? searchMatches : await repo.countProducts(ctx.db, ctx.dialect, filter, { walkPrice: false, walkSearch })
+    // The trigram table counts every product, drafts and archived ones too: the total is counted with the status.
+    const total = await repo.countProducts(ctx.db, ctx.dialect, filter, { walkPrice: false, walkSearch })
     return { total, plan: { walkSearch, walkPrice: total > WIDE_MATCH } }
   }
   const total = await repo.countProducts(ctx.db, ctx.dialect, filter)
@@ -132,6 +132,12 @@ async function freeSlugFor(db: Kysely<Database>, name: string): Promise<string |
   return slug
 }
 
+/** Takes `slug` for a product: 409 when another product has it now; an old slug of another product moves here. */
+async function takeSlug(db: Kysely<Database>, slug: string, productId?: number): Promise<void> {
+  if (await repo.currentSlugTaken(db, slug, productId)) throw new AppError(409, 'slugTaken')
+  await repo.forgetOldSlug(db, slug)
+}
+
 /** A new product's own values; its slug, its default variant and its image row follow from them. */
 export interface NewProductValues {
   name: string
@@ -142,6 +148,10 @@ export interface NewProductValues {
   image_url: string
   category_id: number | null
   created_at: string
+  /** Chosen by the admin; made from the name when left out. */
+  slug?: string | undefined
+  status?: ProductStatus | undefined
+  tags?: readonly string[] | undefined
 }
 
 /**
@@ -157,14 +167,21 @@ export async function insertNewProduct(
   for (let attempt = 0; ; attempt += 1) {
     try {
       return await db.transaction().execute(async (trx) => {
-        const slug = await freeSlugFor(trx, values.name)
+        const { slug: chosen, tags, status, ...own } = values
+        if (chosen !== undefined) await takeSlug(trx, chosen)
+        const slug = chosen ?? (await freeSlugFor(trx, values.name))
         let row = await repo.insertProduct(trx, {
-          ...values,
+          ...own,
+          ...(status !== undefined ? { status } : {}),
           slug: slug ?? `product-new-${randomUUID()}`,
           price_max_cents: values.price_cents,
           updated_at: values.created_at,
         })
         if (slug === undefined) row = (await repo.updateProductById(trx, row.id, { slug: `product-${row.id}`, updated_at: row.updated_at })) ?? row
+        if (tags !== undefined && tags.length > 0) {
+          await repo.replaceTags(trx, row.id, tags)
+          row = { ...row, tags: JSON.stringify(tags) }
+        }
         await variants.insertDefaultVariant(trx, row)
         const product = await toProduct(trx, row)
         await then?.(trx, product)
@@ -243,6 +260,9 @@ export async function createProduct(ctx: CatalogContext, form: ProductForm): Pro
           image_url: stored.url,
           category_id: fields.categoryId ?? null,
           created_at: now,
+          slug: fields.slug,
+          status: fields.status,
+          tags: fields.tags,
         },
         // A new product never fires stock.low.
         async (trx, product) => ctx.events.emit(trx, { type: 'product.created', data: product }),
@@ -256,6 +276,49 @@ export async function createProduct(ctx: CatalogContext, form: ProductForm): Pro
   } finally {
     await discardSpooledImage(form.image)
   }
+}
+
+/**
+ * Creates a product from a JSON body: without an image it can only be a draft (the default), else
+ * 409 `Un producto sin imágenes solo puede estar en borrador`; its images come later (POST /products/:id/images).
+ */
+export async function createProductFromJson(ctx: CatalogContext, body: unknown): Promise<Product> {
+  const fields = parseProductFields(jsonFields(body), { create: true, text: false })
+  await assertCategoryExists(ctx, fields.categoryId)
+  if (fields.status !== undefined && fields.status !== 'draft') throw new AppError(409, 'imagelessProduct')
+  try {
+    return await insertNewProduct(
+      ctx.db,
+      {
+        name: fields.name ?? '',
+        description: fields.description ?? '',
+        price_cents: fields.priceCents ?? 0,
+        stock: fields.stock ?? 0,
+        image_key: '',
+        image_url: '',
+        category_id: fields.categoryId ?? null,
+        created_at: nowIso(),
+        slug: fields.slug,
+        status: 'draft',
+        tags: fields.tags,
+      },
+      async (trx, product) => ctx.events.emit(trx, { type: 'product.created', data: product }),
+    )
+  } catch (error) {
+    if (isForeignKeyViolation(error)) throw new AppError(422, 'categoryMissing')
+    throw error
+  }
+}
+
+/** A JSON body's product fields; any other property is refused, as a list refuses an unknown parameter. */
+function jsonFields(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ValidationError('body must be an object', 'body')
+  }
+  for (const key of Object.keys(body)) {
+    if (!(PRODUCT_FIELDS as readonly string[]).includes(key)) throw new ValidationError(`property ${key} should not exist`, key)
+  }
+  return body as Record<string, unknown>
 }
 
 /** Updates from a multipart form (with or without a new image). */
@@ -285,6 +348,8 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
   const current = await repo.findProductById(ctx.db, id)
   if (!current) throw new AppError(404, 'productNotFound')
   await assertCategoryExists(ctx, fields.categoryId)
+  // Active and archived products are shown with their image: one without (a draft made in JSON) stays a draft.
+  if (fields.status !== undefined && fields.status !== 'draft' && current.image_key === '' && !image) throw new AppError(409, 'imagelessProduct')
   // A product of several variants has a price and a stock per variant.
   if ((fields.priceCents !== undefined || fields.stock !== undefined) && (await variants.countVariants(ctx.db, id)) > 1) {
     throw new AppError(422, 'severalVariantsPriceStock')
@@ -297,14 +362,25 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
       // The stock as this transaction's update finds it (locked on PostgreSQL), so that stock.low fires once.
       const before = fields.stock !== undefined ? await repo.findProductStockForUpdate(trx, ctx.dialect, id) : undefined
       const now = nowIso()
+      if (fields.slug !== undefined && fields.slug !== current.slug) {
+        await takeSlug(trx, fields.slug, id)
+        // The old slug keeps answering, with a 301 to the new one.
+        await repo.keepOldSlug(trx, id, current.slug, now)
+      }
       let updated = await repo.updateProductById(trx, id, {
         ...(fields.name !== undefined ? { name: fields.name } : {}),
         ...(fields.description !== undefined ? { description: fields.description } : {}),
         ...(fields.categoryId !== undefined ? { category_id: fields.categoryId } : {}),
+        ...(fields.slug !== undefined ? { slug: fields.slug } : {}),
+        ...(fields.status !== undefined ? { status: fields.status } : {}),
         ...(stored ? { image_key: stored.key, image_url: stored.url } : {}),
         updated_at: now,
       })
       if (!updated) return undefined
+      if (fields.tags !== undefined) {
+        await repo.replaceTags(trx, id, fields.tags)
+        updated = { ...updated, tags: JSON.stringify(fields.tags) }
+      }
       if (fields.priceCents !== undefined || fields.stock !== undefined) {
         // The one variant, and the product's copies of it.
         await variants.updateOnlyVariant(trx, id, {
