@@ -50,7 +50,12 @@ async function upSteps(db: Kysely<any>, isPg: boolean): Promise<void> {
   await db.schema.alterTable('products').addColumn('slug', 'text').execute()
   await db.schema
     .alterTable('products')
-    .addColumn('status', 'text', (c) => c.notNull().defaultTo('active').check(sql`status in ('draft', 'active', 'archived')`))
+    .addColumn('status', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('active')
+        .check(sql`status in ('draft', 'active', 'archived')`),
+    )
     .execute()
   await db.schema
     .alterTable('products')
@@ -178,7 +183,10 @@ async function fillSlugs(db: Kysely<any>, table: 'products' | 'categories', pref
   }
   for (let i = 0; i < slugs.length; i += 500) {
     const batch = slugs.slice(i, i + 500)
-    const cases = sql.join(batch.map((s) => sql`when ${s.id} then ${s.slug}`), sql` `)
+    const cases = sql.join(
+      batch.map((s) => sql`when ${s.id} then ${s.slug}`),
+      sql` `,
+    )
     await sql`update ${sql.table(table)} set slug = case id ${cases} end where id in (${sql.join(batch.map((s) => s.id))})`.execute(db)
   }
 }
@@ -415,7 +423,15 @@ export async function down(db: Kysely<any>): Promise<void> {
     await sql`update products set image_key = (select i.image_key from product_images i where i.product_id = products.id order by i.position limit 1),
       image_url = (select i.url from product_images i where i.product_id = products.id order by i.position limit 1)
       where exists (select 1 from product_images i where i.product_id = products.id)`.execute(db)
-    for (const table of ['product_tags', 'variant_option_values', 'product_variants', 'product_option_values', 'product_options', 'product_images', 'product_slugs']) {
+    for (const table of [
+      'product_tags',
+      'variant_option_values',
+      'product_variants',
+      'product_option_values',
+      'product_options',
+      'product_images',
+      'product_slugs',
+    ]) {
       await db.schema.dropTable(table).execute()
     }
     await db.schema.dropIndex('products_slug_key').execute()

@@ -96,15 +96,9 @@ export async function updateCartLineQuantity(
     .set({ quantity: change.quantity, updated_at: change.now })
     .where('id', '=', change.id)
     .where('user_id', '=', change.userId)
+    .where((eb) => eb(eb.selectFrom('product_variants as v').select('v.stock').whereRef('v.id', '=', 'cart_items.variant_id'), '>=', change.quantity))
     .where((eb) =>
-      eb(eb.selectFrom('product_variants as v').select('v.stock').whereRef('v.id', '=', 'cart_items.variant_id'), '>=', change.quantity),
-    )
-    .where((eb) =>
-      eb(
-        eb.selectFrom('product_variants as v').select('v.price_cents').whereRef('v.id', '=', 'cart_items.variant_id'),
-        '<=',
-        maxUnitCentsFor(change.quantity),
-      ),
+      eb(eb.selectFrom('product_variants as v').select('v.price_cents').whereRef('v.id', '=', 'cart_items.variant_id'), '<=', maxUnitCentsFor(change.quantity)),
     )
     .returning(cartItemColumns)
     .executeTakeFirst()

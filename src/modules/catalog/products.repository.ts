@@ -254,7 +254,11 @@ export async function replaceTags(db: Db, productId: number, tags: readonly stri
       .values(tags.map((tag, position) => ({ product_id: productId, tag, tag_key: tag.toLowerCase(), position })))
       .execute()
   }
-  await db.updateTable('products').set({ tags: JSON.stringify(tags) }).where('id', '=', productId).execute()
+  await db
+    .updateTable('products')
+    .set({ tags: JSON.stringify(tags) })
+    .where('id', '=', productId)
+    .execute()
 }
 
 /** Whether another product has `slug` now (an old slug of another product may be taken: the new owner wins). */

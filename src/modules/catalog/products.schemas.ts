@@ -96,7 +96,21 @@ export const ProductOption = {
 export const Variant = {
   title: 'Variant',
   type: 'object',
-  required: ['id', 'productId', 'sku', 'title', 'price', 'compareAtPrice', 'stock', 'optionValues', 'imageId', 'taxClass', 'position', 'createdAt', 'updatedAt'],
+  required: [
+    'id',
+    'productId',
+    'sku',
+    'title',
+    'price',
+    'compareAtPrice',
+    'stock',
+    'optionValues',
+    'imageId',
+    'taxClass',
+    'position',
+    'createdAt',
+    'updatedAt',
+  ],
   properties: {
     id: { type: 'integer' },
     productId: { type: 'integer' },
@@ -305,7 +319,8 @@ export function parseProductFields(raw: Record<string, unknown>, options: { crea
   }
 
   if (raw.slug !== undefined) {
-    if (typeof raw.slug !== 'string' || !SLUG_PATTERN.test(raw.slug)) fail('slug', 'slug must be 1 to 100 lowercase letters, digits and hyphens, with at least one letter')
+    if (typeof raw.slug !== 'string' || !SLUG_PATTERN.test(raw.slug))
+      fail('slug', 'slug must be 1 to 100 lowercase letters, digits and hyphens, with at least one letter')
     if (raw.slug === RESERVED_SLUG) fail('slug', 'slug is reserved')
     out.slug = raw.slug
   }

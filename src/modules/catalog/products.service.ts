@@ -18,14 +18,7 @@ import { categoryExists } from './categories.repository.js'
 import * as images from './product-images.repository.js'
 import * as repo from './products.repository.js'
 import { productRowToSummary, toProduct } from './product-view.js'
-import {
-  type ListProductsInput,
-  PRODUCT_FIELDS,
-  type Product,
-  type ProductFieldsInput,
-  type ProductSummary,
-  parseProductFields,
-} from './products.schemas.js'
+import { type ListProductsInput, PRODUCT_FIELDS, type Product, type ProductFieldsInput, type ProductSummary, parseProductFields } from './products.schemas.js'
 import * as variants from './variants.repository.js'
 
 /** What the product use cases need: the database, the image host and a logger for non-fatal failures. */
