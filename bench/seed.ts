@@ -7,6 +7,7 @@ import { connectDatabase, type DatabaseHandle } from '../src/db/connect.js'
 import type { Database } from '../src/db/database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { createCategory } from '../src/modules/catalog/categories.service.js'
+import { addMissingDefaultVariants } from '../src/modules/catalog/variants.repository.js'
 import { hashPassword } from '../src/modules/users/passwords.js'
 import type { DbKind } from './types.js'
 
@@ -135,10 +136,13 @@ export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<See
         const word = WORDS[Math.floor(random() * WORDS.length)]
         const thing = THINGS[Math.floor(random() * THINGS.length)]
         const at = new Date(base + i * 1000).toISOString()
+        const priceCents = 100 + Math.floor(random() * 99_900)
         products.push({
           name: `${word} ${thing} ${i}`,
+          slug: `p-${i}`,
+          price_max_cents: priceCents,
           description: `A ${word?.toLowerCase()} ${thing?.toLowerCase()} that does exactly what a ${thing?.toLowerCase()} should, made to last and easy to love.`,
-          price_cents: 100 + Math.floor(random() * 99_900),
+          price_cents: priceCents,
           stock: 1_000_000,
           image_key: `products/seed-${i}.jpg`,
           image_url: `https://images.shop.test/products/seed-${i}.jpg`,
@@ -148,10 +152,13 @@ export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<See
         })
       }
       await insertInBatches(trx, 'products', products)
+      // Each product's default variant and image row, as the service writes them.
+      await addMissingDefaultVariants(trx)
     })
 
     const productIds = (await db.selectFrom('products').select('id').orderBy('id').execute()).map((r) => r.id)
     const categoryIds = (await db.selectFrom('categories').select('id').orderBy('id').execute()).map((r) => r.id)
+    const variantOf = new Map((await db.selectFrom('product_variants').select(['id', 'product_id']).execute()).map((v) => [v.product_id, v.id]))
     const cartUsers = await db.selectFrom('users').select(['id', 'email']).where('email', 'like', 'cart%').execute()
     const lines: Record<string, unknown>[] = []
     for (const user of cartUsers) {
@@ -160,7 +167,14 @@ export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<See
         chosen.add(productIds[Math.floor(random() * productIds.length)] as number)
       }
       for (const productId of chosen) {
-        lines.push({ user_id: user.id, product_id: productId, quantity: 1 + Math.floor(random() * 3), created_at: past, updated_at: past })
+        lines.push({
+          user_id: user.id,
+          product_id: productId,
+          variant_id: variantOf.get(productId),
+          quantity: 1 + Math.floor(random() * 3),
+          created_at: past,
+          updated_at: past,
+        })
       }
     }
     await db.transaction().execute((trx) => insertInBatches(trx, 'cart_items', lines))

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { CategoryRow, Database } from '../../db/database.js'
+import { inTransaction } from '../../db/transaction.js'
 import { numberedSlug, slugify } from '../../shared/slug.js'
 
 type Db = Kysely<Database>
@@ -35,7 +36,7 @@ export async function insertCategory(
   db: Db,
   category: { name: string; name_key: string; description: string; created_at: string; updated_at: string },
 ): Promise<CategoryRow> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const base = slugify(category.name)
     let slug = base
     for (let n = 2; slug !== null && (await categorySlugTaken(trx, slug)); n += 1) slug = numberedSlug(base ?? '', n)
