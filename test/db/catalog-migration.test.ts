@@ -137,7 +137,7 @@ const ids = {} as Record<
   | 'anaMolido'
   | 'anaTeVerde'
   | 'anaGoneLine'
-  | 'anaTazaLine'
+  | 'deletedLine'
   | 'beaMolido'
   | 'beaFacets'
   | 'pendingOrder'
@@ -217,8 +217,8 @@ async function seedShop(): Promise<void> {
   ids.beaFacets = await insert('cart_items', line(ids.bea, ids.facets, 3))
   // A line of the product deleted below goes with it; the last line made, removed: its id is never given again.
   ids.anaGoneLine = await insert('cart_items', line(ids.ana, ids.gone, 1))
-  ids.anaTazaLine = await insert('cart_items', line(ids.bea, ids.taza, 1))
-  await raw.deleteFrom('cart_items').where('id', '=', ids.anaTazaLine).execute()
+  ids.deletedLine = await insert('cart_items', line(ids.bea, ids.taza, 1))
+  await raw.deleteFrom('cart_items').where('id', '=', ids.deletedLine).execute()
 
   const order = (userId: number, totalCents: number, status: string) => ({ user_id: userId, total_cents: totalCents, status, created_at: now, updated_at: now })
   ids.pendingOrder = await insert('orders', order(ids.ana, 2250, 'pending'))
@@ -511,7 +511,7 @@ describe(`migration ${CATALOG}`, () => {
       expect(more.json()).toMatchObject({ id: ids.anaTeVerde, variantId: await variantOf(ids.teVerde), quantity: 2 })
       const added = await app.inject({ method: 'POST', url: '/cart/add', headers: bearer(ana), payload: { productId: ids.molido2, quantity: 3 } })
       expect(added.statusCode).toBe(201)
-      expect(added.json().id).toBeGreaterThan(ids.anaTazaLine)
+      expect(added.json().id).toBeGreaterThan(ids.deletedLine)
 
       const before = { molido: await stocks(ids.molido), teVerde: await stocks(ids.teVerde), molido2: await stocks(ids.molido2) }
       expect(before).toEqual({ molido: { product: 10, variant: 10 }, teVerde: { product: 5, variant: 5 }, molido2: { product: 4, variant: 4 } })
