@@ -16,8 +16,9 @@ import { createProductCountTriggers } from './2026-11-22T0000-initial.js'
 // - `product_counts` counts active products only (what the public list shows).
 // - Cart lines point at a variant (one line per user and variant); order lines keep the variant's id, SKU and title.
 // SQLite cannot drop a table's unique constraint: `categories` and `cart_items` are rebuilt, with foreign keys off,
-// in one transaction (SQLite's own procedure). `down` refuses when the data no longer fits the old schema (two
-// categories of one name, two variants of one product in a cart are merged).
+// in one transaction (SQLite's own procedure), each going on from the ids the old table had reached. `down` refuses
+// while two categories share a name (rename one first), and merges the cart lines of one product's variants into
+// its first line, quantities added.
 
 const isPostgres = (db: Kysely<any>) => db.getExecutor().adapter instanceof PostgresAdapter
 
@@ -191,6 +192,18 @@ async function fillSlugs(db: Kysely<any>, table: 'products' | 'categories', pref
   }
 }
 
+/**
+ * SQLite: the rebuilt table `to` goes on from the ids `from` reached. AUTOINCREMENT never gives an id twice, but its
+ * counter lives in `sqlite_sequence` under the table's name, and dropping `from` forgets it: the id of the last
+ * category or cart line deleted would be given again.
+ */
+async function carryIdCounter(db: Kysely<any>, from: string, to: string): Promise<void> {
+  const { rows } = await sql<{ seq: number | null }>`select max(seq) as seq from sqlite_sequence where name in (${from}, ${to})`.execute(db)
+  await sql`delete from sqlite_sequence where name = ${to}`.execute(db)
+  const seq = rows[0]?.seq ?? null
+  if (seq !== null) await sql`insert into sqlite_sequence (name, seq) values (${to}, ${seq})`.execute(db)
+}
+
 async function migrateCategories(db: Kysely<any>, isPg: boolean): Promise<void> {
   if (isPg) {
     await sql`alter table categories drop constraint if exists categories_name_key_key`.execute(db)
@@ -220,6 +233,7 @@ async function migrateCategories(db: Kysely<any>, isPg: boolean): Promise<void> 
       .execute()
     await sql`insert into categories_next (id, name, name_key, description, created_at, updated_at)
       select id, name, name_key, description, created_at, updated_at from categories`.execute(db)
+    await carryIdCounter(db, 'categories', 'categories_next')
     await sql`drop table categories`.execute(db)
     await sql`alter table categories_next rename to categories`.execute(db)
   }
@@ -262,6 +276,7 @@ async function migrateCartItems(db: Kysely<any>, isPg: boolean): Promise<void> {
     await sql`insert into cart_items_next (id, user_id, product_id, quantity, created_at, updated_at, variant_id)
       select c.id, c.user_id, c.product_id, c.quantity, c.created_at, c.updated_at, v.id
       from cart_items c join product_variants v on v.product_id = c.product_id`.execute(db)
+    await carryIdCounter(db, 'cart_items', 'cart_items_next')
     await sql`drop table cart_items`.execute(db)
     await sql`alter table cart_items_next rename to cart_items`.execute(db)
     await db.schema.createIndex('cart_items_product_idx').on('cart_items').column('product_id').execute()
@@ -379,11 +394,13 @@ export async function down(db: Kysely<any>): Promise<void> {
 
     for (const column of ['variant_title', 'sku', 'variant_id']) await db.schema.alterTable('order_items').dropColumn(column).execute()
 
-    // One cart line per user and product: the lines of one product's variants are merged.
-    await sql`delete from cart_items where id not in (select min(id) from cart_items group by user_id, product_id)
-      and exists (select 1 from cart_items c2 where c2.user_id = cart_items.user_id and c2.product_id = cart_items.product_id and c2.id < cart_items.id)`.execute(
-      db,
-    )
+    // One cart line per user and product: the lines of one product's variants are merged into the first, quantities
+    // added.
+    await sql`update cart_items set
+        quantity = (select sum(c2.quantity) from cart_items c2 where c2.user_id = cart_items.user_id and c2.product_id = cart_items.product_id),
+        updated_at = (select max(c2.updated_at) from cart_items c2 where c2.user_id = cart_items.user_id and c2.product_id = cart_items.product_id)
+      where id in (select min(id) from cart_items group by user_id, product_id having count(*) > 1)`.execute(db)
+    await sql`delete from cart_items where id not in (select min(id) from cart_items group by user_id, product_id)`.execute(db)
     await db.schema.dropIndex('cart_items_user_variant_key').execute()
     await db.schema.dropIndex('cart_items_variant_idx').execute()
     if (isPg) {
@@ -398,6 +415,7 @@ export async function down(db: Kysely<any>): Promise<void> {
         constraint cart_items_user_product_key unique (user_id, product_id))`.execute(db)
       await sql`insert into cart_items_prev (id, user_id, product_id, quantity, created_at, updated_at)
         select id, user_id, product_id, quantity, created_at, updated_at from cart_items`.execute(db)
+      await carryIdCounter(db, 'cart_items', 'cart_items_prev')
       await sql`drop table cart_items`.execute(db)
       await sql`alter table cart_items_prev rename to cart_items`.execute(db)
       await db.schema.createIndex('cart_items_product_idx').on('cart_items').column('product_id').execute()
@@ -412,9 +430,10 @@ export async function down(db: Kysely<any>): Promise<void> {
       await sql`alter table categories add constraint categories_name_key_key unique (name_key)`.execute(db)
     } else {
       await sql`create table categories_prev (id integer primary key autoincrement, name text not null,
-        name_key text not null unique, description text not null default '', created_at text not null, updated_at text not null)`.execute(db)
+        name_key text not null unique, description text default '' not null, created_at text not null, updated_at text not null)`.execute(db)
       await sql`insert into categories_prev (id, name, name_key, description, created_at, updated_at)
         select id, name, name_key, description, created_at, updated_at from categories`.execute(db)
+      await carryIdCounter(db, 'categories', 'categories_prev')
       await sql`drop table categories`.execute(db)
       await sql`alter table categories_prev rename to categories`.execute(db)
     }
