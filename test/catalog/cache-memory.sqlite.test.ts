@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net'
+import { buildTestApp } from '../helpers/app.js'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
-import { buildTestApp } from '../helpers/built-app.js'
 import { makeProduct } from '../helpers/catalog.js'
 
 // The product read cache's memory under a flood of distinct URLs, measured on the real heap: what

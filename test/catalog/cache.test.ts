@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
+import { buildTestApp } from '../helpers/app.js'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp } from '../helpers/built-app.js'
 import { multipart, pngPart } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { useInstances } from '../helpers/shared-database.js'

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll } from 'vitest'
-import { buildApp } from '../../src/app.js'
+import { type AppOptions, buildApp } from '../../src/app.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.js'
 import type { ImageHost } from '../../src/modules/images/image-host.js'
@@ -59,25 +59,48 @@ export function testConfig(env: Record<string, string> = {}, dataDir = mkdtempSy
   })
 }
 
-/** Builds the whole service on a fresh database, as the server does. */
+/** Builds the whole service on a fresh database, as the server does, and makes it ready. */
 export async function createTestApp(
   env: Record<string, string> = {},
   extra: { redis?: Redis; imageHost?: ImageHost; outbox?: OutboxPluginOptions['options'] } = {},
 ): Promise<TestApp> {
+  const t = await buildTestApp(env, { catalogCache: catalogCacheOn, ...extra })
+  try {
+    await t.app.ready()
+  } catch (error) {
+    await t.close()
+    throw error
+  }
+  return t
+}
+
+/**
+ * A test app on a fresh database, as createTestApp makes it, but built with buildApp's own options and not made
+ * ready: for a test that adds a route or a hook before the app starts, keeps the log (`logger`), or turns on what
+ * createTestApp leaves to the Vitest project (`catalogCache: true`). `app.inject` and `app.listen` make it ready;
+ * `close` closes it, drops the database and removes its data folder, even when the app failed to start.
+ */
+export async function buildTestApp(env: Record<string, string> = {}, options: Omit<AppOptions, 'database'> = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'shop-test-'))
   const config = testConfig(env, dataDir)
   const { handle, drop } = await openTestDatabase()
-  const app = await buildApp(config, { database: handle, logger: false, catalogCache: catalogCacheOn, ...extra })
-  await app.ready()
+  const app = await buildApp(config, { logger: false, ...options, database: handle }).catch(async (error: unknown) => {
+    await drop()
+    rmSync(dataDir, { recursive: true, force: true })
+    throw error
+  })
   return {
     app,
     config,
     database: handle,
     dataDir,
     close: async () => {
-      await app.close()
-      await drop()
-      rmSync(dataDir, { recursive: true, force: true })
+      try {
+        await app.close()
+      } finally {
+        await drop()
+        rmSync(dataDir, { recursive: true, force: true })
+      }
     },
   }
 }

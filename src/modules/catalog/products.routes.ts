@@ -134,39 +134,25 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
     },
   })
 
-  app.put('/products/:id', {
-    onRequest: admin,
-    config: { invalidates: ['catalog'] },
-    schema: {
-      tags,
-      summary: 'Change a product (admin; multipart, or JSON without an image)',
-      security,
-      params: IdParams,
-      body: UpdateProductBody,
-      response: { 200: Product, ...errors },
-    },
-    handler: async (request) => {
-      if (request.isMultipart()) return service.updateProductFromForm(context(request), request.params.id, await readProductForm(request, uploadTmpDir))
-      return service.updateProductFromJson(context(request), request.params.id, request.body)
-    },
-  })
-
-  app.patch('/products/:id', {
-    onRequest: admin,
-    config: { invalidates: ['catalog'] },
-    schema: {
-      tags,
-      summary: 'Change a product (admin; multipart, or JSON without an image); the same as PUT',
-      security,
-      params: IdParams,
-      body: UpdateProductBody,
-      response: { 200: Product, ...errors },
-    },
-    handler: async (request) => {
-      if (request.isMultipart()) return service.updateProductFromForm(context(request), request.params.id, await readProductForm(request, uploadTmpDir))
-      return service.updateProductFromJson(context(request), request.params.id, request.body)
-    },
-  })
+  // PUT and PATCH alike: any of the fields, in a form (with or without a new image) or in JSON.
+  for (const method of ['put', 'patch'] as const) {
+    app[method]('/products/:id', {
+      onRequest: admin,
+      config: { invalidates: ['catalog'] },
+      schema: {
+        tags,
+        summary: `Change a product (admin; multipart, or JSON without an image)${method === 'patch' ? '; the same as PUT' : ''}`,
+        security,
+        params: IdParams,
+        body: UpdateProductBody,
+        response: { 200: Product, ...errors },
+      },
+      handler: async (request) => {
+        if (request.isMultipart()) return service.updateProductFromForm(context(request), request.params.id, await readProductForm(request, uploadTmpDir))
+        return service.updateProductFromJson(context(request), request.params.id, request.body)
+      },
+    })
+  }
 
   app.delete('/products/:id', {
     onRequest: admin,

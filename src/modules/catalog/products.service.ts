@@ -241,25 +241,7 @@ export async function createProduct(ctx: CatalogContext, form: ProductForm): Pro
     await assertCategoryExists(ctx, fields.categoryId)
     const stored = await storeImage(ctx, image)
     try {
-      const now = nowIso()
-      return await insertNewProduct(
-        ctx.db,
-        {
-          name: fields.name ?? '',
-          description: fields.description ?? '',
-          price_cents: fields.priceCents ?? 0,
-          stock: fields.stock ?? 0,
-          image_key: stored.key,
-          image_url: stored.url,
-          category_id: fields.categoryId ?? null,
-          created_at: now,
-          slug: fields.slug,
-          status: fields.status,
-          tags: fields.tags,
-        },
-        // A new product never fires stock.low.
-        async (trx, product) => ctx.events.emit(trx, { type: 'product.created', data: product }),
-      )
+      return await createFromFields(ctx, fields, stored)
     } catch (error) {
       await removeImageQuietly(ctx, stored.key, 'product insert failed')
       // The category was deleted between the check and the insert.
@@ -280,27 +262,33 @@ export async function createProductFromJson(ctx: CatalogContext, body: unknown):
   await assertCategoryExists(ctx, fields.categoryId)
   if (fields.status !== undefined && fields.status !== 'draft') throw new AppError(409, 'imagelessProduct')
   try {
-    return await insertNewProduct(
-      ctx.db,
-      {
-        name: fields.name ?? '',
-        description: fields.description ?? '',
-        price_cents: fields.priceCents ?? 0,
-        stock: fields.stock ?? 0,
-        image_key: '',
-        image_url: '',
-        category_id: fields.categoryId ?? null,
-        created_at: nowIso(),
-        slug: fields.slug,
-        status: 'draft',
-        tags: fields.tags,
-      },
-      async (trx, product) => ctx.events.emit(trx, { type: 'product.created', data: product }),
-    )
+    return await createFromFields(ctx, { ...fields, status: 'draft' }, null)
   } catch (error) {
     if (isForeignKeyViolation(error)) throw new AppError(422, 'categoryMissing')
     throw error
   }
+}
+
+/** A new product from checked fields and its stored image (none: a draft), with its `product.created` event. */
+function createFromFields(ctx: CatalogContext, fields: ProductFieldsInput, image: { key: string; url: string } | null): Promise<Product> {
+  return insertNewProduct(
+    ctx.db,
+    {
+      name: fields.name ?? '',
+      description: fields.description ?? '',
+      price_cents: fields.priceCents ?? 0,
+      stock: fields.stock ?? 0,
+      image_key: image?.key ?? '',
+      image_url: image?.url ?? '',
+      category_id: fields.categoryId ?? null,
+      created_at: nowIso(),
+      slug: fields.slug,
+      status: fields.status,
+      tags: fields.tags,
+    },
+    // A new product never fires stock.low.
+    async (trx, product) => ctx.events.emit(trx, { type: 'product.created', data: product }),
+  )
 }
 
 /** A JSON body's product fields; any other property is refused, as a list refuses an unknown parameter. */
