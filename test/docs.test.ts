@@ -69,6 +69,7 @@ describe('docs/api.md describes the API the service serves', () => {
     const samples: Record<string, string> = {
       requiresRoles: messages.requiresRoles(['admin']),
       insufficientStockFor: messages.insufficientStockFor('<product name>'),
+      productUnavailable: messages.productUnavailable('<name>'),
       transitionNotAllowed: messages.transitionNotAllowed('<from>', '<to>'),
       invalidImageType: messages.invalidImageType('<type>'),
       invalidImageExtension: messages.invalidImageExtension('<ext>'),

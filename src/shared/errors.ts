@@ -72,6 +72,7 @@ export const messages = {
   variantRequired: 'El producto tiene varias variantes: indica variantId',
   variantNotFound: 'Variante no encontrada',
   slugTaken: 'El slug ya está en uso',
+  productUnavailable: (name: string) => `El producto ${name} no está disponible`,
   imagelessProduct: 'Un producto sin imágenes solo puede estar en borrador',
   // Payments.
   orderNotPayable: 'La orden no está pendiente de pago',
@@ -150,6 +151,7 @@ export const errorCodes = {
   variant_required: { status: 422, title: 'Variant required' },
   variant_not_found: { status: 404, title: 'Variant not found' },
   slug_taken: { status: 409, title: 'Slug already in use' },
+  product_unavailable: { status: 409, title: 'Product not available' },
   product_without_images: { status: 409, title: 'A product without images can only be a draft' },
   order_not_payable: { status: 409, title: 'Order not payable' },
   invalid_webhook_signature: { status: 400, title: 'Invalid webhook signature' },
@@ -231,6 +233,7 @@ export const messageCodes = {
   variantRequired: 'variant_required',
   variantNotFound: 'variant_not_found',
   slugTaken: 'slug_taken',
+  productUnavailable: 'product_unavailable',
   imagelessProduct: 'product_without_images',
   malformedMultipart: 'malformed_multipart',
   orderNotPayable: 'order_not_payable',

@@ -211,3 +211,27 @@ describe('POST /products with JSON', () => {
     expect(customer.statusCode).toBe(403)
   })
 })
+
+describe('a product taken off sale while in a cart', () => {
+  it('shows available: false in the cart, and checkout refuses it with 409, changing nothing', async () => {
+    const product = await createProductViaApi(t.app, t.admin, { name: 'Se retira', price: '5', stock: '4' })
+    const add = await t.app.inject({ method: 'POST', url: '/cart/add', headers: bearer(t.customer), payload: { productId: product.id, quantity: 2 } })
+    expect(add.statusCode).toBe(201)
+    expect((await patch(product.id, { status: 'archived' })).statusCode).toBe(200)
+    const cart = await t.app.inject({ method: 'GET', url: '/cart', headers: bearer(t.customer) })
+    const line = cart.json().items.find((item: { productId: number }) => item.productId === product.id)
+    expect(line).toMatchObject({ available: false, quantity: 2 })
+    const ordersBefore = await t.app.db.selectFrom('orders').select('id').execute()
+    const res = await t.app.inject({ method: 'POST', url: '/orders', headers: bearer(t.customer) })
+    expect([res.statusCode, res.json()]).toEqual([409, { error: 'El producto Se retira no está disponible' }])
+    expect(await t.app.db.selectFrom('orders').select('id').execute()).toEqual(ordersBefore)
+    const stock = await t.app.db.selectFrom('product_variants').select('stock').where('product_id', '=', product.id).executeTakeFirstOrThrow()
+    expect(stock.stock).toBe(4)
+    const still = await t.app.inject({ method: 'GET', url: '/cart', headers: bearer(t.customer) })
+    expect(still.json().items.some((item: { productId: number }) => item.productId === product.id)).toBe(true)
+    // Back on sale, it can be bought.
+    await patch(product.id, { status: 'active' })
+    const placed = await t.app.inject({ method: 'POST', url: '/orders', headers: bearer(t.customer) })
+    expect(placed.statusCode).toBe(201)
+  })
+})

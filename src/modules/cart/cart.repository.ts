@@ -28,7 +28,7 @@ export async function listCartLines(db: Db, userId: number) {
     .selectFrom('cart_items as c')
     .innerJoin('products as p', 'p.id', 'c.product_id')
     .innerJoin('product_variants as v', 'v.id', 'c.variant_id')
-    .select(['c.id', 'c.product_id', 'c.variant_id', 'c.quantity', 'p.name', 'v.price_cents', 'p.image_url', 'v.title', 'v.sku'])
+    .select(['c.id', 'c.product_id', 'c.variant_id', 'c.quantity', 'p.name', 'p.status', 'v.price_cents', 'p.image_url', 'v.title', 'v.sku'])
     .where('c.user_id', '=', userId)
     .orderBy('c.id')
     .execute()

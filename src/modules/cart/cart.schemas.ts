@@ -41,13 +41,14 @@ export const CartView = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['id', 'productId', 'variantId', 'variantTitle', 'sku', 'quantity', 'subtotal', 'product'],
+        required: ['id', 'productId', 'variantId', 'variantTitle', 'sku', 'available', 'quantity', 'subtotal', 'product'],
         properties: {
           id: { type: 'integer' },
           productId: { type: 'integer' },
           variantId: { type: 'integer' },
           variantTitle: { type: ['string', 'null'], description: 'null for a product without options.' },
           sku: { type: ['string', 'null'] },
+          available: { type: 'boolean', description: 'false once the product is off sale (a draft or archived): checkout refuses the cart.' },
           quantity: { type: 'integer' },
           subtotal: { type: 'number' },
           product: {

@@ -25,6 +25,7 @@ export async function getCart(db: Db, userId: number): Promise<CartView> {
     variantId: row.variant_id,
     variantTitle: row.title,
     sku: row.sku,
+    available: row.status === 'active',
     quantity: row.quantity,
     subtotal: centsToAmount(totals.lines[i]!.totalCents),
     product: { id: row.product_id, name: row.name, price: centsToAmount(row.price_cents), imageUrl: row.image_url },

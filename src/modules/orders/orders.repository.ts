@@ -12,6 +12,12 @@ export async function takeCartLines(trx: Trx, userId: number) {
   return trx.deleteFrom('cart_items').where('user_id', '=', userId).returning(['product_id', 'variant_id', 'quantity']).execute()
 }
 
+/** The first of these products (by id) that is no longer on sale (a draft or archived), if any. */
+export async function findUnavailableProduct(trx: Trx, productIds: readonly number[]) {
+  if (productIds.length === 0) return undefined
+  return trx.selectFrom('products').select(['id', 'name']).where('id', 'in', productIds).where('status', '<>', 'active').orderBy('id').limit(1).executeTakeFirst()
+}
+
 /** What checkout adds to an order row; all null on an order placed the plain way. */
 export interface CheckoutColumns {
   subtotal_cents: number | null

@@ -168,6 +168,13 @@ async function createOrderFromCart(
     if (!shipsTo(method, address.country)) throw new AppError(422, 'shippingUnavailable', address.country)
   }
 
+  // A product taken off sale (a draft again, or archived) since it was added is not sold.
+  const unavailable = await repo.findUnavailableProduct(
+    trx,
+    lines.map((line) => line.product_id),
+  )
+  if (unavailable) throw new AppError(409, 'productUnavailable', unavailable.name)
+
   const reserved = await deps.inventory.reserve(
     trx,
     lines.map((line) => ({ productId: line.product_id, variantId: line.variant_id, quantity: line.quantity })),
