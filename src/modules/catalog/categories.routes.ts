@@ -3,14 +3,7 @@ import type { Config } from '../../config.js'
 import { SLUG_MAX } from '../../shared/slug.js'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import * as service from './categories.service.js'
-import {
-  Category,
-  CategoryListOrTree,
-  CreateCategoryBody,
-  ListCategoriesQuery,
-  UpdateCategoryBody,
-  type UpdateCategoryInput,
-} from './categories.schemas.js'
+import { Category, CategoryListOrTree, CreateCategoryBody, ListCategoriesQuery, UpdateCategoryBody, type UpdateCategoryInput } from './categories.schemas.js'
 
 const IdOrSlugParams = {
   type: 'object',

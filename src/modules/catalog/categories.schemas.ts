@@ -11,7 +11,14 @@ export const slug = {
   not: { const: 'facets' },
   errorMessages: { type: messages.slugInvalid, pattern: messages.slugInvalid, not: messages.slugReserved },
 } as const
-const parentId = { type: ['integer', 'null'], minimum: 1, maximum: 2147483647, description: 'null: a root.' } as const
+const parentId = {
+  type: ['integer', 'null'],
+  minimum: 1,
+  maximum: 2147483647,
+  description: 'null: a root.',
+  // Worded as an integer field's (null is the only other thing it may be).
+  errorMessages: { type: 'parentId must be an integer number' },
+} as const
 const position = { type: 'integer', minimum: 0, maximum: 2147483647 } as const
 const properties = { name, description, slug, parentId, position } as const
 
