@@ -461,11 +461,28 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** List categories, by name */
+    /** List categories, by name; ?tree=true: the roots with their nested children */
     get: operations['listCategories']
     put?: never
     /** Create a category (admin) */
     post: operations['createCategory']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/categories/{idOrSlug}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Get a category by id or slug; an old slug answers 301 to the current one */
+    get: operations['getCategory']
+    put?: never
+    post?: never
     delete?: never
     options?: never
     head?: never
@@ -479,8 +496,7 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** Get a category */
-    get: operations['getCategory']
+    get?: never
     /** Change a category (admin) */
     put: operations['replaceCategory']
     post?: never
@@ -1178,6 +1194,11 @@ export interface components {
         | 'category_exists'
         | 'category_in_use'
         | 'unknown_category'
+        | 'slug_taken'
+        | 'unknown_parent_category'
+        | 'category_cycle'
+        | 'category_too_deep'
+        | 'category_has_children'
         | 'image_required'
         | 'invalid_image_type'
         | 'invalid_image_extension'
@@ -4199,7 +4220,10 @@ export interface operations {
   }
   listCategories: {
     parameters: {
-      query?: never
+      query?: {
+        /** @description true: the roots with nested `children`; false (the default): flat, by name. */
+        tree?: boolean
+      }
       header?: never
       path?: never
       cookie?: never
@@ -4212,7 +4236,77 @@ export interface operations {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['Category'][]
+          'application/json': {
+            id: number
+            name: string
+            slug: string
+            description: string
+            /** @description null: a root. */
+            parentId: number | null
+            position: number
+            /** Format: date-time */
+            createdAt: string
+            /** Format: date-time */
+            updatedAt: string
+            /** @description With ?tree=true: the subcategories, by name. */
+            children?: {
+              id: number
+              name: string
+              slug: string
+              description: string
+              /** @description null: a root. */
+              parentId: number | null
+              position: number
+              /** Format: date-time */
+              createdAt: string
+              /** Format: date-time */
+              updatedAt: string
+              /** @description With ?tree=true: the subcategories, by name. */
+              children?: {
+                id: number
+                name: string
+                slug: string
+                description: string
+                /** @description null: a root. */
+                parentId: number | null
+                position: number
+                /** Format: date-time */
+                createdAt: string
+                /** Format: date-time */
+                updatedAt: string
+                /** @description With ?tree=true: the subcategories, by name. */
+                children?: {
+                  id: number
+                  name: string
+                  slug: string
+                  description: string
+                  /** @description null: a root. */
+                  parentId: number | null
+                  position: number
+                  /** Format: date-time */
+                  createdAt: string
+                  /** Format: date-time */
+                  updatedAt: string
+                  /** @description With ?tree=true: the subcategories, by name. */
+                  children?: {
+                    id: number
+                    name: string
+                    slug: string
+                    description: string
+                    /** @description null: a root. */
+                    parentId: number | null
+                    position: number
+                    /** Format: date-time */
+                    createdAt: string
+                    /** Format: date-time */
+                    updatedAt: string
+                    /** @description With ?tree=true: the subcategories, by name. */
+                    children?: unknown[]
+                  }[]
+                }[]
+              }[]
+            }[]
+          }[]
         }
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
@@ -4239,6 +4333,10 @@ export interface operations {
         'application/json': {
           name: string
           description?: string
+          slug?: string
+          /** @description null: a root. */
+          parentId?: number | null
+          position?: number
         }
       }
     }
@@ -4309,7 +4407,8 @@ export interface operations {
       query?: never
       header?: never
       path: {
-        id: number
+        /** @description An id (digits) or a slug. */
+        idOrSlug: string
       }
       cookie?: never
     }
@@ -4324,18 +4423,17 @@ export interface operations {
           'application/json': components['schemas']['Category']
         }
       }
-      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
-      404: {
+      /** @description Moved, no body: `Location` names the current slug. */
+      301: {
         headers: {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['Error']
-          'application/problem+json': components['schemas']['Problem']
+          'application/json': unknown
         }
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
-      422: {
+      404: {
         headers: {
           [name: string]: unknown
         }
@@ -4360,6 +4458,10 @@ export interface operations {
         'application/json': {
           name?: string
           description?: string
+          slug?: string
+          /** @description null: a root. */
+          parentId?: number | null
+          position?: number
         }
       }
     }
@@ -4511,6 +4613,10 @@ export interface operations {
         'application/json': {
           name?: string
           description?: string
+          slug?: string
+          /** @description null: a root. */
+          parentId?: number | null
+          position?: number
         }
       }
     }
