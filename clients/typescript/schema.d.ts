@@ -518,7 +518,7 @@ export interface paths {
     /** List products (filters, sort, paging; X-Total-Count and Link headers) */
     get: operations['listProducts']
     put?: never
-    /** Create a product with its image (admin, multipart/form-data) */
+    /** Create a product with its image (admin, multipart/form-data), or a draft without one (JSON) */
     post: operations['createProduct']
     delete?: never
     options?: never
@@ -1194,7 +1194,6 @@ export interface components {
         | 'category_exists'
         | 'category_in_use'
         | 'unknown_category'
-        | 'slug_taken'
         | 'unknown_parent_category'
         | 'category_cycle'
         | 'category_too_deep'
@@ -1209,6 +1208,8 @@ export interface components {
         | 'several_variants'
         | 'variant_required'
         | 'variant_not_found'
+        | 'slug_taken'
+        | 'product_without_images'
         | 'order_not_payable'
         | 'invalid_webhook_signature'
         | 'refund_failed'
@@ -4742,11 +4743,36 @@ export interface operations {
           stock?: number
           /** @description An existing category. */
           categoryId?: number
+          /** @description Made from the name when left out; `facets` is reserved. A change keeps the old slug as a redirect. */
+          slug?: string
+          /**
+           * @description `active` by default; a product without images can only be a draft.
+           * @enum {string}
+           */
+          status?: 'draft' | 'active' | 'archived'
+          /** @description Comma-separated: each trimmed, 1 to 50 characters, kept once ignoring case; at most 50. */
+          tags?: string
           /**
            * Format: binary
            * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
            */
           image: Blob
+        }
+        'application/json': {
+          /** @description Trimmed first: a blank name is empty. */
+          name: string
+          description?: string
+          /** @description A number or a decimal string, at most 2 decimals: 19.99 or "19.99". */
+          price: number | string
+          stock?: number
+          /** @description An existing category, or null to take the product out of its category. */
+          categoryId?: number | null
+          /** @description Made from the name when left out; `facets` is reserved. A change keeps the old slug as a redirect. */
+          slug?: string
+          /** @enum {string} */
+          status?: 'draft'
+          /** @description Each trimmed, without a comma, kept once ignoring case; they replace the product’s tags. */
+          tags?: string[]
         }
       }
     }
@@ -4894,6 +4920,15 @@ export interface operations {
           stock?: number
           /** @description An existing category. */
           categoryId?: number
+          /** @description Made from the name when left out; `facets` is reserved. A change keeps the old slug as a redirect. */
+          slug?: string
+          /**
+           * @description `active` by default; a product without images can only be a draft.
+           * @enum {string}
+           */
+          status?: 'draft' | 'active' | 'archived'
+          /** @description Comma-separated: each trimmed, 1 to 50 characters, kept once ignoring case; at most 50. */
+          tags?: string
           /**
            * Format: binary
            * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
@@ -4909,6 +4944,15 @@ export interface operations {
           stock?: number
           /** @description An existing category, or null to take the product out of its category. */
           categoryId?: number | null
+          /** @description Made from the name when left out; `facets` is reserved. A change keeps the old slug as a redirect. */
+          slug?: string
+          /**
+           * @description `active` by default; a product without images can only be a draft.
+           * @enum {string}
+           */
+          status?: 'draft' | 'active' | 'archived'
+          /** @description Each trimmed, without a comma, kept once ignoring case; they replace the product’s tags. */
+          tags?: string[]
         }
       }
     }
@@ -5106,6 +5150,15 @@ export interface operations {
           stock?: number
           /** @description An existing category. */
           categoryId?: number
+          /** @description Made from the name when left out; `facets` is reserved. A change keeps the old slug as a redirect. */
+          slug?: string
+          /**
+           * @description `active` by default; a product without images can only be a draft.
+           * @enum {string}
+           */
+          status?: 'draft' | 'active' | 'archived'
+          /** @description Comma-separated: each trimmed, 1 to 50 characters, kept once ignoring case; at most 50. */
+          tags?: string
           /**
            * Format: binary
            * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
@@ -5121,6 +5174,15 @@ export interface operations {
           stock?: number
           /** @description An existing category, or null to take the product out of its category. */
           categoryId?: number | null
+          /** @description Made from the name when left out; `facets` is reserved. A change keeps the old slug as a redirect. */
+          slug?: string
+          /**
+           * @description `active` by default; a product without images can only be a draft.
+           * @enum {string}
+           */
+          status?: 'draft' | 'active' | 'archived'
+          /** @description Each trimmed, without a comma, kept once ignoring case; they replace the product’s tags. */
+          tags?: string[]
         }
       }
     }
