@@ -66,6 +66,19 @@ describe('creating inside the tree', () => {
     expect((await row(grandchild.id)).path).toBe(`/${root.id}/${child.id}/${grandchild.id}/`)
   })
 
+  it('generates the slug from the name: accents removed, -2 when taken, category-<id> without a letter', async () => {
+    const parent = await create({ name: uniq('Bebidas') })
+    const first = await create({ name: 'Café y Té', parentId: parent.id })
+    const other = await create({ name: uniq('Otras') })
+    const second = await create({ name: 'Café y Té', parentId: other.id })
+    expect(first.slug).toMatch(/^cafe-y-te(-\d+)?$/)
+    expect(second.slug).toMatch(/^cafe-y-te-\d+$/)
+    expect(second.slug).not.toBe(first.slug)
+    const digits = await create({ name: `${(sequence += 1)}${process.pid}`, parentId: parent.id })
+    expect(digits.slug).toBe(`category-${digits.id}`)
+    expect((await row(digits.id)).slug).toBe(`category-${digits.id}`)
+  })
+
   it('names are unique among siblings ignoring case; other parents may repeat them; roots clash', async () => {
     const a = await create({ name: uniq('Hombre') })
     const b = await create({ name: uniq('Mujer') })
