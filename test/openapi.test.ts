@@ -39,7 +39,7 @@ const PUBLIC = [
   'POST /auth/password-reset/confirm',
   'GET /shipping-methods',
   'GET /categories',
-  'GET /categories/{id}',
+  'GET /categories/{idOrSlug}',
   'GET /products',
   'GET /products/{idOrSlug}',
   'GET /uploads/products/{name}',

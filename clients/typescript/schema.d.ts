@@ -461,11 +461,28 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** List categories, by name */
+    /** List categories, by name; ?tree=true: the roots with their nested children */
     get: operations['listCategories']
     put?: never
     /** Create a category (admin) */
     post: operations['createCategory']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/categories/{idOrSlug}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Get a category by id or slug; an old slug answers 301 to the current one */
+    get: operations['getCategory']
+    put?: never
+    post?: never
     delete?: never
     options?: never
     head?: never
@@ -479,8 +496,7 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** Get a category */
-    get: operations['getCategory']
+    get?: never
     /** Change a category (admin) */
     put: operations['replaceCategory']
     post?: never
@@ -502,7 +518,7 @@ export interface paths {
     /** List products (filters, sort, paging; X-Total-Count and Link headers) */
     get: operations['listProducts']
     put?: never
-    /** Create a product with its image (admin, multipart/form-data) */
+    /** Create a product with its image (admin, multipart/form-data), or a draft without one (JSON) */
     post: operations['createProduct']
     delete?: never
     options?: never
@@ -1178,6 +1194,10 @@ export interface components {
         | 'category_exists'
         | 'category_in_use'
         | 'unknown_category'
+        | 'unknown_parent_category'
+        | 'category_cycle'
+        | 'category_too_deep'
+        | 'category_has_children'
         | 'image_required'
         | 'invalid_image_type'
         | 'invalid_image_extension'
@@ -1188,6 +1208,8 @@ export interface components {
         | 'several_variants'
         | 'variant_required'
         | 'variant_not_found'
+        | 'slug_taken'
+        | 'product_without_images'
         | 'order_not_payable'
         | 'invalid_webhook_signature'
         | 'refund_failed'
@@ -4199,7 +4221,10 @@ export interface operations {
   }
   listCategories: {
     parameters: {
-      query?: never
+      query?: {
+        /** @description true: the roots with nested `children`; false (the default): flat, by name. */
+        tree?: boolean
+      }
       header?: never
       path?: never
       cookie?: never
@@ -4212,7 +4237,77 @@ export interface operations {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['Category'][]
+          'application/json': {
+            id: number
+            name: string
+            slug: string
+            description: string
+            /** @description null: a root. */
+            parentId: number | null
+            position: number
+            /** Format: date-time */
+            createdAt: string
+            /** Format: date-time */
+            updatedAt: string
+            /** @description With ?tree=true: the subcategories, by name. */
+            children?: {
+              id: number
+              name: string
+              slug: string
+              description: string
+              /** @description null: a root. */
+              parentId: number | null
+              position: number
+              /** Format: date-time */
+              createdAt: string
+              /** Format: date-time */
+              updatedAt: string
+              /** @description With ?tree=true: the subcategories, by name. */
+              children?: {
+                id: number
+                name: string
+                slug: string
+                description: string
+                /** @description null: a root. */
+                parentId: number | null
+                position: number
+                /** Format: date-time */
+                createdAt: string
+                /** Format: date-time */
+                updatedAt: string
+                /** @description With ?tree=true: the subcategories, by name. */
+                children?: {
+                  id: number
+                  name: string
+                  slug: string
+                  description: string
+                  /** @description null: a root. */
+                  parentId: number | null
+                  position: number
+                  /** Format: date-time */
+                  createdAt: string
+                  /** Format: date-time */
+                  updatedAt: string
+                  /** @description With ?tree=true: the subcategories, by name. */
+                  children?: {
+                    id: number
+                    name: string
+                    slug: string
+                    description: string
+                    /** @description null: a root. */
+                    parentId: number | null
+                    position: number
+                    /** Format: date-time */
+                    createdAt: string
+                    /** Format: date-time */
+                    updatedAt: string
+                    /** @description With ?tree=true: the subcategories, by name. */
+                    children?: unknown[]
+                  }[]
+                }[]
+              }[]
+            }[]
+          }[]
         }
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
@@ -4239,6 +4334,10 @@ export interface operations {
         'application/json': {
           name: string
           description?: string
+          slug?: string
+          /** @description null: a root. */
+          parentId?: number | null
+          position?: number
         }
       }
     }
@@ -4309,7 +4408,8 @@ export interface operations {
       query?: never
       header?: never
       path: {
-        id: number
+        /** @description An id (digits) or a slug. */
+        idOrSlug: string
       }
       cookie?: never
     }
@@ -4324,18 +4424,17 @@ export interface operations {
           'application/json': components['schemas']['Category']
         }
       }
-      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
-      404: {
+      /** @description Moved, no body: `Location` names the current slug. */
+      301: {
         headers: {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['Error']
-          'application/problem+json': components['schemas']['Problem']
+          'application/json': unknown
         }
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
-      422: {
+      404: {
         headers: {
           [name: string]: unknown
         }
@@ -4360,6 +4459,10 @@ export interface operations {
         'application/json': {
           name?: string
           description?: string
+          slug?: string
+          /** @description null: a root. */
+          parentId?: number | null
+          position?: number
         }
       }
     }
@@ -4511,6 +4614,10 @@ export interface operations {
         'application/json': {
           name?: string
           description?: string
+          slug?: string
+          /** @description null: a root. */
+          parentId?: number | null
+          position?: number
         }
       }
     }
@@ -4636,11 +4743,36 @@ export interface operations {
           stock?: number
           /** @description An existing category. */
           categoryId?: number
+          /** @description Made from the name when left out; `facets` is reserved. A change keeps the old slug as a redirect. */
+          slug?: string
+          /**
+           * @description `active` by default; a product without images can only be a draft.
+           * @enum {string}
+           */
+          status?: 'draft' | 'active' | 'archived'
+          /** @description Comma-separated: each trimmed, 1 to 50 characters, kept once ignoring case; at most 50. */
+          tags?: string
           /**
            * Format: binary
            * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
            */
           image: Blob
+        }
+        'application/json': {
+          /** @description Trimmed first: a blank name is empty. */
+          name: string
+          description?: string
+          /** @description A number or a decimal string, at most 2 decimals: 19.99 or "19.99". */
+          price: number | string
+          stock?: number
+          /** @description An existing category, or null to take the product out of its category. */
+          categoryId?: number | null
+          /** @description Made from the name when left out; `facets` is reserved. A change keeps the old slug as a redirect. */
+          slug?: string
+          /** @enum {string} */
+          status?: 'draft'
+          /** @description Each trimmed, without a comma, kept once ignoring case; they replace the product’s tags. */
+          tags?: string[]
         }
       }
     }
@@ -4788,6 +4920,15 @@ export interface operations {
           stock?: number
           /** @description An existing category. */
           categoryId?: number
+          /** @description Made from the name when left out; `facets` is reserved. A change keeps the old slug as a redirect. */
+          slug?: string
+          /**
+           * @description `active` by default; a product without images can only be a draft.
+           * @enum {string}
+           */
+          status?: 'draft' | 'active' | 'archived'
+          /** @description Comma-separated: each trimmed, 1 to 50 characters, kept once ignoring case; at most 50. */
+          tags?: string
           /**
            * Format: binary
            * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
@@ -4803,6 +4944,15 @@ export interface operations {
           stock?: number
           /** @description An existing category, or null to take the product out of its category. */
           categoryId?: number | null
+          /** @description Made from the name when left out; `facets` is reserved. A change keeps the old slug as a redirect. */
+          slug?: string
+          /**
+           * @description `active` by default; a product without images can only be a draft.
+           * @enum {string}
+           */
+          status?: 'draft' | 'active' | 'archived'
+          /** @description Each trimmed, without a comma, kept once ignoring case; they replace the product’s tags. */
+          tags?: string[]
         }
       }
     }
@@ -5000,6 +5150,15 @@ export interface operations {
           stock?: number
           /** @description An existing category. */
           categoryId?: number
+          /** @description Made from the name when left out; `facets` is reserved. A change keeps the old slug as a redirect. */
+          slug?: string
+          /**
+           * @description `active` by default; a product without images can only be a draft.
+           * @enum {string}
+           */
+          status?: 'draft' | 'active' | 'archived'
+          /** @description Comma-separated: each trimmed, 1 to 50 characters, kept once ignoring case; at most 50. */
+          tags?: string
           /**
            * Format: binary
            * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
@@ -5015,6 +5174,15 @@ export interface operations {
           stock?: number
           /** @description An existing category, or null to take the product out of its category. */
           categoryId?: number | null
+          /** @description Made from the name when left out; `facets` is reserved. A change keeps the old slug as a redirect. */
+          slug?: string
+          /**
+           * @description `active` by default; a product without images can only be a draft.
+           * @enum {string}
+           */
+          status?: 'draft' | 'active' | 'archived'
+          /** @description Each trimmed, without a comma, kept once ignoring case; they replace the product’s tags. */
+          tags?: string[]
         }
       }
     }

@@ -49,7 +49,7 @@ const operationIds: Record<string, string> = {
   'DELETE /shipping-methods/:id': 'deleteShippingMethod',
   'GET /categories': 'listCategories',
   'POST /categories': 'createCategory',
-  'GET /categories/:id': 'getCategory',
+  'GET /categories/:idOrSlug': 'getCategory',
   'PUT /categories/:id': 'replaceCategory',
   'PATCH /categories/:id': 'updateCategory',
   'DELETE /categories/:id': 'deleteCategory',

@@ -64,10 +64,10 @@ describe('GET /categories/:id', () => {
     expect(res.json()).toEqual({ error: 'Categoría no encontrada' })
   })
 
-  it('422 for a non-numeric id', async () => {
+  it('text is a slug: 404 for an unknown one', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/categories/abc' })
-    expect(res.statusCode).toBe(422)
-    expect(res.json()).toEqual({ error: 'id must be an integer number' })
+    expect(res.statusCode).toBe(404)
+    expect(res.json()).toEqual({ error: 'Categoría no encontrada' })
   })
 })
 

@@ -1,10 +1,21 @@
 import { unwrap } from './answers'
-import { type Api, dataProviderOf, filtersOf, paging, text } from './resource'
+import { type Api, dataProviderOf, filtersOf, idValue, paging, text } from './resource'
 import type { components } from './schema'
 
 export type Category = components['schemas']['Category']
 
-const fields = ['name', 'description'] as const
+const fields = ['name', 'description', 'slug', 'parentId', 'position'] as const
+
+/** The parent a form chose: none (a root) when empty. */
+function parentOf(value: unknown): number | null {
+  return idValue(value) ?? null
+}
+
+/** A form's position: a whole number ≥ 0, or undefined to leave it as it is. */
+function positionOf(value: unknown): number | undefined {
+  const position = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : Number.NaN
+  return Number.isInteger(position) && position >= 0 ? position : undefined
+}
 
 /** The columns the list sorts by, as text. */
 const sortKeys = { name: (category: Category) => category.name.toLowerCase(), createdAt: (category: Category) => category.createdAt }
@@ -25,17 +36,34 @@ export function categoriesProvider(api: Api) {
       matching.sort((a, b) => (key(a) < key(b) ? -direction : key(a) > key(b) ? direction : 0))
       return { data: matching.slice(offset, offset + limit), total: matching.length }
     },
-    one: async (id) => unwrap(await api.GET('/categories/{id}', { params: { path: { id } } })),
+    one: async (id) => unwrap(await api.GET('/categories/{idOrSlug}', { params: { path: { idOrSlug: String(id) } } })),
     async many(ids) {
       const wanted = new Set(ids)
       return (await all()).filter((category) => wanted.has(category.id))
     },
     async create(data) {
       const description = text(data.description)
-      return unwrap(await api.POST('/categories', { body: { name: text(data.name), ...(description ? { description } : {}) } }), fields)
+      const slug = text(data.slug).trim()
+      const position = positionOf(data.position)
+      const body = {
+        name: text(data.name),
+        parentId: parentOf(data.parentId),
+        ...(description ? { description } : {}),
+        ...(slug ? { slug } : {}),
+        ...(position !== undefined ? { position } : {}),
+      }
+      return unwrap(await api.POST('/categories', { body }), fields)
     },
     async update(id, data) {
-      const body = { name: text(data.name), description: text(data.description) }
+      const slug = text(data.slug).trim()
+      const position = positionOf(data.position)
+      const body = {
+        name: text(data.name),
+        description: text(data.description),
+        parentId: parentOf(data.parentId),
+        ...(slug ? { slug } : {}),
+        ...(position !== undefined ? { position } : {}),
+      }
       return unwrap(await api.PATCH('/categories/{id}', { params: { path: { id } }, body }), fields)
     },
     async remove(id) {

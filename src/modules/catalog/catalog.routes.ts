@@ -8,7 +8,7 @@ import { productsRoutes } from './products.routes.js'
 /** The catalog: categories, products and, with the local image host, the image files themselves. */
 export async function catalogRoutes(app: FastifyInstance, options: { config: Config; imageHost?: ImageHost }): Promise<void> {
   const images = options.imageHost ?? createImageHost(options.config)
-  await app.register(categoriesRoutes)
+  await app.register(categoriesRoutes, { config: options.config })
   await app.register(productsRoutes, { config: options.config, images })
   const storage = options.config.storage
   // On S3, the old local URLs of moved images redirect to the bucket (copy-images, docs/growing.md).

@@ -1,7 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { ErrorResponse, IdParams, MessageResponse, NoQuery, type SchemaTypes } from '../../shared/validation.js'
+import type { Config } from '../../config.js'
+import { SLUG_MAX } from '../../shared/slug.js'
+import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import * as service from './categories.service.js'
-import { Category, CategoryList, CreateCategoryBody, UpdateCategoryBody, type UpdateCategoryInput } from './categories.schemas.js'
+import { Category, CategoryListOrTree, CreateCategoryBody, ListCategoriesQuery, UpdateCategoryBody, type UpdateCategoryInput } from './categories.schemas.js'
+
+const IdOrSlugParams = {
+  type: 'object',
+  required: ['idOrSlug'],
+  properties: { idOrSlug: { type: 'string', minLength: 1, maxLength: SLUG_MAX, description: 'An id (digits) or a slug.' } },
+} as const
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
 
@@ -11,20 +19,38 @@ async function trimName(request: FastifyRequest): Promise<void> {
   if (body && typeof body === 'object' && typeof body.name === 'string') body.name = body.name.trim()
 }
 
-export async function categoriesRoutes(fastify: FastifyInstance): Promise<void> {
+export async function categoriesRoutes(fastify: FastifyInstance, options: { config: Config }): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>()
   const admin = app.requireRole('admin')
   const tags = ['categories']
   const security = [{ bearerAuth: [] }]
+  const { publicUrl } = options.config
 
   app.get('/categories', {
-    schema: { tags, summary: 'List categories, by name', querystring: NoQuery, response: { 200: CategoryList, 422: ErrorResponse } },
-    handler: async () => service.listCategories(app.db),
+    schema: {
+      tags,
+      summary: 'List categories, by name; ?tree=true: the roots with their nested children',
+      querystring: ListCategoriesQuery,
+      response: { 200: CategoryListOrTree, 422: ErrorResponse },
+    },
+    handler: async (request) => service.listCategories(app.db, request.query.tree === true),
   })
 
-  app.get('/categories/:id', {
-    schema: { tags, summary: 'Get a category', params: IdParams, response: { 200: Category, 404: ErrorResponse, 422: ErrorResponse } },
-    handler: async (request) => service.getCategory(app.db, request.params.id),
+  app.get('/categories/:idOrSlug', {
+    schema: {
+      tags,
+      summary: 'Get a category by id or slug; an old slug answers 301 to the current one',
+      params: IdOrSlugParams,
+      response: { 200: Category, 301: { description: 'Moved, no body: `Location` names the current slug.' }, 404: ErrorResponse },
+    },
+    handler: async (request, reply) => {
+      const found = await service.getCategory(app.db, request.params.idOrSlug)
+      if ('movedTo' in found) {
+        const query = request.url.indexOf('?')
+        return reply.redirect(`${publicUrl}/categories/${found.movedTo}${query >= 0 ? request.url.slice(query) : ''}`, 301)
+      }
+      return found.category
+    },
   })
 
   app.post('/categories', {
