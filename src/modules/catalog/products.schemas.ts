@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts'
+import { messages } from '../../shared/errors.js'
 import { parseCents } from '../../shared/money.js'
 import { SLUG_PATTERN } from '../../shared/slug.js'
 import { assertNoControlCharacters, documentOnly, PageQueryProperties, ValidationError } from '../../shared/validation.js'
@@ -319,9 +320,8 @@ export function parseProductFields(raw: Record<string, unknown>, options: { crea
   }
 
   if (raw.slug !== undefined) {
-    if (typeof raw.slug !== 'string' || !SLUG_PATTERN.test(raw.slug))
-      fail('slug', 'slug must be 1 to 100 lowercase letters, digits and hyphens, with at least one letter')
-    if (raw.slug === RESERVED_SLUG) fail('slug', 'slug is reserved')
+    if (typeof raw.slug !== 'string' || !SLUG_PATTERN.test(raw.slug)) fail('slug', messages.slugInvalid)
+    if (raw.slug === RESERVED_SLUG) fail('slug', messages.slugReserved)
     out.slug = raw.slug
   }
 
