@@ -1,6 +1,6 @@
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hasChromium, launchBrowser, openPage, type Shop, signIn, startShop } from '../helpers/browser.js'
+import type { Page } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
+import { hasChromium, openPage, signIn, useShopAndBrowser } from '../helpers/browser.js'
 
 /** The API's paths (not the dashboard's own files under /admin/, which are public). */
 const isApiCall = (path: string) => !path.startsWith('/admin/') || path.startsWith('/admin/api/')
@@ -36,23 +36,14 @@ async function delayLogin(page: Page, ms: number): Promise<void> {
 }
 
 describe.skipIf(!hasChromium)('signing in to the dashboard', () => {
-  let shop: Shop
-  let browser: Browser
-
-  beforeAll(async () => {
-    ;[shop, browser] = await Promise.all([startShop(), launchBrowser()])
-  })
-  afterAll(async () => {
-    await browser?.close()
-    await shop?.close()
-  })
+  const env = useShopAndBrowser()
 
   it('sends no call without the token, and gets no 401, on 5 sign-ins in a row from the overview’s address (slow: five sign-ins, each in a new browser context)', async () => {
     // Every other sign-in answers half a second late.
     const delays = [0, 500, 0, 500, 0]
     const rounds: Array<{ unauthorized: string[]; withoutToken: string[] }> = []
     for (const delay of delays) {
-      const { context, page } = await openPage(browser, shop)
+      const { context, page } = await openPage(env.browser, env.shop)
       const record = recordApiCalls(page)
       if (delay > 0) await delayLogin(page, delay)
       await page.goto('/admin/')
@@ -70,7 +61,7 @@ describe.skipIf(!hasChromium)('signing in to the dashboard', () => {
   })
 
   it.each(['/orders', '/users'])('sends no call without the token from a link to #%s, and comes back to it after sign-in', async (hash) => {
-    const { context, page } = await openPage(browser, shop)
+    const { context, page } = await openPage(env.browser, env.shop)
     const record = recordApiCalls(page)
     await page.goto(`/admin/#${hash}`)
     await page.waitForURL(/#\/login/)

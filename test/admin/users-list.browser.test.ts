@@ -1,7 +1,7 @@
-import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Page } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
 import { makeUser } from '../helpers/factories.js'
-import { DESKTOP, hasChromium, launchBrowser, openPage, PHONE, type Shop, signIn, startShop } from '../helpers/browser.js'
+import { DESKTOP, hasChromium, openPage, PHONE, signIn, useShopAndBrowser } from '../helpers/browser.js'
 
 /**
  * The Users page pages through GET /auth/users with its X-Total-Count, as the other lists do: the total is known
@@ -9,16 +9,7 @@ import { DESKTOP, hasChromium, launchBrowser, openPage, PHONE, type Shop, signIn
  * know whether there was a next one: "1-25 of more than 25" until the last page.)
  */
 describe.skipIf(!hasChromium)('the Users page’s paging', () => {
-  let shop: Shop
-  let browser: Browser
-
-  beforeAll(async () => {
-    ;[shop, browser] = await Promise.all([startShop(), launchBrowser()])
-  })
-  afterAll(async () => {
-    await browser?.close()
-    await shop?.close()
-  })
+  const env = useShopAndBrowser()
 
   /** The pagination's "1-3 of 3", as shown. */
   const range = (page: Page) => page.locator('.MuiTablePagination-displayedRows')
@@ -27,7 +18,7 @@ describe.skipIf(!hasChromium)('the Users page’s paging', () => {
   const nextOffered = async (page: Page) => (await next(page).count()) > 0 && (await next(page).isEnabled())
 
   async function openUsers(viewport: typeof DESKTOP): Promise<{ page: Page; close: () => Promise<void> }> {
-    const { context, page } = await openPage(browser, shop, viewport)
+    const { context, page } = await openPage(env.browser, env.shop, viewport)
     await signIn(page)
     await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor()
     await page.goto('/admin/#/users')
@@ -35,8 +26,8 @@ describe.skipIf(!hasChromium)('the Users page’s paging', () => {
   }
 
   it('says "1-3 of 3" for 3 users, with no next page, on a desktop and on a phone', async () => {
-    await makeUser(shop.app, 'customer', 'Second User')
-    await makeUser(shop.app, 'customer', 'Third User')
+    await makeUser(env.shop.app, 'customer', 'Second User')
+    await makeUser(env.shop.app, 'customer', 'Third User')
     for (const viewport of [DESKTOP, PHONE]) {
       const { page, close } = await openUsers(viewport)
       await page.getByText('Third User').waitFor()
@@ -47,7 +38,7 @@ describe.skipIf(!hasChromium)('the Users page’s paging', () => {
   })
 
   it('goes to the next page and back on a phone and on a desktop, with the total from the first page', async () => {
-    for (let i = 0; i < 25; i += 1) await makeUser(shop.app, 'customer', `Paged User ${String(i).padStart(2, '0')}`)
+    for (let i = 0; i < 25; i += 1) await makeUser(env.shop.app, 'customer', `Paged User ${String(i).padStart(2, '0')}`)
     // 28 users: 25 on the first page, 3 on the second.
     for (const viewport of [PHONE, DESKTOP]) {
       const { page, close } = await openUsers(viewport)

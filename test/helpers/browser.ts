@@ -9,6 +9,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { buildApp } from '../../src/app.js'
 import type { Config } from '../../src/config.js'
 import { catalogCacheOn, openTestDatabase, testConfig } from './app.js'
+import { afterAll, beforeAll } from 'vitest'
 
 /**
  * The dashboard's browser tests: a real service on a real port serving the built dashboard at /admin (plugins/admin-ui.ts), and a headless
@@ -130,4 +131,17 @@ export async function seriousViolations(page: Page): Promise<string[]> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(screenshotDir, { recursive: true })
   await page.screenshot({ path: join(screenshotDir, `${name}.png`), fullPage: false })
+}
+
+/** A shop and a browser for a file or a describe: started before its tests, closed after; the fields fill in at start. */
+export function useShopAndBrowser(env: Record<string, string> = {}): { shop: Shop; browser: Browser } {
+  const used = {} as { shop: Shop; browser: Browser }
+  beforeAll(async () => {
+    ;[used.shop, used.browser] = await Promise.all([startShop(env), launchBrowser()])
+  })
+  afterAll(async () => {
+    await used.browser?.close()
+    await used.shop?.close()
+  })
+  return used
 }

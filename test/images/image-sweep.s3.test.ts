@@ -16,6 +16,7 @@ import { sweepOrphanImages } from '../../src/modules/images/image-sweep.js'
 import { testConfig } from '../helpers/app.js'
 import { multipart, PNG, pngPart } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { s3Env } from '../helpers/s3.js'
 
 // images:sweep with the s3 image host against s3rver, through the function and through the CLI
 // (`npm run cli -- images:sweep`), on a SQLite file that both the test's app and the CLI open.
@@ -38,13 +39,7 @@ beforeAll(async () => {
     DATA_DIR: dataDir,
     DATABASE_URL: `sqlite:${join(dataDir, 'shop.db')}`,
     JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-000',
-    STORAGE_DRIVER: 's3',
-    S3_BUCKET: 'shop-images',
-    S3_ENDPOINT: endpoint,
-    S3_ACCESS_KEY_ID: 'S3RVER',
-    S3_SECRET_ACCESS_KEY: 'S3RVER',
-    S3_FORCE_PATH_STYLE: 'true',
-    S3_PUBLIC_URL: `${endpoint}/shop-images`,
+    ...s3Env(endpoint),
   }
   const config = testConfig(env, dataDir)
   app = await buildApp(config, { database: connectDatabase(config.databaseUrl), logger: false })

@@ -11,23 +11,16 @@ import { createS3ImageHost } from '../../src/modules/images/s3-image-host.js'
 import { createTestApp, testConfig, useTestApp } from '../helpers/app.js'
 import { PNG, pngPart, sendProductForm } from '../helpers/catalog.js'
 import { bearer, makeUser } from '../helpers/factories.js'
+import { s3Env } from '../helpers/s3.js'
 
 // A real S3-protocol server on 127.0.0.1 with a random port and a temporary directory: no mock of the SDK.
 const directory = mkdtempSync(join(tmpdir(), 'shop-s3rver-'))
 let server: S3rver
 let endpoint: string
 
-function s3Env(bucket = 'shop-images'): Record<string, string> {
-  return {
-    STORAGE_DRIVER: 's3',
-    S3_BUCKET: bucket,
-    S3_REGION: 'us-east-1',
-    S3_ENDPOINT: endpoint,
-    S3_ACCESS_KEY_ID: 'S3RVER',
-    S3_SECRET_ACCESS_KEY: 'S3RVER',
-    S3_FORCE_PATH_STYLE: 'true',
-    S3_PUBLIC_URL: `${endpoint}/${bucket}`,
-  }
+/** s3rver's settings for `bucket` (the region set, as a real S3 needs one). */
+function bucketEnv(bucket = 'shop-images'): Record<string, string> {
+  return { ...s3Env(endpoint, { bucket }), S3_REGION: 'us-east-1' }
 }
 
 /** The test app's environment: s3rver's, filled in once it listens (the hook below runs before useTestApp's). */
@@ -36,7 +29,7 @@ beforeAll(async () => {
   server = new S3rver({ address: '127.0.0.1', port: 0, directory, silent: true, configureBuckets: [{ name: 'shop-images', configs: [] }] })
   const address = (await server.run()) as { port: number }
   endpoint = `http://127.0.0.1:${address.port}`
-  Object.assign(env, s3Env())
+  Object.assign(env, bucketEnv())
 })
 afterAll(async () => {
   await server?.close()
@@ -46,7 +39,7 @@ const t = useTestApp(env)
 
 /** The s3 driver's configuration as loadConfig makes it (default timeouts), on `at`, with URLs on s3rver itself. */
 function driverConfig(at: string) {
-  const storage = testConfig({ ...s3Env(), S3_ENDPOINT: at }).storage
+  const storage = testConfig({ ...bucketEnv(), S3_ENDPOINT: at }).storage
   if (storage.driver !== 's3') throw new Error('s3 expected')
   return storage
 }
@@ -93,7 +86,7 @@ describe('s3 image host against s3rver', () => {
   })
 
   it('a failing store (unknown bucket) is the upload-failure 500 and writes no row', async () => {
-    const broken = await createTestApp(s3Env('no-such-bucket'))
+    const broken = await createTestApp(bucketEnv('no-such-bucket'))
     try {
       const user = await makeUser(broken.app, 'admin')
       const res = await sendProductForm(broken.app, { user, fields: { name: 'X', price: '1' } })
@@ -175,7 +168,7 @@ describe('conditional writes: an existing key is never overwritten', () => {
         return host.store(key, body, contentType, size)
       },
     }
-    const app = await createTestApp(s3Env(), { imageHost: racing })
+    const app = await createTestApp(bucketEnv(), { imageHost: racing })
     try {
       const user = await makeUser(app.app, 'admin')
       const res = await sendProductForm(app.app, { user, fields: { name: 'Carrera', price: '2' }, files: [pngPart('carrera.png')] })

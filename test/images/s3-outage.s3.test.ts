@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { multipart, pngPart } from '../helpers/catalog.js'
 import { bearer, makeUser } from '../helpers/factories.js'
 import { createLoggedApp, freePort, freezableRelay, type LogLine, silentServer, timed, unacceptingPort } from '../helpers/outage.js'
+import { s3Env } from '../helpers/s3.js'
 
 // The s3 image host with a store that is silent (accepts connections, never answers), down (nothing
 // listens), and back: every call is bounded by S3_CONNECT/SOCKET/REQUEST_TIMEOUT_MS and S3_MAX_ATTEMPTS,
@@ -30,17 +31,9 @@ afterEach(async () => {
   closers = []
 })
 
-function s3Env(endpoint: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    STORAGE_DRIVER: 's3',
-    S3_BUCKET: 'shop-images',
-    S3_ENDPOINT: endpoint,
-    S3_ACCESS_KEY_ID: 'S3RVER',
-    S3_SECRET_ACCESS_KEY: 'S3RVER',
-    S3_FORCE_PATH_STYLE: 'true',
-    S3_PUBLIC_URL: `http://127.0.0.1:${s3Port}/shop-images`,
-    ...extra,
-  }
+/** s3rver's settings with the calls going to `endpoint` (a silent or closed port), images read from s3rver. */
+function s3EnvAt(endpoint: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { ...s3Env(endpoint, { publicUrl: `http://127.0.0.1:${s3Port}/shop-images` }), ...extra }
 }
 
 async function loggedApp(env: Record<string, string>) {
@@ -67,7 +60,7 @@ describe('s3 image host: a silent store', () => {
   it('an upload answers the upload-failure 500 within S3_SOCKET_TIMEOUT_MS and writes nothing', async () => {
     const silent = await silentServer()
     closers.push(silent.close)
-    const t = await loggedApp(s3Env(`http://127.0.0.1:${silent.port}`, { S3_SOCKET_TIMEOUT_MS: '500' }))
+    const t = await loggedApp(s3EnvAt(`http://127.0.0.1:${silent.port}`, { S3_SOCKET_TIMEOUT_MS: '500' }))
     const res = await t.send('POST', '/products', { name: 'Colgado', price: '1' })
     expect(res.value.statusCode).toBe(500)
     expect(res.value.json()).toEqual({ error: 'Error al subir la imagen al servicio de alojamiento' })
@@ -98,7 +91,7 @@ describe('s3 image host: a silent store', () => {
       await new Promise((resolve) => trickler.close(resolve))
     })
     const port = (trickler.address() as AddressInfo).port
-    const t = await loggedApp(s3Env(`http://127.0.0.1:${port}`, { S3_SOCKET_TIMEOUT_MS: '5000', S3_REQUEST_TIMEOUT_MS: '800' }))
+    const t = await loggedApp(s3EnvAt(`http://127.0.0.1:${port}`, { S3_SOCKET_TIMEOUT_MS: '5000', S3_REQUEST_TIMEOUT_MS: '800' }))
     const res = await t.send('POST', '/products', { name: 'Goteo', price: '1' })
     expect(res.value.statusCode).toBe(500)
     expect(res.value.json()).toEqual({ error: 'Error al subir la imagen al servicio de alojamiento' })
@@ -108,7 +101,7 @@ describe('s3 image host: a silent store', () => {
 
   it('a replaced image on a silent store: 500, the product keeps its old image', async () => {
     const relay = await freezableStore(s3Port)
-    const t = await loggedApp(s3Env(relay.endpoint, { S3_SOCKET_TIMEOUT_MS: '500' }))
+    const t = await loggedApp(s3EnvAt(relay.endpoint, { S3_SOCKET_TIMEOUT_MS: '500' }))
     const created = await t.send('POST', '/products', { name: 'Antes', price: '1' })
     expect(created.value.statusCode).toBe(201)
     const before = created.value.json()
@@ -130,7 +123,7 @@ describe('s3 image host: a silent store', () => {
 
   it('a delete while the store hangs answers within S3_MAX_ATTEMPTS x S3_SOCKET_TIMEOUT_MS; the row is gone, the object logged', async () => {
     const relay = await freezableStore(s3Port)
-    const t = await loggedApp(s3Env(relay.endpoint, { S3_SOCKET_TIMEOUT_MS: '400', S3_MAX_ATTEMPTS: '2' }))
+    const t = await loggedApp(s3EnvAt(relay.endpoint, { S3_SOCKET_TIMEOUT_MS: '400', S3_MAX_ATTEMPTS: '2' }))
     const created = (await t.send('POST', '/products', { name: 'Borrar', price: '1' })).value.json()
     relay.freeze(true)
     const res = await timed(() => t.app.inject({ method: 'DELETE', url: `/products/${created.id}`, headers: bearer(t.admin) }), 15_000)
@@ -150,7 +143,7 @@ describe('s3 image host: a silent store', () => {
 describe('s3 image host: a store that is down', () => {
   it('an upload answers the upload-failure 500 at once and writes nothing', async () => {
     const port = await freePort()
-    const t = await loggedApp(s3Env(`http://127.0.0.1:${port}`))
+    const t = await loggedApp(s3EnvAt(`http://127.0.0.1:${port}`))
     const res = await t.send('POST', '/products', { name: 'Caído', price: '1' })
     expect(res.value.statusCode).toBe(500)
     expect(res.value.json()).toEqual({ error: 'Error al subir la imagen al servicio de alojamiento' })
@@ -162,7 +155,7 @@ describe('s3 image host: a store that is down', () => {
   it('S3_CONNECT_TIMEOUT_MS bounds a connection that is never accepted', async () => {
     const stuck = await unacceptingPort()
     closers.push(async () => stuck.close())
-    const t = await loggedApp(s3Env(`http://127.0.0.1:${stuck.port}`, { S3_CONNECT_TIMEOUT_MS: '300', S3_MAX_ATTEMPTS: '1' }))
+    const t = await loggedApp(s3EnvAt(`http://127.0.0.1:${stuck.port}`, { S3_CONNECT_TIMEOUT_MS: '300', S3_MAX_ATTEMPTS: '1' }))
     const res = await t.send('POST', '/products', { name: 'Inalcanzable', price: '1' })
     expect(res.value.statusCode).toBe(500)
     expect(res.value.json()).toEqual({ error: 'Error al subir la imagen al servicio de alojamiento' })

@@ -14,6 +14,7 @@ import { testConfig } from '../helpers/app.js'
 import { multipart, PNG, pngPart } from '../helpers/catalog.js'
 import { bearer, makeUser } from '../helpers/factories.js'
 import { freePort } from '../helpers/outage.js'
+import { s3Env as s3Settings } from '../helpers/s3.js'
 
 // copy-images between the local folder and s3rver, on a SQLite file that the test's apps and the CLI all open:
 // a shop that grew from local images to a bucket, its old image URLs redirected.
@@ -29,6 +30,12 @@ let endpoint: string
 const handle = connectDatabase(databaseUrl)
 const db = handle.db
 
+/** s3rver's settings without STORAGE_DRIVER. */
+function bucketOnly(endpoint: string): Record<string, string> {
+  const { STORAGE_DRIVER: _driver, ...bucket } = s3Settings(endpoint)
+  return bucket
+}
+
 beforeAll(async () => {
   server = new S3rver({ address: '127.0.0.1', port: 0, directory, silent: true, configureBuckets: [{ name: 'shop-images', configs: [] }] })
   endpoint = `http://127.0.0.1:${((await server.run()) as { port: number }).port}`
@@ -38,12 +45,8 @@ beforeAll(async () => {
     DATABASE_URL: databaseUrl,
     JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-000',
     PUBLIC_URL: 'http://shop.test',
-    S3_BUCKET: 'shop-images',
-    S3_ENDPOINT: endpoint,
-    S3_ACCESS_KEY_ID: 'S3RVER',
-    S3_SECRET_ACCESS_KEY: 'S3RVER',
-    S3_FORCE_PATH_STYLE: 'true',
-    S3_PUBLIC_URL: `${endpoint}/shop-images`,
+    // The bucket's settings, with the local image host still in use (copy-images moves the shop to the bucket).
+    ...bucketOnly(endpoint),
   }
   s3Env = { ...localEnv, STORAGE_DRIVER: 's3' }
 })
