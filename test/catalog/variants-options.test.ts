@@ -45,7 +45,11 @@ async function sizedProduct(): Promise<Product> {
     { Talla: 'M', Color: 'Rojo' },
     { Talla: 'M', Color: 'Azul' },
   ]
-  const res = await send('POST', `/products/${product.id}/variants`, combos.map((options) => ({ options, price: 12 })))
+  const res = await send(
+    'POST',
+    `/products/${product.id}/variants`,
+    combos.map((options) => ({ options, price: 12 })),
+  )
   expect(res.statusCode).toBe(201)
   return (await t.app.inject({ url: `/products/${product.id}`, headers: bearer(t.admin) })).json() as Product
 }
@@ -71,7 +75,12 @@ describe('POST /products/:id/options', () => {
     ])
     const m = body.options[0]!.values[1]!
     expect(body.variants).toHaveLength(1)
-    expect(body.variants[0]).toMatchObject({ title: 'M', price: 15, stock: 4, optionValues: [{ optionId: body.options[0]!.id, name: 'Talla', valueId: m.id, value: 'M' }] })
+    expect(body.variants[0]).toMatchObject({
+      title: 'M',
+      price: 15,
+      stock: 4,
+      optionValues: [{ optionId: body.options[0]!.id, name: 'Talla', valueId: m.id, value: 'M' }],
+    })
     expect(await variantRows(product.id)).toEqual([expect.objectContaining({ title: 'M', values_key: String(m.id) })])
     expect(events).toEqual([{ type: 'product.updated', data: body }])
   })
@@ -140,7 +149,8 @@ describe('MAX_OPTIONS_PER_PRODUCT', () => {
   const one = useTestApp({ MAX_OPTIONS_PER_PRODUCT: '1' })
   it('caps the options at its value', async () => {
     const product = await makeProduct(one.app)
-    const post = (body: unknown) => one.app.inject({ method: 'POST', url: `/products/${product.id}/options`, payload: body as object, headers: bearer(one.admin) })
+    const post = (body: unknown) =>
+      one.app.inject({ method: 'POST', url: `/products/${product.id}/options`, payload: body as object, headers: bearer(one.admin) })
     expect((await post({ name: 'Talla', defaultValue: 'M' })).statusCode).toBe(201)
     expect((await post({ name: 'Color', defaultValue: 'Rojo' })).json()).toEqual({ error: 'Un producto admite como máximo 1 opciones' })
   })
@@ -185,7 +195,9 @@ describe('PATCH and DELETE /products/:id/options/:optionId', () => {
       expect((await send('DELETE', url)).json()).toEqual({ error: 'Opción no encontrada' })
     }
     expect((await send('PATCH', `/products/${product.id}/options/${talla().id}`, {})).json()).toEqual({ error: 'body must contain at least one field' })
-    expect((await send('PATCH', `/products/${product.id}/options/${talla().id}`, { position: -1 })).json()).toEqual({ error: 'position must not be less than 0' })
+    expect((await send('PATCH', `/products/${product.id}/options/${talla().id}`, { position: -1 })).json()).toEqual({
+      error: 'position must not be less than 0',
+    })
     expect(events).toEqual([])
   })
 

@@ -43,13 +43,43 @@ async function optionedProduct(): Promise<Product> {
 describe('POST /products/:id/variants', () => {
   it('one variant: 201 with the variant alone; its title in option order; the product’s price range and stock follow', async () => {
     const product = await optionedProduct()
-    const res = await createVariants(product.id, { options: { color: 'Rojo', Talla: 'M' }, price: '19.90', compareAtPrice: 25, stock: 7, sku: 'TSHIRT-M/red_1.0' })
+    const res = await createVariants(product.id, {
+      options: { color: 'Rojo', Talla: 'M' },
+      price: '19.90',
+      compareAtPrice: 25,
+      stock: 7,
+      sku: 'TSHIRT-M/red_1.0',
+    })
     expect(res.statusCode).toBe(201)
     const variant = res.json()
     expect(Object.keys(variant).sort()).toEqual(
-      ['id', 'productId', 'sku', 'title', 'price', 'compareAtPrice', 'stock', 'optionValues', 'imageId', 'taxClass', 'position', 'createdAt', 'updatedAt'].sort(),
+      [
+        'id',
+        'productId',
+        'sku',
+        'title',
+        'price',
+        'compareAtPrice',
+        'stock',
+        'optionValues',
+        'imageId',
+        'taxClass',
+        'position',
+        'createdAt',
+        'updatedAt',
+      ].sort(),
     )
-    expect(variant).toMatchObject({ productId: product.id, sku: 'TSHIRT-M/red_1.0', title: 'M / Rojo', price: 19.9, compareAtPrice: 25, stock: 7, imageId: null, taxClass: null, position: 1 })
+    expect(variant).toMatchObject({
+      productId: product.id,
+      sku: 'TSHIRT-M/red_1.0',
+      title: 'M / Rojo',
+      price: 19.9,
+      compareAtPrice: 25,
+      stock: 7,
+      imageId: null,
+      taxClass: null,
+      position: 1,
+    })
     expect(variant.optionValues.map((v: { name: string; value: string }) => [v.name, v.value])).toEqual([
       ['Talla', 'M'],
       ['Color', 'Rojo'],
@@ -89,7 +119,10 @@ describe('POST /products/:id/variants', () => {
       [{ options: { Talla: 'M', Color: 'Rojo' } }, 'price should not be empty'],
       [{ options: { Talla: 'M', Color: 'Rojo' }, price: -1 }, 'price must not be less than 0'],
       [{ options: { Talla: 'M', Color: 'Rojo' }, price: 1.234 }, 'price must be a number conforming to the specified constraints'],
-      [{ options: { Talla: 'M', Color: 'Rojo' }, price: 1, compareAtPrice: '1.001' }, 'compareAtPrice must be a number conforming to the specified constraints'],
+      [
+        { options: { Talla: 'M', Color: 'Rojo' }, price: 1, compareAtPrice: '1.001' },
+        'compareAtPrice must be a number conforming to the specified constraints',
+      ],
       [{ options: { Talla: 'M', Color: 'Rojo' }, price: 1, stock: 1.5 }, 'stock must be an integer number'],
       [{ options: { Talla: 'M', Color: 'Rojo' }, price: 1, sku: 'a b' }, "sku must be null or 1 to 64 letters, digits, '.', '_', '-' or '/'"],
       [{ options: { Talla: 'M', Color: 'Rojo' }, price: 1, sku: 'x'.repeat(65) }, "sku must be null or 1 to 64 letters, digits, '.', '_', '-' or '/'"],
@@ -176,8 +209,17 @@ describe('MAX_VARIANTS_PER_PRODUCT', () => {
       { options: { Talla: 'XL' }, price: 1 },
     ])
     expect({ status: batch.statusCode, body: batch.json() }).toEqual({ status: 409, body: { error: 'Un producto admite como máximo 3 variantes' } })
-    expect((await post(`/products/${product.id}/variants`, [{ options: { Talla: 'M' }, price: 1 }, { options: { Talla: 'L' }, price: 1 }])).statusCode).toBe(201)
-    expect((await post(`/products/${product.id}/variants`, { options: { Talla: 'XL' }, price: 1 })).json()).toEqual({ error: 'Un producto admite como máximo 3 variantes' })
+    expect(
+      (
+        await post(`/products/${product.id}/variants`, [
+          { options: { Talla: 'M' }, price: 1 },
+          { options: { Talla: 'L' }, price: 1 },
+        ])
+      ).statusCode,
+    ).toBe(201)
+    expect((await post(`/products/${product.id}/variants`, { options: { Talla: 'XL' }, price: 1 })).json()).toEqual({
+      error: 'Un producto admite como máximo 3 variantes',
+    })
   })
 })
 
@@ -206,7 +248,11 @@ describe('PATCH /variants/:id', () => {
     expect({ status: clash.statusCode, body: clash.json() }).toEqual({ status: 409, body: { error: 'Ya existe una variante con esas opciones: S / Rojo' } })
     const res = await send('PATCH', `/variants/${second.id}`, { options: { Talla: 'M', Color: 'Negro' } })
     expect(res.json()).toMatchObject({ title: 'M / Negro' })
-    const key = res.json().optionValues.map((v: { valueId: number }) => v.valueId).sort((a: number, b: number) => a - b).join(',')
+    const key = res
+      .json()
+      .optionValues.map((v: { valueId: number }) => v.valueId)
+      .sort((a: number, b: number) => a - b)
+      .join(',')
     expect((await t.app.db.selectFrom('product_variants').select('values_key').where('id', '=', second.id).executeTakeFirstOrThrow()).values_key).toBe(key)
   })
 

@@ -186,13 +186,21 @@ export async function countValueUses(db: Db, valueId: number): Promise<number> {
 
 /** Links variants to option values. */
 export async function linkValues(db: Db, links: ReadonlyArray<{ variant_id: number; option_value_id: number }>): Promise<void> {
-  for (let i = 0; i < links.length; i += 400) await db.insertInto('variant_option_values').values(links.slice(i, i + 400)).execute()
+  for (let i = 0; i < links.length; i += 400)
+    await db
+      .insertInto('variant_option_values')
+      .values(links.slice(i, i + 400))
+      .execute()
 }
 
 /** Replaces a variant's option values. */
 export async function setVariantValues(db: Db, variantId: number, valueIds: readonly number[]): Promise<void> {
   await db.deleteFrom('variant_option_values').where('variant_id', '=', variantId).execute()
-  if (valueIds.length > 0) await linkValues(db, valueIds.map((id) => ({ variant_id: variantId, option_value_id: id })))
+  if (valueIds.length > 0)
+    await linkValues(
+      db,
+      valueIds.map((id) => ({ variant_id: variantId, option_value_id: id })),
+    )
 }
 
 export async function insertVariant(db: Db, variant: Insertable<ProductVariantsTable>): Promise<VariantRow> {

@@ -28,28 +28,55 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
   app.post('/products/:id/options', {
     onRequest: admin,
     config,
-    schema: { tags, summary: 'Add an option to a product; its default value goes to every variant (admin)', security, params: IdParams, body: CreateOptionBody, response: { 201: Product, ...errors } },
+    schema: {
+      tags,
+      summary: 'Add an option to a product; its default value goes to every variant (admin)',
+      security,
+      params: IdParams,
+      body: CreateOptionBody,
+      response: { 201: Product, ...errors },
+    },
     handler: async (request, reply) => reply.code(201).send(await service.addOption(ctx, request.params.id, request.body)),
   })
 
   app.patch('/products/:id/options/:optionId', {
     onRequest: admin,
     config,
-    schema: { tags, summary: 'Rename or move an option (admin)', security, params: OptionParams, body: UpdateOptionBody, response: { 200: Product, ...errors } },
+    schema: {
+      tags,
+      summary: 'Rename or move an option (admin)',
+      security,
+      params: OptionParams,
+      body: UpdateOptionBody,
+      response: { 200: Product, ...errors },
+    },
     handler: async (request) => service.updateOption(ctx, request.params.id, request.params.optionId, request.body),
   })
 
   app.delete('/products/:id/options/:optionId', {
     onRequest: admin,
     config,
-    schema: { tags, summary: 'Remove an option from a product and its variants (admin)', security, params: OptionParams, response: { 200: Product, ...errors } },
+    schema: {
+      tags,
+      summary: 'Remove an option from a product and its variants (admin)',
+      security,
+      params: OptionParams,
+      response: { 200: Product, ...errors },
+    },
     handler: async (request) => service.deleteOption(ctx, request.params.id, request.params.optionId),
   })
 
   app.patch('/products/:id/options/:optionId/values/:valueId', {
     onRequest: admin,
     config,
-    schema: { tags, summary: 'Rename or move an option value (admin)', security, params: ValueParams, body: UpdateOptionValueBody, response: { 200: Product, ...errors } },
+    schema: {
+      tags,
+      summary: 'Rename or move an option value (admin)',
+      security,
+      params: ValueParams,
+      body: UpdateOptionValueBody,
+      response: { 200: Product, ...errors },
+    },
     handler: async (request) => service.updateOptionValue(ctx, request.params.id, request.params.optionId, request.params.valueId, request.body),
   })
 
@@ -77,14 +104,27 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
   app.patch('/variants/:id', {
     onRequest: admin,
     config,
-    schema: { tags, summary: 'Change a variant: any field (admin)', security, params: IdParams, body: UpdateVariantBody, response: { 200: Variant, ...errors } },
+    schema: {
+      tags,
+      summary: 'Change a variant: any field (admin)',
+      security,
+      params: IdParams,
+      body: UpdateVariantBody,
+      response: { 200: Variant, ...errors },
+    },
     handler: async (request) => service.updateVariant(ctx, request.params.id, request.body),
   })
 
   app.delete('/variants/:id', {
     onRequest: admin,
     config,
-    schema: { tags, summary: 'Delete a variant; never the last of its product (admin)', security, params: IdParams, response: { 200: MessageResponse, ...errors } },
+    schema: {
+      tags,
+      summary: 'Delete a variant; never the last of its product (admin)',
+      security,
+      params: IdParams,
+      response: { 200: MessageResponse, ...errors },
+    },
     handler: async (request) => {
       await service.deleteVariant(ctx, request.params.id)
       return { message: messages.variantDeleted }

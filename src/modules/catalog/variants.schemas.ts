@@ -10,7 +10,10 @@ const TAX_CLASS_MAX = 50
 const PRICE_MAX_CENTS = 9_999_999_999 // 99,999,999.99, as a product's price
 const INT_MAX = 2_147_483_647
 
-const amount = { anyOf: [{ type: 'number', minimum: 0, maximum: PRICE_MAX_CENTS / 100 }, { type: 'string' }], description: 'At most 2 decimals: 19.99 or "19.99".' } as const
+const amount = {
+  anyOf: [{ type: 'number', minimum: 0, maximum: PRICE_MAX_CENTS / 100 }, { type: 'string' }],
+  description: 'At most 2 decimals: 19.99 or "19.99".',
+} as const
 
 /*
  * The bodies below are for /openapi.json: the service reads each body itself (parse* below), in the documented field
@@ -22,8 +25,18 @@ export const CreateOptionBody = documentOnly({
   required: ['name', 'defaultValue'],
   properties: {
     name: { type: 'string', minLength: 1, maxLength: OPTION_NAME_MAX, description: 'Trimmed; unique per product, ignoring case.' },
-    values: { type: 'array', maxItems: BATCH_MAX, items: { type: 'string', minLength: 1, maxLength: OPTION_VALUE_MAX }, description: 'Kept once ignoring case.' },
-    defaultValue: { type: 'string', minLength: 1, maxLength: OPTION_VALUE_MAX, description: 'The value every existing variant takes; added to `values` when missing.' },
+    values: {
+      type: 'array',
+      maxItems: BATCH_MAX,
+      items: { type: 'string', minLength: 1, maxLength: OPTION_VALUE_MAX },
+      description: 'Kept once ignoring case.',
+    },
+    defaultValue: {
+      type: 'string',
+      minLength: 1,
+      maxLength: OPTION_VALUE_MAX,
+      description: 'The value every existing variant takes; added to `values` when missing.',
+    },
   },
 } as const)
 

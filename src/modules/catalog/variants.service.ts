@@ -322,7 +322,11 @@ export async function addVariants(trx: Trx, limits: VariantLimits, productId: nu
       updated_at: now,
     })
     position += 1
-    if (valueIds.length > 0) await repo.linkValues(trx, valueIds.map((id) => ({ variant_id: row.id, option_value_id: id })))
+    if (valueIds.length > 0)
+      await repo.linkValues(
+        trx,
+        valueIds.map((id) => ({ variant_id: row.id, option_value_id: id })),
+      )
     ids.push(row.id)
   }
   return ids
