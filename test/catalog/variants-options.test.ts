@@ -145,6 +145,23 @@ describe('POST /products/:id/options', () => {
   })
 })
 
+describe('POST /products/:id/options at once', () => {
+  it('10 options of one name at once: exactly one 201, the others 409; the variant takes one value', async () => {
+    const product = await makeProduct(t.app)
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => addOption(product.id, { name: 'Talla', defaultValue: `V${i}` })))
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([201, ...Array(9).fill(409)])
+    expect(await t.app.db.selectFrom('product_options').select('id').where('product_id', '=', product.id).execute()).toHaveLength(1)
+    expect(
+      await t.app.db
+        .selectFrom('variant_option_values as l')
+        .innerJoin('product_variants as v', 'v.id', 'l.variant_id')
+        .select('l.option_value_id')
+        .where('v.product_id', '=', product.id)
+        .execute(),
+    ).toHaveLength(1)
+  })
+})
+
 describe('MAX_OPTIONS_PER_PRODUCT', () => {
   const one = useTestApp({ MAX_OPTIONS_PER_PRODUCT: '1' })
   it('caps the options at its value', async () => {

@@ -190,6 +190,24 @@ describe('POST /products/:id/variants', () => {
     ])
   })
 
+  it('10 creates of one SKU on 10 products at once: exactly one 201, the others 409 with the SKU as sent', async () => {
+    const products = await Promise.all(Array.from({ length: 10 }, () => optionedProduct()))
+    const answers = await Promise.all(
+      products.map((product, i) => createVariants(product.id, { options: { Talla: 'M', Color: 'Rojo' }, price: 5, sku: i % 2 === 0 ? 'RACE-1' : 'race-1' })),
+    )
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([201, ...Array(9).fill(409)])
+    for (const [i, a] of answers.entries())
+      if (a.statusCode === 409) expect(a.json()).toEqual({ error: `El SKU ya existe: ${i % 2 === 0 ? 'RACE-1' : 'race-1'}` })
+    expect(await t.app.db.selectFrom('product_variants').select('id').where('sku_key', '=', 'race-1').execute()).toHaveLength(1)
+  })
+
+  it('a product without options has only its default variant: the same (empty) values are taken', async () => {
+    const product = await makeProduct(t.app)
+    const res = await createVariants(product.id, { options: {}, price: 1 })
+    expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 409, body: { error: 'Ya existe una variante con esas opciones: ' } })
+    expect(await variantCount(product.id)).toBe(1)
+  })
+
   it('401, 403 first', async () => {
     const product = await optionedProduct()
     expect((await send('POST', `/products/${product.id}/variants`, { price: -1 }, null)).statusCode).toBe(401)
