@@ -1,7 +1,7 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { ShopEvent } from '../../src/modules/outbox/dispatcher.js'
 import type { Product } from '../../src/modules/catalog/products.service.js'
-import { useTestApp } from '../helpers/app.js'
+import { testConfig, useTestApp } from '../helpers/app.js'
 import { makeProduct } from '../helpers/catalog.js'
 import { bearer, type TestUser } from '../helpers/factories.js'
 
@@ -163,6 +163,17 @@ describe('POST /products/:id/options at once', () => {
 })
 
 describe('MAX_OPTIONS_PER_PRODUCT', () => {
+  it('is 3 unless set, from 1 to 3; MAX_VARIANTS_PER_PRODUCT is 100 unless set, from 1 to 2048', () => {
+    expect(testConfig()).toMatchObject({ maxOptionsPerProduct: 3, maxVariantsPerProduct: 100 })
+    expect(testConfig({ MAX_OPTIONS_PER_PRODUCT: '1', MAX_VARIANTS_PER_PRODUCT: '2048' })).toMatchObject({
+      maxOptionsPerProduct: 1,
+      maxVariantsPerProduct: 2048,
+    })
+    expect(() => testConfig({ MAX_OPTIONS_PER_PRODUCT: '4', MAX_VARIANTS_PER_PRODUCT: '0' })).toThrow(
+      /MAX_OPTIONS_PER_PRODUCT must be an integer between 1 and 3 \(got "4"\)\n.*MAX_VARIANTS_PER_PRODUCT must be an integer between 1 and 2048 \(got "0"\)/,
+    )
+  })
+
   const one = useTestApp({ MAX_OPTIONS_PER_PRODUCT: '1' })
   it('caps the options at its value', async () => {
     const product = await makeProduct(one.app)

@@ -40,7 +40,9 @@ interface ProductState {
 }
 
 async function loadState(trx: Trx, productId: number): Promise<ProductState> {
-  const [{ options, values }, { variants, links }] = [await repo.findOptionRows(trx, productId), await repo.findVariantRows(trx, productId)]
+  // One after the other: a transaction is one connection.
+  const { options, values } = await repo.findOptionRows(trx, productId)
+  const { variants, links } = await repo.findVariantRows(trx, productId)
   return { productId, options, values, variants, links }
 }
 
@@ -116,13 +118,12 @@ export async function addOption(ctx: VariantsContext, productId: number, body: u
     if (state.options.some((o) => o.name_key === keyOf(input.name))) throw new AppError(409, 'optionExists', input.name)
     const optionId = await repo.insertOption(trx, { product_id: productId, name: input.name, name_key: keyOf(input.name), position: state.options.length })
     const values = input.values.some((v) => keyOf(v) === keyOf(input.defaultValue)) ? input.values : [...input.values, input.defaultValue]
-    let defaultId = 0
     const rows: ValueRow[] = []
     for (const [position, value] of values.entries()) {
       const id = await repo.insertOptionValue(trx, { option_id: optionId, value, value_key: keyOf(value), position })
       rows.push({ id, option_id: optionId, value, value_key: keyOf(value), position })
-      if (keyOf(value) === keyOf(input.defaultValue)) defaultId = id
     }
+    const defaultId = rows.find((row) => row.value_key === keyOf(input.defaultValue))!.id
     await repo.linkValues(
       trx,
       state.variants.map((v) => ({ variant_id: v.id, option_value_id: defaultId })),
