@@ -292,6 +292,33 @@ describe('PATCH /variants/:id', () => {
   })
 })
 
+describe('variant writes beside orders', () => {
+  it('orders and variant writes on one product at once all finish (same lock order), and the product’s stock is its variants’ sum', async () => {
+    const product = await optionedProduct()
+    const second = (await createVariants(product.id, { options: { Talla: 'M', Color: 'Rojo' }, price: 20, stock: 50 })).json()
+    const first = product.variants[0]!
+    expect((await send('PATCH', `/variants/${first.id}`, { stock: 50 })).statusCode).toBe(200)
+    const buyers = await Promise.all(Array.from({ length: 6 }, () => makeUser(t.app)))
+    for (const buyer of buyers) {
+      await fillCart(t.app, buyer.id, [
+        { productId: product.id, variantId: first.id, quantity: 1 },
+        { productId: product.id, variantId: second.id, quantity: 2 },
+      ])
+    }
+    const answers = await Promise.all([
+      ...buyers.map((buyer) => send('POST', '/orders', undefined, buyer)),
+      ...[1, 2, 3].map((n) => send('PATCH', `/variants/${second.id}`, { price: 20 + n })),
+      send('PATCH', `/variants/${first.id}`, { compareAtPrice: 99 }),
+      send('POST', `/products/${product.id}/options`, { name: 'Material', defaultValue: 'Algodón' }),
+    ])
+    expect(answers.map((a) => a.statusCode)).toEqual([...Array(6).fill(201), 200, 200, 200, 200, 201])
+    const after = await getProduct(product.id)
+    expect(after.variants.map((v) => v.stock)).toEqual([44, 38])
+    expect(after.stock).toBe(82)
+    expect(after.variants.map((v) => v.title)).toEqual(['S / Rojo / Algodón', 'M / Rojo / Algodón'])
+  })
+})
+
 describe('DELETE /variants/:id', () => {
   it('deletes the variant and its cart lines; an order line keeps its copy; the product follows', async () => {
     const product = await optionedProduct()
