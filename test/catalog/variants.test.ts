@@ -2,7 +2,10 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { ShopEvent } from '../../src/modules/outbox/dispatcher.js'
 import type { Product } from '../../src/modules/catalog/products.service.js'
 import { useTestApp } from '../helpers/app.js'
-import { makeProduct } from '../helpers/catalog.js'
+import { addVariants, insertOptions } from '../../src/modules/catalog/variants.service.js'
+import { refreshProductAggregates } from '../../src/modules/catalog/variants.repository.js'
+import { parseVariantInput } from '../../src/modules/catalog/variants.schemas.js'
+import { makeProduct, productRow } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { fillCart } from '../helpers/shop.js'
 
@@ -289,6 +292,47 @@ describe('PATCH /variants/:id', () => {
     expect((await send('PATCH', '/variants/999999', {})).json()).toEqual({ error: 'body must contain at least one field' })
     const missing = await send('PATCH', '/variants/999999', { price: 1 })
     expect({ status: missing.statusCode, body: missing.json() }).toEqual({ status: 404, body: { error: 'Variante no encontrada' } })
+  })
+})
+
+describe('a product created with options and variants (the service functions a JSON create calls)', () => {
+  it('insertOptions then addVariants, in the create’s transaction: values kept once, titles, the cap and the name rules', async () => {
+    const limits = { maxOptions: 3, maxVariants: 100 }
+    const created = await t.app.db.transaction().execute(async (trx) => {
+      const row = await trx.insertInto('products').values(productRow()).returning('id').executeTakeFirstOrThrow()
+      await insertOptions(trx, limits, row.id, [
+        { name: 'Talla', values: ['S', 'M', 's'] },
+        { name: 'Color', values: ['Rojo'] },
+      ])
+      const ids = await addVariants(trx, limits, row.id, [
+        parseVariantInput({ options: { Talla: 'S', Color: 'Rojo' }, price: 10 }, true),
+        parseVariantInput({ options: { Talla: 'M', Color: 'Azul' }, price: 12, stock: 3 }, true),
+      ])
+      await refreshProductAggregates(trx, row.id)
+      return { id: row.id, ids }
+    })
+    const product = await getProduct(created.id)
+    expect(product.options.map((o) => [o.name, o.values.map((v) => v.value)])).toEqual([
+      ['Talla', ['S', 'M']],
+      ['Color', ['Rojo', 'Azul']],
+    ])
+    expect(product.variants.map((v) => [v.id, v.title])).toEqual([
+      [created.ids[0], 'S / Rojo'],
+      [created.ids[1], 'M / Azul'],
+    ])
+    expect(product).toMatchObject({ priceRange: { min: 10, max: 12 }, stock: 3 })
+    const refused = (options: Array<{ name: string; values: string[] }>) =>
+      t.app.db.transaction().execute(async (trx) => {
+        const row = await trx.insertInto('products').values(productRow()).returning('id').executeTakeFirstOrThrow()
+        await insertOptions(trx, limits, row.id, options)
+      })
+    await expect(
+      refused([
+        { name: 'Talla', values: ['S'] },
+        { name: 'talla', values: ['M'] },
+      ]),
+    ).rejects.toThrow('La opción ya existe: talla')
+    await expect(refused(['A', 'B', 'C', 'D'].map((name) => ({ name, values: ['x'] })))).rejects.toThrow('Un producto admite como máximo 3 opciones')
   })
 })
 

@@ -136,6 +136,31 @@ export async function addOption(ctx: VariantsContext, productId: number, body: u
   return product
 }
 
+/**
+ * The options of a product being created (JSON create: `options` then `variants`), inside its transaction, before it
+ * has any variant: the cap and the names as POST /products/:id/options checks them (409), values kept once ignoring
+ * case. Its variants then come from addVariants.
+ */
+export async function insertOptions(
+  trx: Trx,
+  limits: VariantLimits,
+  productId: number,
+  options: ReadonlyArray<{ name: string; values: readonly string[] }>,
+): Promise<void> {
+  if (options.length > limits.maxOptions) throw new AppError(409, 'tooManyOptions', limits.maxOptions)
+  const names = new Set<string>()
+  for (const [position, option] of options.entries()) {
+    if (names.has(keyOf(option.name))) throw new AppError(409, 'optionExists', option.name)
+    names.add(keyOf(option.name))
+    const optionId = await repo.insertOption(trx, { product_id: productId, name: option.name, name_key: keyOf(option.name), position })
+    const kept: string[] = []
+    for (const value of option.values) if (!kept.some((v) => keyOf(v) === keyOf(value))) kept.push(value)
+    for (const [valuePosition, value] of kept.entries()) {
+      await repo.insertOptionValue(trx, { option_id: optionId, value, value_key: keyOf(value), position: valuePosition })
+    }
+  }
+}
+
 /** PATCH /products/:id/options/:optionId: a new name (unique ignoring case) or place. */
 export async function updateOption(ctx: VariantsContext, productId: number, optionId: number, body: unknown): Promise<Product> {
   const input = parseOptionChange(body)
