@@ -76,6 +76,13 @@ describe('docs/api.md describes the API the service serves', () => {
       strayFileField: messages.strayFileField('<name>'),
       controlCharacters: messages.controlCharacters('<field>'),
       shippingUnavailable: messages.shippingUnavailable('<country>'),
+      tooManyOptions: messages.tooManyOptions('<n>' as unknown as number),
+      optionExists: messages.optionExists('<name>'),
+      optionValueInUse: messages.optionValueInUse('<n>' as unknown as number),
+      optionValueExists: messages.optionValueExists('<value>'),
+      tooManyVariants: messages.tooManyVariants('<n>' as unknown as number),
+      skuTaken: messages.skuTaken('<sku>'),
+      variantExists: messages.variantExists('<title>'),
     }
     for (const [name, message] of Object.entries(messages)) {
       const text = typeof message === 'string' ? message : samples[name]

@@ -562,6 +562,94 @@ export interface paths {
     patch: operations['patchProduct']
     trace?: never
   }
+  '/products/{id}/options': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Add an option to a product; its default value goes to every variant (admin) */
+    post: operations['addProductOption']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/products/{id}/options/{optionId}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /** Remove an option from a product and its variants (admin) */
+    delete: operations['deleteProductOption']
+    options?: never
+    head?: never
+    /** Rename or move an option (admin) */
+    patch: operations['updateProductOption']
+    trace?: never
+  }
+  '/products/{id}/options/{optionId}/values/{valueId}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /** Remove an option value no variant uses (admin) */
+    delete: operations['deleteProductOptionValue']
+    options?: never
+    head?: never
+    /** Rename or move an option value (admin) */
+    patch: operations['updateProductOptionValue']
+    trace?: never
+  }
+  '/products/{id}/variants': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Add a variant, or up to 100 at once, all or nothing (admin) */
+    post: operations['createVariants']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/variants/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    /** Delete a variant; never the last of its product (admin) */
+    delete: operations['deleteVariant']
+    options?: never
+    head?: never
+    /** Change a variant: any field (admin) */
+    patch: operations['updateVariant']
+    trace?: never
+  }
   '/uploads/products/{name}': {
     parameters: {
       query?: never
@@ -708,6 +796,8 @@ export interface components {
         /** @description null for a product without options. */
         variantTitle: string | null
         sku: string | null
+        /** @description false once the product is off sale (a draft or archived): checkout refuses the cart. */
+        available: boolean
         quantity: number
         subtotal: number
         product: {
@@ -1064,6 +1154,32 @@ export interface components {
     Message: {
       message: string
     }
+    /** NewProductOption */
+    NewProductOption: {
+      /** @description Trimmed; unique per product, ignoring case. */
+      name: string
+      /** @description Kept once ignoring case. */
+      values?: string[]
+      /** @description The value every existing variant takes; added to `values` when missing. */
+      defaultValue: string
+    }
+    /** NewVariant */
+    NewVariant: {
+      /** @description `{<option name>: <value>}`, naming every option of the product once (names ignoring case); a new value joins its option. */
+      options?: {
+        [key: string]: string
+      }
+      /** @description At most 2 decimals: 19.99 or "19.99". */
+      price: number | string
+      compareAtPrice?: (number | string) | null
+      stock?: number
+      /** @description 1 to 64 of A-Z a-z 0-9 . _ - /; unique ignoring case. */
+      sku?: string | null
+      /** @description An image of the same product. */
+      imageId?: number | null
+      /** @description null: the product’s. */
+      taxClass?: string | null
+    }
     /** Order */
     Order: {
       id: number
@@ -1209,7 +1325,19 @@ export interface components {
         | 'variant_required'
         | 'variant_not_found'
         | 'slug_taken'
+        | 'product_unavailable'
         | 'product_without_images'
+        | 'option_not_found'
+        | 'too_many_options'
+        | 'option_exists'
+        | 'option_removal_duplicates'
+        | 'option_value_in_use'
+        | 'option_value_exists'
+        | 'too_many_variants'
+        | 'sku_taken'
+        | 'variant_exists'
+        | 'image_of_another_product'
+        | 'last_variant'
         | 'order_not_payable'
         | 'invalid_webhook_signature'
         | 'refund_failed'
@@ -5258,6 +5386,634 @@ export interface operations {
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  addProductOption: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['NewProductOption']
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Product']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  deleteProductOption: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+        optionId: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Product']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  updateProductOption: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+        optionId: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string
+          /** @description The new place among the options, from 0 (past the end: last). */
+          position?: number
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Product']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  deleteProductOptionValue: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+        optionId: number
+        valueId: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Product']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  updateProductOptionValue: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+        optionId: number
+        valueId: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          value?: string
+          /** @description The new place among the option’s values, from 0. */
+          position?: number
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Product']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  createVariants: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    /** @description One variant, or an array of 1 to 100 created together (all or nothing). */
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['NewVariant'] | components['schemas']['NewVariant'][]
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Variant'] | components['schemas']['Variant'][]
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  deleteVariant: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  updateVariant: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description `{<option name>: <value>}`, naming every option of the product once (names ignoring case); a new value joins its option. */
+          options?: {
+            [key: string]: string
+          }
+          /** @description At most 2 decimals: 19.99 or "19.99". */
+          price?: number | string
+          compareAtPrice?: (number | string) | null
+          stock?: number
+          /** @description 1 to 64 of A-Z a-z 0-9 . _ - /; unique ignoring case. */
+          sku?: string | null
+          /** @description An image of the same product. */
+          imageId?: number | null
+          /** @description null: the product’s. */
+          taxClass?: string | null
+          /** @description The new place among the product’s variants, from 0 (past the end: last). */
+          position?: number
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Variant']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
         headers: {
           [name: string]: unknown
         }

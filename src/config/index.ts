@@ -59,6 +59,10 @@ export interface Config {
    * stock.low fires when a change takes its stock from above this to at or below it (src/modules/outbox).
    */
   readonly lowStockThreshold: number
+  /** How many options a product may have (MAX_OPTIONS_PER_PRODUCT, 1–3). */
+  readonly maxOptionsPerProduct: number
+  /** How many variants a product may have (MAX_VARIANTS_PER_PRODUCT, 1–2048). */
+  readonly maxVariantsPerProduct: number
   // payments.ts
   readonly payments: PaymentsConfig
   // mail.ts

@@ -1,5 +1,6 @@
-import { type Kysely, sql } from 'kysely'
-import type { Database, ProductRow } from '../../db/database.js'
+import { type Insertable, type Kysely, sql, type Transaction, type Updateable } from 'kysely'
+import type { Dialect } from '../../db/connect.js'
+import type { Database, ProductOptionsTable, ProductOptionValuesTable, ProductRow, ProductVariantsTable, VariantRow } from '../../db/database.js'
 import { PRODUCT_COLUMNS } from './product-view.js'
 
 type Db = Kysely<Database>
@@ -86,4 +87,141 @@ export async function refreshProductAggregates(db: Db, productId: number, update
     .where('id', '=', productId)
     .returning(PRODUCT_COLUMNS)
     .executeTakeFirst()
+}
+
+type Trx = Transaction<Database>
+
+/**
+ * Locks a product for a write to its options or variants, in the inventory's order: its variants (by id), then the
+ * product (PostgreSQL; SQLite runs one write at a time). Every such write takes the product's lock, so two of them on
+ * one product run one after the other and each sees the other's rows. The product, or undefined when it is gone.
+ */
+export async function lockProduct(trx: Trx, dialect: Dialect, productId: number): Promise<ProductRow | undefined> {
+  if (dialect === 'postgres') {
+    await trx.selectFrom('product_variants').select('id').where('product_id', '=', productId).orderBy('id').forUpdate().execute()
+  }
+  return trx
+    .selectFrom('products')
+    .select(PRODUCT_COLUMNS)
+    .where('id', '=', productId)
+    .$if(dialect === 'postgres', (qb) => qb.forUpdate())
+    .executeTakeFirst()
+}
+
+/** The product a variant belongs to, if the variant exists. */
+export async function findVariantProductId(db: Db, variantId: number): Promise<number | undefined> {
+  return (await db.selectFrom('product_variants').select('product_id').where('id', '=', variantId).executeTakeFirst())?.product_id
+}
+
+/** A product's options and their values, as rows, each by position. */
+export async function findOptionRows(db: Db, productId: number) {
+  const options = await db.selectFrom('product_options').selectAll().where('product_id', '=', productId).orderBy('position').orderBy('id').execute()
+  const values =
+    options.length === 0
+      ? []
+      : await db
+          .selectFrom('product_option_values')
+          .selectAll()
+          .where(
+            'option_id',
+            'in',
+            options.map((o) => o.id),
+          )
+          .orderBy('position')
+          .orderBy('id')
+          .execute()
+  return { options, values }
+}
+
+/** A product's variants (by position) and, for each, its option value ids. */
+export async function findVariantRows(db: Db, productId: number): Promise<{ variants: VariantRow[]; links: Map<number, number[]> }> {
+  const variants = await db.selectFrom('product_variants').selectAll().where('product_id', '=', productId).orderBy('position').orderBy('id').execute()
+  const rows = await db
+    .selectFrom('variant_option_values as l')
+    .innerJoin('product_variants as v', 'v.id', 'l.variant_id')
+    .select(['l.variant_id', 'l.option_value_id'])
+    .where('v.product_id', '=', productId)
+    .execute()
+  const links = new Map<number, number[]>()
+  for (const row of rows) links.set(row.variant_id, [...(links.get(row.variant_id) ?? []), row.option_value_id])
+  return { variants, links }
+}
+
+export async function insertOption(db: Db, option: Insertable<ProductOptionsTable>): Promise<number> {
+  return (await db.insertInto('product_options').values(option).returning('id').executeTakeFirstOrThrow()).id
+}
+
+export async function insertOptionValue(db: Db, value: Insertable<ProductOptionValuesTable>): Promise<number> {
+  return (await db.insertInto('product_option_values').values(value).returning('id').executeTakeFirstOrThrow()).id
+}
+
+export async function updateOption(db: Db, id: number, changes: Updateable<ProductOptionsTable>): Promise<void> {
+  await db.updateTable('product_options').set(changes).where('id', '=', id).execute()
+}
+
+export async function updateOptionValue(db: Db, id: number, changes: Updateable<ProductOptionValuesTable>): Promise<void> {
+  await db.updateTable('product_option_values').set(changes).where('id', '=', id).execute()
+}
+
+/** Deletes an option, its values and the variants' links to them. */
+export async function deleteOption(db: Db, optionId: number): Promise<void> {
+  const values = db.selectFrom('product_option_values').select('id').where('option_id', '=', optionId)
+  await db.deleteFrom('variant_option_values').where('option_value_id', 'in', values).execute()
+  await db.deleteFrom('product_options').where('id', '=', optionId).execute()
+}
+
+export async function deleteOptionValue(db: Db, valueId: number): Promise<void> {
+  await db.deleteFrom('product_option_values').where('id', '=', valueId).execute()
+}
+
+/** How many variants use an option value. */
+export async function countValueUses(db: Db, valueId: number): Promise<number> {
+  const row = await db
+    .selectFrom('variant_option_values')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('option_value_id', '=', valueId)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** Links variants to option values. */
+export async function linkValues(db: Db, links: ReadonlyArray<{ variant_id: number; option_value_id: number }>): Promise<void> {
+  for (let i = 0; i < links.length; i += 400)
+    await db
+      .insertInto('variant_option_values')
+      .values(links.slice(i, i + 400))
+      .execute()
+}
+
+/** Replaces a variant's option values. */
+export async function setVariantValues(db: Db, variantId: number, valueIds: readonly number[]): Promise<void> {
+  await db.deleteFrom('variant_option_values').where('variant_id', '=', variantId).execute()
+  if (valueIds.length > 0)
+    await linkValues(
+      db,
+      valueIds.map((id) => ({ variant_id: variantId, option_value_id: id })),
+    )
+}
+
+export async function insertVariant(db: Db, variant: Insertable<ProductVariantsTable>): Promise<VariantRow> {
+  return db.insertInto('product_variants').values(variant).returningAll().executeTakeFirstOrThrow()
+}
+
+export async function updateVariant(db: Db, id: number, changes: Updateable<ProductVariantsTable>): Promise<VariantRow | undefined> {
+  return db.updateTable('product_variants').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
+}
+
+/** Deletes a variant; its cart lines go with it (ON DELETE CASCADE), order lines keep their copy. */
+export async function deleteVariant(db: Db, id: number): Promise<void> {
+  await db.deleteFrom('product_variants').where('id', '=', id).execute()
+}
+
+/** The variant holding a SKU (compared lower-cased), if any. */
+export async function findVariantIdBySku(db: Db, skuKey: string): Promise<number | undefined> {
+  return (await db.selectFrom('product_variants').select('id').where('sku_key', '=', skuKey).executeTakeFirst())?.id
+}
+
+/** The product an image belongs to, if the image exists. */
+export async function findImageProduct(db: Db, imageId: number): Promise<number | undefined> {
+  return (await db.selectFrom('product_images').select('product_id').where('id', '=', imageId).executeTakeFirst())?.product_id
 }
