@@ -217,13 +217,6 @@ export async function keepOldSlug(db: Db, productId: number, slug: string, at: s
     .execute()
 }
 
-/** The product's stock, its row locked (PostgreSQL) until the transaction ends; undefined when it does not exist. */
-export async function findProductStockForUpdate(trx: Transaction<Database>, dialect: Dialect, id: number): Promise<number | undefined> {
-  let query = trx.selectFrom('products').select('stock').where('id', '=', id)
-  if (dialect === 'postgres') query = query.forUpdate()
-  return (await query.executeTakeFirst())?.stock
-}
-
 export async function insertProduct(db: Db, product: Insertable<ProductsTable>): Promise<ProductRow> {
   return db.insertInto('products').values(product).returning(COLUMNS).executeTakeFirstOrThrow()
 }

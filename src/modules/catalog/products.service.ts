@@ -341,7 +341,14 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
     // With its events (product.updated; stock.low when this took the stock to the threshold), in one transaction.
     row = await ctx.db.transaction().execute(async (trx) => {
       // The stock as this transaction's update finds it (locked on PostgreSQL), so that stock.low fires once.
-      const before = fields.stock !== undefined ? await repo.findProductStockForUpdate(trx, ctx.dialect, id) : undefined
+      // Its variants, then the product, locked as the inventory and the variant writes lock them (no cycle); the
+      // stock as this transaction finds it, so that stock.low fires once.
+      const locked = await variants.lockProduct(trx, ctx.dialect, id)
+      if (!locked) return undefined
+      const changesVariant = fields.priceCents !== undefined || fields.stock !== undefined
+      // A variant added since the check above.
+      if (changesVariant && (await variants.countVariants(trx, id)) > 1) throw new AppError(422, 'severalVariantsPriceStock')
+      const before = fields.stock !== undefined ? locked.stock : undefined
       const now = nowIso()
       if (fields.slug !== undefined && fields.slug !== current.slug) {
         await takeSlug(trx, fields.slug, id)
@@ -362,7 +369,7 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
         await repo.replaceTags(trx, id, fields.tags)
         updated = { ...updated, tags: JSON.stringify(fields.tags) }
       }
-      if (fields.priceCents !== undefined || fields.stock !== undefined) {
+      if (changesVariant) {
         // The one variant, and the product's copies of it.
         await variants.updateOnlyVariant(trx, id, {
           ...(fields.priceCents !== undefined ? { price_cents: fields.priceCents } : {}),
@@ -394,6 +401,8 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
 /** Deletes the product and its cart lines; order lines keep their copy. Its images go last, non-fatally. */
 export async function deleteProduct(ctx: CatalogContext, id: number): Promise<void> {
   const keys = await ctx.db.transaction().execute(async (trx) => {
+    // Its variants, then the product, as every other writer locks them: the delete then cascades to locked rows.
+    if (!(await variants.lockProduct(trx, ctx.dialect, id))) return undefined
     const imageKeys = await images.imageKeysOf(trx, id)
     const deleted = await repo.deleteProductById(trx, id)
     if (!deleted) return undefined

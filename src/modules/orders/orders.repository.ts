@@ -15,7 +15,14 @@ export async function takeCartLines(trx: Trx, userId: number) {
 /** The first of these products (by id) that is no longer on sale (a draft or archived), if any. */
 export async function findUnavailableProduct(trx: Trx, productIds: readonly number[]) {
   if (productIds.length === 0) return undefined
-  return trx.selectFrom('products').select(['id', 'name']).where('id', 'in', productIds).where('status', '<>', 'active').orderBy('id').limit(1).executeTakeFirst()
+  return trx
+    .selectFrom('products')
+    .select(['id', 'name'])
+    .where('id', 'in', productIds)
+    .where('status', '<>', 'active')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst()
 }
 
 /** What checkout adds to an order row; all null on an order placed the plain way. */
