@@ -35,7 +35,17 @@ const postgres = process.env.TEST_DATABASE_URL
         // One PostgreSQL file at a time, as before the suite ran on more than one worker: with two at once, a file
         // now and then found its own schema's tables gone (2 failures in ~1,000 tests in 2 of 3 CI runs; cause
         // not found yet). The SQLite files still run beside it.
-        test: { name: 'postgres', include, env: { TEST_DIALECT: 'postgres' }, exclude: [...sqliteOnly, ...isolated], maxWorkers: 1, isolate: false },
+        test: {
+          name: 'postgres',
+          include,
+          env: { TEST_DIALECT: 'postgres' },
+          exclude: [...sqliteOnly, ...isolated],
+          maxWorkers: 1,
+          isolate: false,
+          // One worker: a group of its own, after the SQLite and browser files (Vitest runs a project with another
+          // worker count in another group).
+          sequence: { groupOrder: 1 },
+        },
       },
       { extends: true as const, test: { name: 'postgres-isolated', include: isolated, env: { TEST_DIALECT: 'postgres' }, maxWorkers: 1 } },
     ]

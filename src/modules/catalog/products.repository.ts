@@ -1,4 +1,4 @@
-import { CompiledQuery, type Insertable, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely'
+import { CompiledQuery, type Insertable, type Kysely, type SelectQueryBuilder, sql } from 'kysely'
 import type { Database, ProductRow, ProductsTable } from '../../db/database.js'
 import type { Dialect } from '../../db/connect.js'
 import { PRODUCT_COLUMNS } from './product-view.js'
