@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { CategoryRow, Database } from '../../db/database.js'
+import { inTransaction } from '../../db/transaction.js'
 import { isForeignKeyViolation, isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
@@ -89,7 +90,7 @@ export async function createCategory(db: Db, input: CreateCategoryInput): Promis
   // A slug made from the name that another creation took meanwhile: the next try takes the next number.
   for (let attempt = 1; ; attempt += 1) {
     try {
-      const row = await db.transaction().execute(async (trx) => {
+      const row = await inTransaction(db, async (trx) => {
         if (parentId !== null) await repo.lockTree(trx)
         const parent = await findParent(trx, parentId)
         if (parent && repo.pathDepth(parent.path) + 1 > MAX_CATEGORY_DEPTH) throw new AppError(409, 'categoryTooDeep')
