@@ -39,9 +39,9 @@ const PUBLIC = [
   'POST /auth/password-reset/confirm',
   'GET /shipping-methods',
   'GET /categories',
-  'GET /categories/{idOrSlug}',
+  'GET /categories/{id}',
   'GET /products',
-  'GET /products/{idOrSlug}',
+  'GET /products/{id}',
   'GET /uploads/products/{name}',
 ].sort()
 
@@ -115,13 +115,13 @@ describe('the OpenAPI document', () => {
     }
     expect(doc.components.schemas.Product?.required).toEqual(expect.arrayContaining(['id', 'name', 'price', 'stock', 'imageUrl']))
     const json = (key: string, status: string) => operations.find(([k]) => k === key)?.[3].responses[status]?.content?.['application/json']?.schema
-    expect(json('GET /products/{idOrSlug}', '200')).toEqual({ $ref: '#/components/schemas/Product' })
+    expect(json('GET /products/{id}', '200')).toEqual({ $ref: '#/components/schemas/Product' })
     // A list shows products without their images, options and variants.
     expect(json('GET /products', '200')).toEqual({ type: 'array', items: { $ref: '#/components/schemas/ProductSummary' } })
     for (const name of ['ProductSummary', 'ProductImage', 'ProductOption', 'Variant']) expect(doc.components.schemas[name], name).toBeDefined()
     expect(json('GET /orders/{id}', '200')).toEqual({ $ref: '#/components/schemas/Order' })
     expect(json('GET /cart', '200')).toEqual({ $ref: '#/components/schemas/Cart' })
-    expect(json('GET /products/{idOrSlug}', '404')).toEqual({ $ref: '#/components/schemas/Error' })
+    expect(json('GET /products/{id}', '404')).toEqual({ $ref: '#/components/schemas/Error' })
     // Only OpenAPI keywords: the validator's messages are an extension.
     expect(JSON.stringify(doc)).not.toContain('"errorMessages"')
   })

@@ -15,7 +15,7 @@ export interface ShopClientOptions extends ClientOptions {
 }
 
 /**
- * A typed client for one service: `client.GET('/products/{idOrSlug}', { params: { path: { idOrSlug } } })`. Its requests ask for
+ * A typed client for one service: `client.GET('/products/{id}', { params: { path: { id: '7' } } })`. Its requests ask for
  * errors as problem details (`Accept: application/json, application/problem+json`) unless they set Accept themselves.
  */
 export declare function createShopClient(options?: ShopClientOptions): Client<paths>

@@ -472,7 +472,7 @@ export interface paths {
     patch?: never
     trace?: never
   }
-  '/categories/{idOrSlug}': {
+  '/categories/{id}': {
     parameters: {
       query?: never
       header?: never
@@ -481,22 +481,6 @@ export interface paths {
     }
     /** Get a category by id or slug; an old slug answers 301 to the current one */
     get: operations['getCategory']
-    put?: never
-    post?: never
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/categories/{id}': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    get?: never
     /** Change a category (admin) */
     put: operations['replaceCategory']
     post?: never
@@ -526,7 +510,7 @@ export interface paths {
     patch?: never
     trace?: never
   }
-  '/products/{idOrSlug}': {
+  '/products/{id}': {
     parameters: {
       query?: never
       header?: never
@@ -535,22 +519,6 @@ export interface paths {
     }
     /** Get a product by id or slug (drafts and archived: admins); an old slug answers 301 to the current one */
     get: operations['getProduct']
-    put?: never
-    post?: never
-    delete?: never
-    options?: never
-    head?: never
-    patch?: never
-    trace?: never
-  }
-  '/products/{id}': {
-    parameters: {
-      query?: never
-      header?: never
-      path?: never
-      cookie?: never
-    }
-    get?: never
     /** Change a product (admin; multipart, or JSON without an image) */
     put: operations['updateProduct']
     post?: never
@@ -4537,7 +4505,7 @@ export interface operations {
       header?: never
       path: {
         /** @description An id (digits) or a slug. */
-        idOrSlug: string
+        id: string
       }
       cookie?: never
     }
@@ -4992,7 +4960,7 @@ export interface operations {
       header?: never
       path: {
         /** @description An id (digits) or a slug. */
-        idOrSlug: string
+        id: string
       }
       cookie?: never
     }

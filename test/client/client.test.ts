@@ -132,7 +132,7 @@ describe('the typed client', () => {
     ])
 
     // A request that sets its own Accept gets the plain body, which isProblem tells apart.
-    const plain = await shop.GET('/products/{idOrSlug}', { params: { path: { idOrSlug: '999999' } }, headers: { Accept: 'application/json' } })
+    const plain = await shop.GET('/products/{id}', { params: { path: { id: '999999' } }, headers: { Accept: 'application/json' } })
     expect(plain.error).toEqual({ error: messages.productNotFound })
     expect(isProblem(plain.error)).toBe(false)
     expect(sent).toEqual(['application/json, application/problem+json', 'application/json'])

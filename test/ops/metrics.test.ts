@@ -107,7 +107,7 @@ describe('GET /metrics, METRICS_ENABLED=true', () => {
     expect((await t.app.inject({ url: '/no/such/path/12345' })).statusCode).toBe(404)
     expect((await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'x' } })).statusCode).toBe(422)
     const samples = await scrape(t)
-    const item = { method: 'GET', route: '/products/:idOrSlug' }
+    const item = { method: 'GET', route: '/products/:id' }
     expect(valueOf(samples, 'http_requests_total', { ...item, status_code: '200' })).toBe(1)
     expect(valueOf(samples, 'http_requests_total', { ...item, status_code: '404' })).toBe(1)
     expect(valueOf(samples, 'http_requests_total', { method: 'GET', route: '(unmatched)', status_code: '404' })).toBe(1)
@@ -117,7 +117,7 @@ describe('GET /metrics, METRICS_ENABLED=true', () => {
     expect(valueOf(samples, 'http_request_duration_seconds_sum', { ...item, status_code: '200' })).toBeGreaterThan(0)
     // No route label is a raw URL: only the patterns of the requests above.
     const routes = new Set(samples.filter((s) => s.name === 'http_requests_total').map((s) => s.labels.route))
-    expect([...routes].sort()).toEqual(['(unmatched)', '/auth/login', '/products/:idOrSlug'])
+    expect([...routes].sort()).toEqual(['(unmatched)', '/auth/login', '/products/:id'])
   })
 
   it('counts product cache hits and misses, inside Fastify and before it (frontDoor)', async () => {
@@ -159,8 +159,8 @@ describe('GET /metrics, METRICS_ENABLED=true', () => {
       expect(hits.total + misses).toBeLessThanOrEqual(reads)
     }
     // Every read is a request of the route, those answered before Fastify included.
-    expect(valueOf(samples, 'http_requests_total', { method: 'GET', route: '/products/:idOrSlug', status_code: '200' })).toBe(reads)
-    expect(valueOf(samples, 'http_request_duration_seconds_count', { method: 'GET', route: '/products/:idOrSlug', status_code: '200' })).toBe(reads)
+    expect(valueOf(samples, 'http_requests_total', { method: 'GET', route: '/products/:id', status_code: '200' })).toBe(reads)
+    expect(valueOf(samples, 'http_request_duration_seconds_count', { method: 'GET', route: '/products/:id', status_code: '200' })).toBe(reads)
   })
 
   it('counts an order placed and its revenue once the order is committed; a replayed key adds nothing', async () => {

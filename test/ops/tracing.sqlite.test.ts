@@ -72,21 +72,21 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('OpenTeleme
       expect((await json(service.base, '/products/999999')).status).toBe(404)
 
       const isRead = (status: number) => (span: ReceivedSpan) =>
-        span.kind === SERVER && span.attributes['http.route'] === '/products/:idOrSlug' && span.attributes['http.response.status_code'] === status
-      const found = await collector.waitFor(isRead(404), 'GET /products/:idOrSlug 404')
+        span.kind === SERVER && span.attributes['http.route'] === '/products/:id' && span.attributes['http.response.status_code'] === status
+      const found = await collector.waitFor(isRead(404), 'GET /products/:id 404')
       expect(found).toMatchObject({
-        name: 'GET /products/:idOrSlug',
+        name: 'GET /products/:id',
         service: 'shop-api',
         parentSpanId: undefined,
-        attributes: { 'http.request.method': 'GET', 'url.path': '/products/999999', 'http.route': '/products/:idOrSlug', 'http.response.status_code': 404 },
+        attributes: { 'http.request.method': 'GET', 'url.path': '/products/999999', 'http.route': '/products/:id', 'http.response.status_code': 404 },
       })
       for (let i = 0; i < 50 && collector.spans.filter(isRead(200)).length < 2; i++) await new Promise((done) => setTimeout(done, 50))
       const reads = collector.spans.filter(isRead(200))
       expect(reads).toHaveLength(2)
-      for (const read of reads) expect(read.name).toBe('GET /products/:idOrSlug')
+      for (const read of reads) expect(read.name).toBe('GET /products/:id')
       // Fastify's own span (@fastify/otel) is the server span's child, in the same trace, for the read it handled.
       const inside = collector.spans.filter((span) => span.traceId === found.traceId && span.kind !== SERVER)
-      expect(inside.map((span) => span.attributes['http.route'])).toContain('/products/:idOrSlug')
+      expect(inside.map((span) => span.attributes['http.route'])).toContain('/products/:id')
       expect(service.output()).not.toMatch(/error/i)
     })
 
@@ -104,7 +104,7 @@ describe.runIf(dialect === 'sqlite' && process.platform !== 'win32')('OpenTeleme
       const servers = collector.spans.filter((span) => span.traceId === traceId && span.kind === SERVER)
       expect(servers.map((span) => [span.name, span.parentSpanId]).sort()).toEqual([
         ['GET /categories', parent],
-        ['GET /products/:idOrSlug', parent],
+        ['GET /products/:id', parent],
       ])
     })
 

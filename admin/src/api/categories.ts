@@ -36,7 +36,7 @@ export function categoriesProvider(api: Api) {
       matching.sort((a, b) => (key(a) < key(b) ? -direction : key(a) > key(b) ? direction : 0))
       return { data: matching.slice(offset, offset + limit), total: matching.length }
     },
-    one: async (id) => unwrap(await api.GET('/categories/{idOrSlug}', { params: { path: { idOrSlug: String(id) } } })),
+    one: async (id) => unwrap(await api.GET('/categories/{id}', { params: { path: { id: String(id) } } })),
     async many(ids) {
       const wanted = new Set(ids)
       return (await all()).filter((category) => wanted.has(category.id))

@@ -88,7 +88,7 @@ export function productsProvider(api: Api) {
       const result = await api.GET('/products', { params: { query } })
       return { data: unwrap(result), total: totalOf(result.response) }
     },
-    one: async (id) => unwrap(await api.GET('/products/{idOrSlug}', { params: { path: { idOrSlug: String(id) } } })),
+    one: async (id) => unwrap(await api.GET('/products/{id}', { params: { path: { id: String(id) } } })),
     async create(data) {
       const given = formFields(data, pickedFile(data.image))
       // The form asks for both before it sends anything; said here in the words the form and the API use.

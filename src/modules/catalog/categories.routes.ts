@@ -7,8 +7,9 @@ import { Category, CategoryListOrTree, CreateCategoryBody, ListCategoriesQuery, 
 
 const IdOrSlugParams = {
   type: 'object',
-  required: ['idOrSlug'],
-  properties: { idOrSlug: { type: 'string', minLength: 1, maxLength: SLUG_MAX, description: 'An id (digits) or a slug.' } },
+  required: ['id'],
+  // Named `id` as on the other routes of the path (OpenAPI allows one name per path), but an id or a slug here.
+  properties: { id: { type: 'string', minLength: 1, maxLength: SLUG_MAX, description: 'An id (digits) or a slug.' } },
 } as const
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
@@ -36,7 +37,7 @@ export async function categoriesRoutes(fastify: FastifyInstance, options: { conf
     handler: async (request) => service.listCategories(app.db, request.query.tree === true),
   })
 
-  app.get('/categories/:idOrSlug', {
+  app.get('/categories/:id', {
     schema: {
       tags,
       summary: 'Get a category by id or slug; an old slug answers 301 to the current one',
@@ -44,7 +45,7 @@ export async function categoriesRoutes(fastify: FastifyInstance, options: { conf
       response: { 200: Category, 301: { description: 'Moved, no body: `Location` names the current slug.' }, 404: ErrorResponse },
     },
     handler: async (request, reply) => {
-      const found = await service.getCategory(app.db, request.params.idOrSlug)
+      const found = await service.getCategory(app.db, request.params.id)
       if ('movedTo' in found) {
         const query = request.url.indexOf('?')
         return reply.redirect(`${publicUrl}/categories/${found.movedTo}${query >= 0 ? request.url.slice(query) : ''}`, 301)

@@ -19,8 +19,9 @@ const canonicalIdOrSlug = (value: string): string => (/^[0-9]{1,10}$/.test(value
 
 const IdOrSlugParams = {
   type: 'object',
-  required: ['idOrSlug'],
-  properties: { idOrSlug: { type: 'string', minLength: 1, maxLength: SLUG_MAX, description: 'An id (digits) or a slug.' } },
+  required: ['id'],
+  // Named `id` as on the other routes of the path (OpenAPI allows one name per path), but an id or a slug here.
+  properties: { id: { type: 'string', minLength: 1, maxLength: SLUG_MAX, description: 'An id (digits) or a slug.' } },
 } as const
 
 /**
@@ -88,7 +89,7 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
     },
   })
 
-  app.get('/products/:idOrSlug', {
+  app.get('/products/:id', {
     schema: {
       tags,
       summary: 'Get a product by id or slug (drafts and archived: admins); an old slug answers 301 to the current one',
@@ -96,9 +97,9 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
       response: { 200: Product, 301: { description: 'Moved, no body: `Location` names the current slug.' }, 404: ErrorResponse },
     },
     // One key per product page, however its id is spelled (`/products/007` is `/products/7`).
-    config: { catalogCacheKey: (request) => `/products/${canonicalIdOrSlug((request.params as { idOrSlug: string }).idOrSlug)}` },
+    config: { catalogCacheKey: (request) => `/products/${canonicalIdOrSlug((request.params as { id: string }).id)}` },
     handler: async (request, reply) => {
-      let found = await service.getProduct(app, request.params.idOrSlug, false).catch(async (error: unknown) => {
+      let found = await service.getProduct(app, request.params.id, false).catch(async (error: unknown) => {
         // Hidden from anyone: an admin's token may still show it (never cached: only an active product is).
         const viewer = await app.viewer(request)
         if (viewer?.role !== 'admin') throw error
@@ -106,7 +107,7 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
       })
       if (found === undefined) {
         request.catalogCacheKey = undefined
-        found = await service.getProduct(app, request.params.idOrSlug, true)
+        found = await service.getProduct(app, request.params.id, true)
       }
       if ('movedTo' in found) {
         const query = request.url.indexOf('?')
