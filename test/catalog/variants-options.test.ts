@@ -1,23 +1,14 @@
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import type { ShopEvent } from '../../src/modules/outbox/dispatcher.js'
+import { beforeEach, describe, expect, it } from 'vitest'
 import type { Product } from '../../src/modules/catalog/products.service.js'
 import { testConfig, useTestApp } from '../helpers/app.js'
 import { makeProduct } from '../helpers/catalog.js'
+import { recordEvents } from '../helpers/outbox.js'
 import { bearer, type TestUser } from '../helpers/factories.js'
 
 // Options and their values: POST /products/:id/options, PATCH/DELETE of an option and of a value.
 
 const t = useTestApp({ LOW_STOCK_THRESHOLD: '5' }, { outbox: { enabled: false } })
-const events: ShopEvent[] = []
-beforeAll(() => {
-  t.app.outbox.onEvent(async (_trx, event) => {
-    events.push(event)
-    return []
-  })
-})
-beforeEach(() => {
-  events.length = 0
-})
+const events = recordEvents(t)
 
 type Method = 'POST' | 'PATCH' | 'DELETE'
 const send = (method: Method, url: string, payload?: unknown, user: TestUser | null = t.admin) =>

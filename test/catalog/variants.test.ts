@@ -1,5 +1,4 @@
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import type { ShopEvent } from '../../src/modules/outbox/dispatcher.js'
+import { describe, expect, it } from 'vitest'
 import type { Product } from '../../src/modules/catalog/products.service.js'
 import { useTestApp } from '../helpers/app.js'
 import { addVariants, insertOptions } from '../../src/modules/catalog/variants.service.js'
@@ -7,21 +6,13 @@ import { refreshProductAggregates } from '../../src/modules/catalog/variants.rep
 import { parseVariantInput } from '../../src/modules/catalog/variants.schemas.js'
 import { makeProduct, productRow } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { recordEvents } from '../helpers/outbox.js'
 import { fillCart } from '../helpers/shop.js'
 
 // Variants: POST /products/:id/variants (one or a batch), PATCH and DELETE /variants/:id.
 
 const t = useTestApp({ LOW_STOCK_THRESHOLD: '5' }, { outbox: { enabled: false } })
-const events: ShopEvent[] = []
-beforeAll(() => {
-  t.app.outbox.onEvent(async (_trx, event) => {
-    events.push(event)
-    return []
-  })
-})
-beforeEach(() => {
-  events.length = 0
-})
+const events = recordEvents(t)
 
 type Method = 'POST' | 'PATCH' | 'DELETE' | 'GET'
 const send = (method: Method, url: string, payload?: unknown, user: TestUser | null = t.admin) =>

@@ -1,20 +1,12 @@
-import { beforeAll, describe, expect, it } from 'vitest'
-import type { ShopEvent } from '../../src/modules/outbox/dispatcher.js'
-import { queuedEmails } from '../helpers/outbox.js'
+import { describe, expect, it } from 'vitest'
+import { queuedEmails, recordEvents } from '../helpers/outbox.js'
 import { deliver, intentEvent, intentOf, orderStatus, pay, placeOrder, useStripeShop } from '../payments/helpers.js'
 
 // The paths that move an order outside the orders' routes emit the same events: Stripe's payment (order.paid, and
 // the customer's "paid" e-mail, whichever provider) and the expiry of an unpaid order (order.cancelled).
 
 const { fake, shop: t } = await useStripeShop({ ORDER_PAYMENT_TTL: '30m' }, { outbox: { enabled: false } })
-const events: ShopEvent[] = []
-
-beforeAll(() => {
-  t.app.outbox.onEvent(async (_trx, event) => {
-    events.push(event)
-    return []
-  })
-})
+const events = recordEvents(t)
 
 describe('events of the payment paths', () => {
   it('a Stripe payment emits order.status_changed and order.paid once, and queues the customer’s "paid" e-mail', async () => {
