@@ -128,6 +128,74 @@ describe('racing buyers never oversell', () => {
     }
   })
 
+  it('40 buyers of several variants of two products, while an admin restocks one of them: no deadlock, every unit counted', async () => {
+    // Two products with a Talla option and three variants each (stock 6 per variant).
+    const products = [await makeProduct(t.app, { name: 'Camisa', stock: 6 }), await makeProduct(t.app, { name: 'Falda', stock: 6 })]
+    const variantIds: number[] = []
+    const productOf = new Map<number, number>()
+    for (const product of products) {
+      const optioned = await t.app.inject({
+        method: 'POST',
+        url: `/products/${product.id}/options`,
+        headers: bearer(t.admin),
+        payload: { name: 'Talla', defaultValue: 'S' },
+      })
+      expect(optioned.statusCode).toBe(201)
+      const added = await t.app.inject({
+        method: 'POST',
+        url: `/products/${product.id}/variants`,
+        headers: bearer(t.admin),
+        payload: [
+          { options: { Talla: 'M' }, price: 10, stock: 6 },
+          { options: { Talla: 'L' }, price: 10, stock: 6 },
+        ],
+      })
+      expect(added.statusCode).toBe(201)
+      const rows = await t.app.db.selectFrom('product_variants').select('id').where('product_id', '=', product.id).orderBy('id').execute()
+      variantIds.push(...rows.map((r) => r.id))
+      for (const r of rows) productOf.set(r.id, product.id)
+    }
+    expect(variantIds).toHaveLength(6)
+    // Each cart holds 2 or 3 variants of both products, added in a different order per buyer; 1 or 2 units each.
+    const buyers = await customers(40)
+    for (const [i, buyer] of buyers.entries()) {
+      const picks = [variantIds[i % 6]!, variantIds[(i + 3) % 6]!, ...(i % 2 === 0 ? [variantIds[(i + 1) % 6]!] : [])]
+      const lines = picks.map((variantId, k) => ({
+        productId: productOf.get(variantId)!,
+        variantId,
+        quantity: ((i + k) % 2) + 1,
+      }))
+      await fillCart(t.app, buyer.id, i % 3 === 0 ? lines.reverse() : lines)
+    }
+    const restock = variantIds[4]!
+    const [results, restocked] = await Promise.all([
+      Promise.all(buyers.map((b) => t.app.inject({ method: 'POST', url: '/orders', headers: bearer(b) }))),
+      (async () => {
+        await new Promise((r) => setTimeout(r, 5))
+        return t.app.inject({ method: 'PATCH', url: `/variants/${restock}`, headers: bearer(t.admin), payload: { stock: 20 } })
+      })(),
+    ])
+
+    expect(results.map((r) => r.statusCode).filter((s) => s !== 201 && s !== 409)).toEqual([])
+    expect(restocked.statusCode).toBe(200)
+    // Units: every variant's stock plus what orders took of it is what it had (the restocked one: what it was set to).
+    const stock = await t.app.db.selectFrom('product_variants').select(['id', 'stock']).where('id', 'in', variantIds).execute()
+    const sold = await t.app.db.selectFrom('order_items').select(['variant_id', 'quantity']).where('variant_id', 'in', variantIds).execute()
+    const soldOf = (id: number) => sold.filter((s) => s.variant_id === id).reduce((n, s) => n + s.quantity, 0)
+    for (const { id, stock: left } of stock) {
+      expect(left).toBeGreaterThanOrEqual(0)
+      if (id !== restock) expect(left + soldOf(id)).toBe(6)
+      // Set to 20 at some point of the race: what was sold after it came off those 20.
+      else expect([left <= 20, left + soldOf(id) >= 20]).toEqual([true, true])
+    }
+    expect(results.filter((r) => r.statusCode === 201).length).toBeGreaterThan(0)
+    // Each product's stock is the sum of its variants'.
+    for (const product of products) {
+      const own = await t.app.db.selectFrom('product_variants').select('stock').where('product_id', '=', product.id).execute()
+      expect(await stockOf(t.app, product.id)).toBe(own.reduce((n, v) => n + v.stock, 0))
+    }
+  })
+
   it('one user double-submitting without a key gets one order; the other request finds the cart empty', async () => {
     const [buyer] = await customers(1)
     const product = await makeProduct(t.app, { stock: 10 })

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { prepared } from '../../db/prepared.js'
 import { MAX_AMOUNT_CENTS, maxUnitCentsFor } from '../../shared/money.js'
 
 type Db = Kysely<Database>
@@ -24,15 +25,18 @@ export async function findVariantForCart(db: Db, id: number) {
 
 /** The caller's cart with each line's product and variant, in one query, oldest line first. */
 export async function listCartLines(db: Db, userId: number) {
-  return db
+  return (await listCartLinesStatement(db, { userId })).rows
+}
+
+const listCartLinesStatement = prepared((db, v: { userId: number }) =>
+  db
     .selectFrom('cart_items as c')
     .innerJoin('products as p', 'p.id', 'c.product_id')
     .innerJoin('product_variants as v', 'v.id', 'c.variant_id')
     .select(['c.id', 'c.product_id', 'c.variant_id', 'c.quantity', 'p.name', 'p.status', 'v.price_cents', 'p.image_url', 'v.title', 'v.sku'])
-    .where('c.user_id', '=', userId)
-    .orderBy('c.id')
-    .execute()
-}
+    .where('c.user_id', '=', v.userId)
+    .orderBy('c.id'),
+)
 
 /**
  * Adds `quantity` of a variant to the user's cart in one statement: a new line, or the quantities combined.
@@ -46,6 +50,16 @@ export async function upsertCartLine(
   db: Db,
   line: { userId: number; productId: number; variantId?: number; quantity: number; now: string },
 ): Promise<CartItemRecord | undefined> {
+  const values = { ...line, maxUnitCents: maxUnitCentsFor(line.quantity) }
+  const { rows } =
+    line.variantId !== undefined ? await upsertVariantLine(db, { ...values, variantId: line.variantId }) : await upsertOnlyVariantLine(db, values)
+  return rows[0]
+}
+
+type LineValues = { userId: number; productId: number; quantity: number; now: string; maxUnitCents: number }
+
+/** The statement of upsertCartLine, for the variant named (`variantId`) or the product's only one. */
+function upsertLineStatement(db: Db, line: LineValues, variantId: number | undefined) {
   let variants = db
     .selectFrom('product_variants as v')
     .innerJoin('products as p', 'p.id', 'v.product_id')
@@ -60,10 +74,10 @@ export async function upsertCartLine(
     .where('v.product_id', '=', line.productId)
     .where('p.status', '=', 'active')
     .where('v.stock', '>=', line.quantity)
-    .where('v.price_cents', '<=', maxUnitCentsFor(line.quantity))
+    .where('v.price_cents', '<=', line.maxUnitCents)
   variants =
-    line.variantId !== undefined
-      ? variants.where('v.id', '=', line.variantId)
+    variantId !== undefined
+      ? variants.where('v.id', '=', variantId)
       : variants.where(sql<boolean>`not exists (select 1 from product_variants o where o.product_id = v.product_id and o.id <> v.id)`)
   return db
     .insertInto('cart_items')
@@ -83,8 +97,10 @@ export async function upsertCartLine(
         ),
     )
     .returning(cartItemColumns)
-    .executeTakeFirst()
 }
+
+const upsertVariantLine = prepared((db, line: LineValues & { variantId: number }) => upsertLineStatement(db, line, line.variantId))
+const upsertOnlyVariantLine = prepared((db, line: LineValues) => upsertLineStatement(db, line, undefined))
 
 /** Sets a line's quantity when the line is the user's, the product has that much stock and the subtotal stays within MAX_AMOUNT_CENTS. */
 export async function updateCartLineQuantity(

@@ -1,4 +1,5 @@
 import type { Transaction } from 'kysely'
+import { prepared } from '../../db/prepared.js'
 import type { Database, ProductRow } from '../../db/database.js'
 import { PRODUCT_COLUMNS } from '../catalog/product-view.js'
 
@@ -20,14 +21,17 @@ export interface TakenVariant {
  * stock is short or the variant is gone.
  */
 export async function takeVariantStock(trx: Trx, variantId: number, quantity: number): Promise<TakenVariant | undefined> {
-  return trx
-    .updateTable('product_variants')
-    .set((eb) => ({ stock: eb('stock', '-', quantity) }))
-    .where('id', '=', variantId)
-    .where('stock', '>=', quantity)
-    .returning(['id', 'product_id', 'price_cents', 'sku', 'title', 'stock'])
-    .executeTakeFirst()
+  return (await takeVariantStockStatement(trx, { variantId, quantity })).rows[0]
 }
+
+const takeVariantStockStatement = prepared((db, v: { variantId: number; quantity: number }) =>
+  db
+    .updateTable('product_variants')
+    .set((eb) => ({ stock: eb('stock', '-', v.quantity) }))
+    .where('id', '=', v.variantId)
+    .where('stock', '>=', v.quantity)
+    .returning(['id', 'product_id', 'price_cents', 'sku', 'title', 'stock']),
+)
 
 /** Moves the product's copy of its total stock by `delta`; the product as it is afterwards. */
 export async function moveProductStock(trx: Trx, productId: number, delta: number): Promise<ProductRow | undefined> {
@@ -39,6 +43,23 @@ export async function moveProductStock(trx: Trx, productId: number, delta: numbe
     .executeTakeFirst()
 }
 
+/**
+ * Takes `quantity` off the product's copy of its total stock while the product is on sale (`active`): the sale's
+ * check and its move in one statement. Undefined (nothing changed) when the product is not on sale or gone.
+ */
+export async function takeProductStock(trx: Trx, productId: number, quantity: number): Promise<ProductRow | undefined> {
+  return (await takeProductStockStatement(trx, { productId, quantity })).rows[0]
+}
+
+const takeProductStockStatement = prepared((db, v: { productId: number; quantity: number }) =>
+  db
+    .updateTable('products')
+    .set((eb) => ({ stock: eb('stock', '-', v.quantity) }))
+    .where('id', '=', v.productId)
+    .where('status', '=', 'active')
+    .returning(PRODUCT_COLUMNS),
+)
+
 /** Puts units back into a variant; a variant deleted since is skipped (undefined). */
 export async function putBackVariantStock(trx: Trx, variantId: number, quantity: number): Promise<{ product_id: number } | undefined> {
   return trx
@@ -49,11 +70,12 @@ export async function putBackVariantStock(trx: Trx, variantId: number, quantity:
     .executeTakeFirst()
 }
 
+/** The product of a variant: its name and whether it is on sale (why a line could not be taken). */
 export async function findVariantProduct(trx: Trx, variantId: number) {
   return trx
     .selectFrom('product_variants as v')
     .innerJoin('products as p', 'p.id', 'v.product_id')
-    .select(['p.name'])
+    .select(['p.name', 'p.status'])
     .where('v.id', '=', variantId)
     .executeTakeFirst()
 }

@@ -29,7 +29,7 @@ export interface ReservedLine {
  * emitted here, by its rule, for every product this change took to the threshold or below.
  */
 export interface Inventory {
-  /** Takes every line's units, or throws (409 short, 404 gone) and the caller's transaction rolls back. */
+  /** Takes every line's units, or throws (409 off sale or short, 404 gone) and the caller's transaction rolls back. */
   reserve(trx: Trx, lines: readonly StockLine[]): Promise<ReservedLine[]>
   /** `stock.low` for each reserved product this change took to the threshold or below (after the change's own event). */
   announceLowStock(trx: Trx, reserved: readonly ReservedLine[]): Promise<void>
@@ -47,12 +47,13 @@ export function createInventory(deps: { events: EventSink }): Inventory {
       const reserved: ReservedLine[] = []
       for (const line of [...lines].sort(byProductThenVariant)) {
         const variant = await repo.takeVariantStock(trx, line.variantId, line.quantity)
-        if (!variant) {
+        const product = variant && (await repo.takeProductStock(trx, variant.product_id, line.quantity))
+        if (!variant || !product) {
+          // Why: a product taken off sale since it was added (a draft again, or archived), short stock, or gone.
           const found = await repo.findVariantProduct(trx, line.variantId)
-          throw found ? new AppError(409, 'insufficientStockFor', found.name) : new AppError(404, 'productNotFound')
+          if (!found) throw new AppError(404, 'productNotFound')
+          throw found.status !== 'active' ? new AppError(409, 'productUnavailable', found.name) : new AppError(409, 'insufficientStockFor', found.name)
         }
-        const product = await repo.moveProductStock(trx, variant.product_id, -line.quantity)
-        if (!product) throw new AppError(404, 'productNotFound')
         reserved.push({ product, variant, quantity: line.quantity })
       }
       return reserved

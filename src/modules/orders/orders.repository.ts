@@ -1,4 +1,5 @@
 import type { Insertable, Kysely, Transaction } from 'kysely'
+import { prepared } from '../../db/prepared.js'
 import type { Database, OrderEventsTable, OrderRow } from '../../db/database.js'
 import type { OrderStatus } from './orders.schemas.js'
 
@@ -9,21 +10,12 @@ type Trx = Transaction<Database>
 
 /** Empties the user's cart and returns what it held; the deleted rows stay locked until the transaction ends. */
 export async function takeCartLines(trx: Trx, userId: number) {
-  return trx.deleteFrom('cart_items').where('user_id', '=', userId).returning(['product_id', 'variant_id', 'quantity']).execute()
+  return (await takeCartLinesStatement(trx, { userId })).rows
 }
 
-/** The first of these products (by id) that is no longer on sale (a draft or archived), if any. */
-export async function findUnavailableProduct(trx: Trx, productIds: readonly number[]) {
-  if (productIds.length === 0) return undefined
-  return trx
-    .selectFrom('products')
-    .select(['id', 'name'])
-    .where('id', 'in', productIds)
-    .where('status', '<>', 'active')
-    .orderBy('id')
-    .limit(1)
-    .executeTakeFirst()
-}
+const takeCartLinesStatement = prepared((db, v: { userId: number }) =>
+  db.deleteFrom('cart_items').where('user_id', '=', v.userId).returning(['product_id', 'variant_id', 'quantity']),
+)
 
 /** What checkout adds to an order row; all null on an order placed the plain way. */
 export interface CheckoutColumns {
@@ -34,12 +26,31 @@ export interface CheckoutColumns {
   note: string | null
 }
 
-export async function insertOrder(
-  trx: Trx,
-  order: { user_id: number; total_cents: number; status: OrderStatus; created_at: string; updated_at: string } & Partial<CheckoutColumns>,
-): Promise<OrderRow> {
-  return trx.insertInto('orders').values(order).returningAll().executeTakeFirstOrThrow()
+export type NewOrder = { user_id: number; total_cents: number; status: OrderStatus; created_at: string; updated_at: string } & CheckoutColumns
+
+export async function insertOrder(trx: Trx, order: NewOrder): Promise<OrderRow> {
+  const [row] = (await insertOrderStatement(trx, order)).rows
+  if (!row) throw new Error('insert into orders returned no row')
+  return row
 }
+
+const insertOrderStatement = prepared((db, order: NewOrder) =>
+  db
+    .insertInto('orders')
+    .values({
+      user_id: order.user_id,
+      total_cents: order.total_cents,
+      status: order.status,
+      created_at: order.created_at,
+      updated_at: order.updated_at,
+      subtotal_cents: order.subtotal_cents,
+      shipping_cents: order.shipping_cents,
+      shipping_address: order.shipping_address,
+      shipping_method: order.shipping_method,
+      note: order.note,
+    })
+    .returningAll(),
+)
 
 export async function setOrderTotals(trx: Trx, orderId: number, totals: { total_cents: number } & Partial<CheckoutColumns>): Promise<void> {
   await trx.updateTable('orders').set(totals).where('id', '=', orderId).execute()

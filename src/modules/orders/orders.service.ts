@@ -144,12 +144,13 @@ async function createOrderFromCart(
   step: NonNullable<PlaceOrderOptions['afterStep']>,
 ): Promise<Order> {
   const now = nowIso()
+  const noCheckout: repo.CheckoutColumns = { subtotal_cents: null, shipping_cents: null, shipping_address: null, shipping_method: null, note: null }
   let orderId: number | undefined
   if (key !== undefined) {
     // The key is claimed first: a racing request with the same key waits here, then fails on the primary key
     // and answers the winner's order, instead of finding the cart already emptied.
     await repo.deleteExpiredIdempotencyKey(trx, userId, key, idempotencyCutoff())
-    orderId = (await repo.insertOrder(trx, { user_id: userId, total_cents: 0, status: 'pending', created_at: now, updated_at: now })).id
+    orderId = (await repo.insertOrder(trx, { user_id: userId, total_cents: 0, status: 'pending', created_at: now, updated_at: now, ...noCheckout })).id
     await repo.insertIdempotencyKey(trx, { user_id: userId, key, order_id: orderId, created_at: now })
     await step('key-claimed')
   }
@@ -168,13 +169,7 @@ async function createOrderFromCart(
     if (!shipsTo(method, address.country)) throw new AppError(422, 'shippingUnavailable', address.country)
   }
 
-  // A product taken off sale (a draft again, or archived) since it was added is not sold.
-  const unavailable = await repo.findUnavailableProduct(
-    trx,
-    lines.map((line) => line.product_id),
-  )
-  if (unavailable) throw new AppError(409, 'productUnavailable', unavailable.name)
-
+  // A product taken off sale (a draft again, or archived) since it was added is not sold: the inventory refuses it.
   const reserved = await deps.inventory.reserve(
     trx,
     lines.map((line) => ({ productId: line.product_id, variantId: line.variant_id, quantity: line.quantity })),
@@ -198,7 +193,7 @@ async function createOrderFromCart(
         shipping_method: method ? JSON.stringify({ id: method.id, name: method.name, price: centsToAmount(method.price_cents) }) : null,
         note: checkout.note ?? null,
       }
-    : { subtotal_cents: null, shipping_cents: null, shipping_address: null, shipping_method: null, note: null }
+    : noCheckout
 
   const totalCents = totals.totalCents
   if (orderId === undefined) {

@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Transaction, Updateable } from 'kysely'
 import type { Database, ShippingMethodRow, ShippingMethodsTable } from '../../db/database.js'
+import { prepared } from '../../db/prepared.js'
 
 type Db = Kysely<Database> | Transaction<Database>
 
@@ -19,9 +20,11 @@ export async function findShippingMethod(db: Db, id: number): Promise<ShippingMe
 
 /** Whether the shop ships at all: one indexed probe, on every checkout. */
 export async function hasActiveShippingMethod(db: Db): Promise<boolean> {
-  const row = await db.selectFrom('shipping_methods').select('id').where('active', '=', 1).limit(1).executeTakeFirst()
-  return row !== undefined
+  return (await hasActiveShippingMethodStatement(db, {})).rows.length > 0
 }
+
+// Asked by every checkout.
+const hasActiveShippingMethodStatement = prepared((db) => db.selectFrom('shipping_methods').select('id').where('active', '=', 1).limit(1))
 
 export async function insertShippingMethod(db: Db, row: Insertable<ShippingMethodsTable>): Promise<ShippingMethodRow> {
   return db.insertInto('shipping_methods').values(row).returningAll().executeTakeFirstOrThrow()

@@ -1,0 +1,42 @@
+import { type Compilable, CompiledQuery, type Kysely, type QueryResult } from 'kysely'
+import type { Database } from './database.js'
+
+/** Marks a stand-in (no literal in the code starts with a NUL character). */
+const STAND_IN = '\u0000prepared:'
+
+/**
+ * A statement of a fixed shape, built and compiled once per dialect, then run with each call's values.
+ *
+ * Building a query with Kysely (immutable nodes, then the compiler's walk) costs more than SQLite takes to run a
+ * small statement, so the paths that run per order or per cart change (checkout, add to cart, the cart view) keep
+ * their statements compiled. `build` gets a stand-in for every value and must use each one only as a value of the
+ * statement (a parameter): a stand-in used to choose the statement's shape (an `if`, a list's length, a
+ * computation) would be a silent bug, so run() throws when a compiled parameter is a stand-in it does not know.
+ * Every other parameter the builder made (a literal such as `'active'`) is kept as compiled.
+ */
+export function prepared<V extends object, R>(build: (db: Kysely<Database>, values: V) => Compilable<R>) {
+  const compiled = new Map<unknown, CompiledQuery<R>>()
+  const standIns = new Proxy({} as V, { get: (_, name) => `${STAND_IN}${String(name)}` })
+
+  function compile(db: Kysely<Database>): CompiledQuery<R> {
+    // One compiled form per dialect (a transaction shares its database's adapter).
+    const dialect = db.getExecutor().adapter.constructor
+    let query = compiled.get(dialect)
+    if (!query) {
+      query = build(db, standIns).compile()
+      compiled.set(dialect, query)
+    }
+    return query
+  }
+
+  return async function run(db: Kysely<Database>, values: V): Promise<QueryResult<R>> {
+    const query = compile(db)
+    const parameters = query.parameters.map((parameter) => {
+      if (typeof parameter !== 'string' || !parameter.startsWith(STAND_IN)) return parameter
+      const name = parameter.slice(STAND_IN.length)
+      if (!(name in values)) throw new Error(`prepared statement: no value for ${name}`)
+      return (values as Record<string, unknown>)[name]
+    })
+    return db.executeQuery(CompiledQuery.raw(query.sql, parameters))
+  }
+}
