@@ -4848,6 +4848,12 @@ export interface operations {
           status?: 'draft' | 'active' | 'archived'
           /** @description Comma-separated: each trimmed, 1 to 50 characters, kept once ignoring case; at most 50. */
           tags?: string
+          /** @description A tax class code; `standard` when left out. */
+          taxClass?: string
+          /** @description The default variant’s SKU: 1 to 64 of A-Z a-z 0-9 . _ - /, unique ignoring case. Empty in a form: none. */
+          sku?: string
+          /** @description The default variant’s compare-at price. Empty in a form: none. */
+          compareAtPrice?: number
           /**
            * Format: binary
            * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
@@ -4859,7 +4865,7 @@ export interface operations {
           name: string
           description?: string
           /** @description A number or a decimal string, at most 2 decimals: 19.99 or "19.99". */
-          price: number | string
+          price?: number | string
           stock?: number
           /** @description An existing category, or null to take the product out of its category. */
           categoryId?: number | null
@@ -4869,6 +4875,19 @@ export interface operations {
           status?: 'draft'
           /** @description Each trimmed, without a comma, kept once ignoring case; they replace the product’s tags. */
           tags?: string[]
+          /** @description A tax class code; `standard` when left out. */
+          taxClass?: string
+          /** @description The default variant’s SKU, or null for none. */
+          sku?: string | null
+          /** @description The default variant’s compare-at price, or null for none. */
+          compareAtPrice?: number | string | null
+          /** @description The product’s options (at most MAX_OPTIONS_PER_PRODUCT); values named by `variants` join their option. */
+          options?: {
+            name: string
+            values?: string[]
+          }[]
+          /** @description With `options`: its variants, all or nothing. */
+          variants?: components['schemas']['NewVariant'][]
         }
       }
     }
@@ -5025,6 +5044,12 @@ export interface operations {
           status?: 'draft' | 'active' | 'archived'
           /** @description Comma-separated: each trimmed, 1 to 50 characters, kept once ignoring case; at most 50. */
           tags?: string
+          /** @description A tax class code; `standard` when left out. */
+          taxClass?: string
+          /** @description The default variant’s SKU: 1 to 64 of A-Z a-z 0-9 . _ - /, unique ignoring case. Empty in a form: none. */
+          sku?: string
+          /** @description The default variant’s compare-at price. Empty in a form: none. */
+          compareAtPrice?: number
           /**
            * Format: binary
            * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
@@ -5049,6 +5074,12 @@ export interface operations {
           status?: 'draft' | 'active' | 'archived'
           /** @description Each trimmed, without a comma, kept once ignoring case; they replace the product’s tags. */
           tags?: string[]
+          /** @description A tax class code; `standard` when left out. */
+          taxClass?: string
+          /** @description The default variant’s SKU, or null for none. */
+          sku?: string | null
+          /** @description The default variant’s compare-at price, or null for none. */
+          compareAtPrice?: number | string | null
         }
       }
     }
@@ -5255,6 +5286,12 @@ export interface operations {
           status?: 'draft' | 'active' | 'archived'
           /** @description Comma-separated: each trimmed, 1 to 50 characters, kept once ignoring case; at most 50. */
           tags?: string
+          /** @description A tax class code; `standard` when left out. */
+          taxClass?: string
+          /** @description The default variant’s SKU: 1 to 64 of A-Z a-z 0-9 . _ - /, unique ignoring case. Empty in a form: none. */
+          sku?: string
+          /** @description The default variant’s compare-at price. Empty in a form: none. */
+          compareAtPrice?: number
           /**
            * Format: binary
            * @description JPEG, PNG, WebP or GIF (.jpg, .jpeg, .png, .webp, .gif), at most 5 MiB. The only file part.
@@ -5279,6 +5316,12 @@ export interface operations {
           status?: 'draft' | 'active' | 'archived'
           /** @description Each trimmed, without a comma, kept once ignoring case; they replace the product’s tags. */
           tags?: string[]
+          /** @description A tax class code; `standard` when left out. */
+          taxClass?: string
+          /** @description The default variant’s SKU, or null for none. */
+          sku?: string | null
+          /** @description The default variant’s compare-at price, or null for none. */
+          compareAtPrice?: number | string | null
         }
       }
     }

@@ -21,15 +21,18 @@ beforeAll(async () => {
 const image = { type: 'string', format: 'binary' }
 
 describe('/openapi.json shows the product forms', () => {
-  it('POST /products: a multipart form with the fields and the image as binary (name, price and image required), or JSON for a draft', () => {
+  it('POST /products: a multipart form with the fields and the image as binary (name, price and image required), or JSON for a draft (with its options and variants)', () => {
     const body = paths['/products']?.post?.requestBody
     expect(body?.required).toBe(true)
     expect(Object.keys(body?.content ?? {})).toEqual(['multipart/form-data', 'application/json'])
     const schema = body?.content['multipart/form-data']?.schema
-    expect(Object.keys(schema?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags', 'image'])
+    expect(Object.keys(schema?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags', 'taxClass', 'sku', 'compareAtPrice', 'image'])
     const json = body?.content['application/json']?.schema
-    expect(json?.required).toEqual(['name', 'price'])
+    // Price is required without options (the default variant's); with options, each variant brings its own.
+    expect(json?.required).toEqual(['name'])
     expect(json?.properties.status).toMatchObject({ type: 'string', enum: ['draft'] })
+    expect(json?.properties.variants).toMatchObject({ type: 'array', maxItems: 100, items: { $ref: '#/components/schemas/NewVariant' } })
+    expect(json?.properties.options).toMatchObject({ type: 'array', items: { required: ['name'] } })
     expect(json?.properties.tags).toMatchObject({ type: 'array', items: { type: 'string' } })
     expect(schema?.properties.image).toMatchObject(image)
     expect(schema?.properties.price).toMatchObject({ type: 'number', minimum: 0, maximum: 99999999.99 })
@@ -40,11 +43,11 @@ describe('/openapi.json shows the product forms', () => {
     const content = paths['/products/{id}']?.put?.requestBody?.content ?? {}
     expect(Object.keys(content)).toEqual(['multipart/form-data', 'application/json'])
     const form = content['multipart/form-data']?.schema
-    expect(Object.keys(form?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags', 'image'])
+    expect(Object.keys(form?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags', 'taxClass', 'sku', 'compareAtPrice', 'image'])
     expect(form?.properties.image).toMatchObject(image)
     expect(form?.required).toBeUndefined()
     const json = content['application/json']?.schema
-    expect(Object.keys(json?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags'])
+    expect(Object.keys(json?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags', 'taxClass', 'sku', 'compareAtPrice'])
     expect(json?.properties.categoryId).toMatchObject({ anyOf: [{ type: 'integer' }, { type: 'null' }] })
   })
 })

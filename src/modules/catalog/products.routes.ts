@@ -69,6 +69,7 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
     images: options.images,
     events: app.outbox,
     log: request.log,
+    limits: { maxOptions: options.config.maxOptionsPerProduct, maxVariants: options.config.maxVariantsPerProduct },
   })
   const { publicUrl } = options.config
 

@@ -3,6 +3,7 @@ import { messages } from '../../shared/errors.js'
 import { parseCents } from '../../shared/money.js'
 import { SLUG_PATTERN } from '../../shared/slug.js'
 import { assertNoControlCharacters, documentOnly, PageQueryProperties, ValidationError } from '../../shared/validation.js'
+import { BATCH_MAX, NewVariant, OPTION_NAME_MAX, OPTION_VALUE_MAX, parseCompareAt, parseSku, parseTaxClass, TAX_CLASS_MAX } from './variants.schemas.js'
 
 export const PRODUCT_SORTS = ['newest', 'price_asc', 'price_desc', 'name'] as const
 export type ProductSort = (typeof PRODUCT_SORTS)[number]
@@ -179,9 +180,16 @@ export interface ProductFieldsInput {
   status?: (typeof PRODUCT_STATUSES)[number]
   /** Trimmed, each once ignoring case (the first spelling kept), in the order given. */
   tags?: string[]
+  taxClass?: string
+  /** The default variant's; null clears it. */
+  sku?: string | null
+  /** The default variant's; null clears it. */
+  compareAtCents?: number | null
 }
 
-export const PRODUCT_FIELDS = ['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags'] as const
+export const PRODUCT_FIELDS = ['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags', 'taxClass', 'sku', 'compareAtPrice'] as const
+/** The fields that belong to the one variant of a product: with several variants, each variant has its own. */
+export const VARIANT_FIELDS_OF_PRODUCT = ['priceCents', 'stock', 'sku', 'compareAtCents'] as const
 const TAG_MAX = 50
 const TAGS_MAX = 50
 const NAME_MAX = 200
@@ -208,6 +216,13 @@ const productFormFields = {
   },
   status: { type: 'string', enum: PRODUCT_STATUSES, description: '`active` by default; a product without images can only be a draft.' },
   tags: { type: 'string', description: 'Comma-separated: each trimmed, 1 to 50 characters, kept once ignoring case; at most 50.' },
+  taxClass: { type: 'string', minLength: 1, maxLength: TAX_CLASS_MAX, description: 'A tax class code; `standard` when left out.' },
+  sku: {
+    type: 'string',
+    pattern: '^[A-Za-z0-9._\\-/]{1,64}$',
+    description: 'The default variant’s SKU: 1 to 64 of A-Z a-z 0-9 . _ - /, unique ignoring case. Empty in a form: none.',
+  },
+  compareAtPrice: { type: 'number', minimum: 0, maximum: PRICE_MAX_CENTS / 100, description: 'The default variant’s compare-at price. Empty in a form: none.' },
 } as const
 const image = {
   type: 'string',
@@ -245,6 +260,11 @@ const productJsonProperties = {
     items: { type: 'string', minLength: 1, maxLength: TAG_MAX },
     description: 'Each trimmed, without a comma, kept once ignoring case; they replace the product’s tags.',
   },
+  sku: { anyOf: [productFormFields.sku, { type: 'null' }], description: 'The default variant’s SKU, or null for none.' },
+  compareAtPrice: {
+    anyOf: [{ type: 'number', minimum: 0, maximum: PRICE_MAX_CENTS / 100 }, { type: 'string' }, { type: 'null' }],
+    description: 'The default variant’s compare-at price, or null for none.',
+  },
 } as const
 
 export const UpdateProductJson = documentOnly({
@@ -256,9 +276,28 @@ export const UpdateProductJson = documentOnly({
 
 export const CreateProductJson = documentOnly({
   type: 'object',
-  description: 'A draft without images (`status` may only be `draft`, the default); its image comes with a multipart update.',
-  required: ['name', 'price'],
-  properties: { ...productJsonProperties, status: { type: 'string', enum: ['draft'] } },
+  description:
+    'A draft without images (`status` may only be `draft`, the default); its images come later. Without `options`, `price` (required), `stock`, `sku` and `compareAtPrice` make its default variant; with `options`, `variants` (required) carry them.',
+  required: ['name'],
+  properties: {
+    ...productJsonProperties,
+    status: { type: 'string', enum: ['draft'] },
+    options: {
+      type: 'array',
+      minItems: 1,
+      maxItems: BATCH_MAX,
+      items: {
+        type: 'object',
+        required: ['name'],
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: OPTION_NAME_MAX },
+          values: { type: 'array', maxItems: BATCH_MAX, items: { type: 'string', minLength: 1, maxLength: OPTION_VALUE_MAX } },
+        },
+      },
+      description: 'The product’s options (at most MAX_OPTIONS_PER_PRODUCT); values named by `variants` join their option.',
+    },
+    variants: { type: 'array', minItems: 1, maxItems: BATCH_MAX, items: NewVariant, description: 'With `options`: its variants, all or nothing.' },
+  },
 } as const)
 
 /** POST /products: multipart/form-data with the image, or JSON for a draft (a body of any other type has no image: 400). */
@@ -280,7 +319,7 @@ function fail(field: string, message: string): never {
  * `text` is true for multipart values (all strings: "19.99", "10"); JSON keeps its types, except
  * that a price may be a number or a decimal string. `create` makes name and price required.
  */
-export function parseProductFields(raw: Record<string, unknown>, options: { create: boolean; text: boolean }): ProductFieldsInput {
+export function parseProductFields(raw: Record<string, unknown>, options: { create: boolean; text: boolean; priceRequired?: boolean }): ProductFieldsInput {
   const out: ProductFieldsInput = {}
   const { name, description, price, stock, categoryId } = raw
 
@@ -309,7 +348,7 @@ export function parseProductFields(raw: Record<string, unknown>, options: { crea
     if (cents === null) fail('price', 'price must be a number conforming to the specified constraints')
     if (cents > PRICE_MAX_CENTS) fail('price', 'price must not be greater than 99999999.99')
     out.priceCents = cents
-  } else if (options.create) fail('price', 'price should not be empty')
+  } else if (options.priceRequired ?? options.create) fail('price', 'price should not be empty')
 
   if (stock !== undefined) out.stock = parseInteger('stock', stock, options.text, 0)
 
@@ -333,6 +372,10 @@ export function parseProductFields(raw: Record<string, unknown>, options: { crea
   }
 
   if (raw.tags !== undefined) out.tags = parseTags(raw.tags, options.text)
+  if (raw.taxClass !== undefined) out.taxClass = parseTaxClass(raw.taxClass)
+  // An empty form value clears the SKU or the compare-at price, as JSON null does.
+  if (raw.sku !== undefined) out.sku = options.text && raw.sku === '' ? null : parseSku(raw.sku)
+  if (raw.compareAtPrice !== undefined) out.compareAtCents = options.text && raw.compareAtPrice === '' ? null : parseCompareAt(raw.compareAtPrice)
   return out
 }
 

@@ -18,8 +18,18 @@ import { categoryExists } from './categories.repository.js'
 import * as images from './product-images.repository.js'
 import * as repo from './products.repository.js'
 import { productRowToSummary, toProduct } from './product-view.js'
-import { type ListProductsInput, PRODUCT_FIELDS, type Product, type ProductFieldsInput, type ProductSummary, parseProductFields } from './products.schemas.js'
+import {
+  type ListProductsInput,
+  PRODUCT_FIELDS,
+  VARIANT_FIELDS_OF_PRODUCT,
+  type Product,
+  type ProductFieldsInput,
+  type ProductSummary,
+  parseProductFields,
+} from './products.schemas.js'
 import * as variants from './variants.repository.js'
+import { addVariants, assertSkuFree, conflictOf, insertOptions, type VariantLimits } from './variants.service.js'
+import { parseCreateOptions, parseCreateVariants, type VariantInput } from './variants.schemas.js'
 
 /** What the product use cases need: the database, the image host and a logger for non-fatal failures. */
 export interface CatalogContext {
@@ -29,6 +39,8 @@ export interface CatalogContext {
   log: FastifyBaseLogger
   /** Where product.created, product.updated, product.deleted and stock.low go (the outbox). */
   events: EventSink
+  /** MAX_OPTIONS_PER_PRODUCT and MAX_VARIANTS_PER_PRODUCT, for a create with options. */
+  limits: VariantLimits
 }
 
 /** A product as the API shows it (typed from its response schema). */
@@ -145,6 +157,12 @@ export interface NewProductValues {
   slug?: string | undefined
   status?: ProductStatus | undefined
   tags?: readonly string[] | undefined
+  tax_class?: string | undefined
+  /** The default variant's. */
+  sku?: string | null | undefined
+  compare_at_cents?: number | null | undefined
+  /** Options and variants in place of the default variant (a JSON create), within `limits`. */
+  structure?: { options: Array<{ name: string; values: string[] }>; variants: VariantInput[]; limits: VariantLimits } | undefined
 }
 
 /**
@@ -160,12 +178,14 @@ export async function insertNewProduct(
   for (let attempt = 0; ; attempt += 1) {
     try {
       return await db.transaction().execute(async (trx) => {
-        const { slug: chosen, tags, status, ...own } = values
+        const { slug: chosen, tags, status, tax_class, sku, compare_at_cents, structure, ...own } = values
         if (chosen !== undefined) await takeSlug(trx, chosen)
+        await assertSkuFree(trx, sku)
         const slug = chosen ?? (await freeSlugFor(trx, values.name))
         let row = await repo.insertProduct(trx, {
           ...own,
           ...(status !== undefined ? { status } : {}),
+          ...(tax_class !== undefined ? { tax_class } : {}),
           slug: slug ?? `product-new-${randomUUID()}`,
           price_max_cents: values.price_cents,
           updated_at: values.created_at,
@@ -175,12 +195,21 @@ export async function insertNewProduct(
           await repo.replaceTags(trx, row.id, tags)
           row = { ...row, tags: JSON.stringify(tags) }
         }
-        await variants.insertDefaultVariant(trx, row)
+        if (structure) {
+          await insertOptions(trx, structure.limits, row.id, structure.options)
+          await addVariants(trx, structure.limits, row.id, structure.variants)
+          row = (await variants.refreshProductAggregates(trx, row.id)) ?? row
+        } else {
+          await variants.insertDefaultVariant(trx, row, { sku, compare_at_cents })
+        }
         const product = await toProduct(trx, row)
         await then?.(trx, product)
         return product
       })
     } catch (error) {
+      // A SKU or a combination another transaction took meanwhile: the 409 the checks would have answered.
+      const conflict = conflictOf(error, [...(values.structure?.variants ?? []), { sku: values.sku }])
+      if (conflict !== error) throw conflict
       // Each retry finds the slugs the others took; a burst of n products of one name needs n - 1 retries at worst.
       if (attempt < 20 && isUniqueViolation(error)) continue
       throw error
@@ -258,11 +287,24 @@ export async function createProduct(ctx: CatalogContext, form: ProductForm): Pro
  * 409 `Un producto sin imágenes solo puede estar en borrador`; its images come later (POST /products/:id/images).
  */
 export async function createProductFromJson(ctx: CatalogContext, body: unknown): Promise<Product> {
-  const fields = parseProductFields(jsonFields(body), { create: true, text: false })
+  const raw = jsonFields(body, [...PRODUCT_FIELDS, 'options', 'variants'])
+  // With options, the variants carry price, stock, SKU and compare-at price; without, the product's make its default variant.
+  const withOptions = raw.options !== undefined
+  const fields = parseProductFields(raw, { create: true, text: false, priceRequired: !withOptions })
+  let structure: NewProductValues['structure']
+  if (withOptions) {
+    const options = parseCreateOptions(raw.options)
+    if (raw.variants === undefined) throw new ValidationError('variants should not be empty', 'variants')
+    const inputs = parseCreateVariants(raw.variants)
+    if (VARIANT_FIELDS_OF_PRODUCT.some((field) => fields[field] !== undefined)) throw new AppError(422, 'severalVariantsPriceStock')
+    structure = { options, variants: inputs, limits: ctx.limits }
+  } else if (raw.variants !== undefined) {
+    throw new ValidationError('options should not be empty', 'options')
+  }
   await assertCategoryExists(ctx, fields.categoryId)
   if (fields.status !== undefined && fields.status !== 'draft') throw new AppError(409, 'imagelessProduct')
   try {
-    return await createFromFields(ctx, { ...fields, status: 'draft' }, null)
+    return await createFromFields(ctx, { ...fields, status: 'draft' }, null, structure)
   } catch (error) {
     if (isForeignKeyViolation(error)) throw new AppError(422, 'categoryMissing')
     throw error
@@ -270,7 +312,12 @@ export async function createProductFromJson(ctx: CatalogContext, body: unknown):
 }
 
 /** A new product from checked fields and its stored image (none: a draft), with its `product.created` event. */
-function createFromFields(ctx: CatalogContext, fields: ProductFieldsInput, image: { key: string; url: string } | null): Promise<Product> {
+function createFromFields(
+  ctx: CatalogContext,
+  fields: ProductFieldsInput,
+  image: { key: string; url: string } | null,
+  structure?: NewProductValues['structure'],
+): Promise<Product> {
   return insertNewProduct(
     ctx.db,
     {
@@ -285,6 +332,10 @@ function createFromFields(ctx: CatalogContext, fields: ProductFieldsInput, image
       slug: fields.slug,
       status: fields.status,
       tags: fields.tags,
+      tax_class: fields.taxClass,
+      sku: fields.sku,
+      compare_at_cents: fields.compareAtCents,
+      structure,
     },
     // A new product never fires stock.low.
     async (trx, product) => ctx.events.emit(trx, { type: 'product.created', data: product }),
@@ -292,12 +343,12 @@ function createFromFields(ctx: CatalogContext, fields: ProductFieldsInput, image
 }
 
 /** A JSON body's product fields; any other property is refused, as a list refuses an unknown parameter. */
-function jsonFields(body: unknown): Record<string, unknown> {
+function jsonFields(body: unknown, allowed: readonly string[]): Record<string, unknown> {
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ValidationError('body must be an object', 'body')
   }
   for (const key of Object.keys(body)) {
-    if (!(PRODUCT_FIELDS as readonly string[]).includes(key)) throw new ValidationError(`property ${key} should not exist`, key)
+    if (!allowed.includes(key)) throw new ValidationError(`property ${key} should not exist`, key)
   }
   return body as Record<string, unknown>
 }
@@ -331,10 +382,9 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
   await assertCategoryExists(ctx, fields.categoryId)
   // Active and archived products are shown with their image: one without (a draft made in JSON) stays a draft.
   if (fields.status !== undefined && fields.status !== 'draft' && current.image_key === '' && !image) throw new AppError(409, 'imagelessProduct')
-  // A product of several variants has a price and a stock per variant.
-  if ((fields.priceCents !== undefined || fields.stock !== undefined) && (await variants.countVariants(ctx.db, id)) > 1) {
-    throw new AppError(422, 'severalVariantsPriceStock')
-  }
+  // A product of several variants has a price, a stock, a SKU and a compare-at price per variant.
+  const changesVariant = VARIANT_FIELDS_OF_PRODUCT.some((field) => fields[field] !== undefined)
+  if (changesVariant && (await variants.countVariants(ctx.db, id)) > 1) throw new AppError(422, 'severalVariantsPriceStock')
   const stored = image ? await storeImage(ctx, image) : null
   let row: Product | undefined
   try {
@@ -345,9 +395,9 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
       // stock as this transaction finds it, so that stock.low fires once.
       const locked = await variants.lockProduct(trx, ctx.dialect, id)
       if (!locked) return undefined
-      const changesVariant = fields.priceCents !== undefined || fields.stock !== undefined
       // A variant added since the check above.
       if (changesVariant && (await variants.countVariants(trx, id)) > 1) throw new AppError(422, 'severalVariantsPriceStock')
+      if (fields.sku) await assertSkuFree(trx, fields.sku, await variants.onlyVariantId(trx, id))
       const before = fields.stock !== undefined ? locked.stock : undefined
       const now = nowIso()
       if (fields.slug !== undefined && fields.slug !== current.slug) {
@@ -361,6 +411,7 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
         ...(fields.categoryId !== undefined ? { category_id: fields.categoryId } : {}),
         ...(fields.slug !== undefined ? { slug: fields.slug } : {}),
         ...(fields.status !== undefined ? { status: fields.status } : {}),
+        ...(fields.taxClass !== undefined ? { tax_class: fields.taxClass } : {}),
         ...(stored ? { image_key: stored.key, image_url: stored.url } : {}),
         updated_at: now,
       })
@@ -374,6 +425,8 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
         await variants.updateOnlyVariant(trx, id, {
           ...(fields.priceCents !== undefined ? { price_cents: fields.priceCents } : {}),
           ...(fields.stock !== undefined ? { stock: fields.stock } : {}),
+          ...(fields.sku !== undefined ? { sku: fields.sku, sku_key: fields.sku?.toLowerCase() ?? null } : {}),
+          ...(fields.compareAtCents !== undefined ? { compare_at_cents: fields.compareAtCents } : {}),
           updated_at: now,
         })
         updated = (await variants.refreshProductAggregates(trx, id)) ?? updated
@@ -387,7 +440,7 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
   } catch (error) {
     if (stored) await removeImageQuietly(ctx, stored.key, 'product update failed')
     if (isForeignKeyViolation(error)) throw new AppError(422, 'categoryMissing')
-    throw error
+    throw conflictOf(error, [{ sku: fields.sku }])
   }
   if (!row) {
     // Deleted while we uploaded.

@@ -12,6 +12,7 @@ type Db = Kysely<Database>
 export async function insertDefaultVariant(
   db: Db,
   product: Pick<ProductRow, 'id' | 'price_cents' | 'stock' | 'image_key' | 'image_url' | 'created_at'>,
+  own: { sku?: string | null | undefined; compare_at_cents?: number | null | undefined } = {},
 ): Promise<void> {
   const image =
     product.image_key === ''
@@ -25,11 +26,11 @@ export async function insertDefaultVariant(
     .insertInto('product_variants')
     .values({
       product_id: product.id,
-      sku: null,
-      sku_key: null,
+      sku: own.sku ?? null,
+      sku_key: own.sku?.toLowerCase() ?? null,
       title: null,
       price_cents: product.price_cents,
-      compare_at_cents: null,
+      compare_at_cents: own.compare_at_cents ?? null,
       stock: product.stock,
       image_id: image?.id ?? null,
       tax_class: null,
@@ -66,8 +67,18 @@ export async function countVariants(db: Db, productId: number): Promise<number> 
   return Number(row.n)
 }
 
-/** Sets the one variant of a one-variant product (price, stock), the product's own copies with it. */
-export async function updateOnlyVariant(db: Db, productId: number, changes: { price_cents?: number; stock?: number; updated_at: string }): Promise<void> {
+/** The id of a one-variant product's variant (the caller checked there is one). */
+export async function onlyVariantId(db: Db, productId: number): Promise<number | undefined> {
+  const row = await db.selectFrom('product_variants').select('id').where('product_id', '=', productId).executeTakeFirst()
+  return row?.id
+}
+
+/** Sets the one variant of a one-variant product (price, stock, SKU, compare-at price), the product's own copies with it. */
+export async function updateOnlyVariant(
+  db: Db,
+  productId: number,
+  changes: { price_cents?: number; stock?: number; sku?: string | null; sku_key?: string | null; compare_at_cents?: number | null; updated_at: string },
+): Promise<void> {
   await db.updateTable('product_variants').set(changes).where('product_id', '=', productId).execute()
 }
 

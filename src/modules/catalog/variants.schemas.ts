@@ -6,7 +6,7 @@ export const OPTION_VALUE_MAX = 100
 /** Values one option request may list; variants one request may create. */
 export const BATCH_MAX = 100
 const SKU = /^[A-Za-z0-9._\-/]{1,64}$/
-const TAX_CLASS_MAX = 50
+export const TAX_CLASS_MAX = 50
 const PRICE_MAX_CENTS = 9_999_999_999 // 99,999,999.99, as a product's price
 const INT_MAX = 2_147_483_647
 
@@ -148,6 +148,14 @@ export interface NewOptionInput {
 /** POST /products/:id/options. Values are kept once ignoring case (the first spelling wins), as tags are. */
 export function parseNewOption(raw: unknown): NewOptionInput {
   const input = body(raw)
+  const { name, values } = optionNameAndValues(input)
+  if (input.defaultValue === undefined || input.defaultValue === null) fail('defaultValue', 'defaultValue should not be empty')
+  const defaultValue = text('defaultValue', input.defaultValue, OPTION_VALUE_MAX)
+  return { name, values, defaultValue }
+}
+
+/** An option's `name` and its `values` (each once ignoring case, the first spelling kept). */
+function optionNameAndValues(input: Record<string, unknown>): { name: string; values: string[] } {
   const name = input.name === undefined ? fail('name', 'name should not be empty') : text('name', input.name, OPTION_NAME_MAX)
   const values: string[] = []
   if (input.values !== undefined) {
@@ -158,9 +166,7 @@ export function parseNewOption(raw: unknown): NewOptionInput {
       if (!values.some((v) => v.toLowerCase() === trimmed.toLowerCase())) values.push(trimmed)
     }
   }
-  if (input.defaultValue === undefined || input.defaultValue === null) fail('defaultValue', 'defaultValue should not be empty')
-  const defaultValue = text('defaultValue', input.defaultValue, OPTION_VALUE_MAX)
-  return { name, values, defaultValue }
+  return { name, values }
 }
 
 /** PATCH /products/:id/options/:optionId. */
@@ -213,19 +219,49 @@ export function parseVariantInput(raw: unknown, create: boolean): VariantInput {
   }
   if (input.price !== undefined) out.priceCents = cents('price', input.price)
   else if (create) fail('price', 'price should not be empty')
-  if (input.compareAtPrice !== undefined) out.compareAtCents = input.compareAtPrice === null ? null : cents('compareAtPrice', input.compareAtPrice)
+  if (input.compareAtPrice !== undefined) out.compareAtCents = parseCompareAt(input.compareAtPrice)
   if (input.stock !== undefined) out.stock = integer('stock', input.stock, 0)
-  if (input.sku !== undefined) {
-    if (input.sku !== null && (typeof input.sku !== 'string' || !SKU.test(input.sku))) {
-      fail('sku', "sku must be null or 1 to 64 letters, digits, '.', '_', '-' or '/'")
-    }
-    out.sku = input.sku
-  }
+  if (input.sku !== undefined) out.sku = parseSku(input.sku)
   if (input.imageId !== undefined) out.imageId = input.imageId === null ? null : integer('imageId', input.imageId, 1)
-  if (input.taxClass !== undefined) out.taxClass = input.taxClass === null ? null : text('taxClass', input.taxClass, TAX_CLASS_MAX)
+  if (input.taxClass !== undefined) out.taxClass = input.taxClass === null ? null : parseTaxClass(input.taxClass)
   // A new variant comes last; PATCH moves it.
   if (!create && input.position !== undefined) out.position = integer('position', input.position, 0)
   return out
+}
+
+/** A SKU as sent (null: none); a product's create and update read it the same way for its default variant. */
+export function parseSku(value: unknown): string | null {
+  if (value !== null && (typeof value !== 'string' || !SKU.test(value))) fail('sku', "sku must be null or 1 to 64 letters, digits, '.', '_', '-' or '/'")
+  return value
+}
+
+/** A compare-at amount in cents (null: none). */
+export function parseCompareAt(value: unknown): number | null {
+  return value === null ? null : cents('compareAtPrice', value)
+}
+
+/** A tax class code: trimmed, 1 to 50 characters. */
+export function parseTaxClass(value: unknown): string {
+  return text('taxClass', value, TAX_CLASS_MAX)
+}
+
+/** The options of a JSON product create: `[{name, values?}]`, names and values as POST /products/:id/options reads them. */
+export function parseCreateOptions(raw: unknown): Array<{ name: string; values: string[] }> {
+  if (!Array.isArray(raw)) fail('options', 'options must be an array')
+  if (raw.length === 0) fail('options', 'options should not be empty')
+  if (raw.length > BATCH_MAX) fail('options', `options must contain no more than ${BATCH_MAX} elements`)
+  return raw.map((item) => {
+    if (!isRecord(item)) fail('options', 'each value in options must be an object')
+    return optionNameAndValues(item)
+  })
+}
+
+/** The variants of a JSON product create: an array of 1 to 100 variants. */
+export function parseCreateVariants(raw: unknown): VariantInput[] {
+  if (!Array.isArray(raw)) fail('variants', 'variants must be an array')
+  if (raw.length === 0) fail('variants', 'variants should not be empty')
+  if (raw.length > BATCH_MAX) fail('variants', `variants must contain no more than ${BATCH_MAX} elements`)
+  return raw.map((item) => parseVariantInput(item, true))
 }
 
 /** The body of POST /products/:id/variants: one variant, or an array of 1 to 100. */

@@ -299,7 +299,7 @@ async function valueIdsFor(trx: Trx, state: ProductState, resolved: ReturnType<t
 }
 
 /** The 409 of a SKU some other variant has (ignoring case). */
-async function assertSkuFree(trx: Trx, sku: string | null | undefined, exceptVariantId?: number): Promise<void> {
+export async function assertSkuFree(trx: Trx, sku: string | null | undefined, exceptVariantId?: number): Promise<void> {
   if (sku === undefined || sku === null) return
   const holder = await repo.findVariantIdBySku(trx, keyOf(sku))
   if (holder !== undefined && holder !== exceptVariantId) throw new AppError(409, 'skuTaken', sku)
@@ -362,7 +362,7 @@ export async function addVariants(trx: Trx, limits: VariantLimits, productId: nu
  * A unique key that refused a row another transaction wrote meanwhile (a SKU of another product, taken at the same
  * moment): the 409 the checks would have answered.
  */
-function conflictOf(error: unknown, inputs: readonly VariantInput[]): unknown {
+export function conflictOf(error: unknown, inputs: readonly Pick<VariantInput, 'sku' | 'options'>[]): unknown {
   if (!isUniqueViolation(error)) return error
   const text = `${(error as { constraint?: string }).constraint ?? ''} ${(error as Error).message} ${(error as { detail?: string }).detail ?? ''}`
   if (/sku/.test(text)) {
