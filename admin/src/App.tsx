@@ -10,7 +10,8 @@ import { api } from './api/client'
 import { createDataProvider } from './api/dataProvider'
 import { SignIn } from './pages/SignIn'
 import { ProductCreate, ProductEdit, ProductList } from './pages/products'
-import { CategoryCreate, CategoryEdit, CategoryList } from './pages/categories'
+import { CategoryCreate, CategoryEdit, CategoryList, CategoryTree } from './pages/categories'
+import AccountTreeIcon from '@mui/icons-material/AccountTree'
 import { OrderList, OrderShow } from './pages/orders'
 import { UserCreate, UserEdit, UserList } from './pages/users'
 import { WebhookCreate, WebhookEdit, WebhookList } from './pages/webhooks'
@@ -55,6 +56,8 @@ export function App() {
     >
       <Resource name="products" list={ProductList} create={ProductCreate} edit={ProductEdit} icon={InventoryIcon} recordRepresentation="name" />
       <Resource name="categories" list={CategoryList} create={CategoryCreate} edit={CategoryEdit} icon={CategoryIcon} recordRepresentation="name" />
+      {/* A page of its own (no records): the categories as a tree, read from GET /categories?tree=true. */}
+      <Resource name="category-tree" options={{ label: 'Category tree' }} list={CategoryTree} icon={AccountTreeIcon} />
       <Resource name="orders" list={OrderList} show={OrderShow} icon={ReceiptIcon} recordRepresentation={(order: { id: number }) => `Order #${order.id}`} />
       <Resource
         name="shipping-methods"

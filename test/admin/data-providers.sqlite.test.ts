@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { createShopClient } from '../../clients/typescript/index.js'
 import { errorCode, type ErrorCode } from '../../admin/src/api/answers'
 import { createDataProvider } from '../../admin/src/api/dataProvider'
+import { createVariants, missingCombinations, updateVariant, type Variant } from '../../admin/src/api/variants'
 
 // The dashboard's data providers (admin/src/api/<resource>.ts, combined in dataProvider.ts), over the API's typed
 // client (clients/typescript, as admin/src/api/client.ts makes it) with a fetch of the test's own: which calls they make of the API for react-admin's, and what they make of
@@ -42,8 +43,9 @@ function fakeShop(answers: Record<string, Answer | ((sent: Sent) => Answer)>) {
     const answer = typeof found === 'function' ? found(entry) : found
     return Response.json(answer.body, { status: answer.status ?? 200, headers: answer.headers })
   }
-  const dataProvider = createDataProvider(createShopClient({ baseUrl: 'http://shop.test', fetch }))
-  return { dataProvider, sent, accepts }
+  const api = createShopClient({ baseUrl: 'http://shop.test', fetch })
+  const dataProvider = createDataProvider(api)
+  return { dataProvider, sent, accepts, api }
 }
 
 /** An error as the API answers a client that asks for problem details (src/plugins/errors.ts). */
@@ -161,7 +163,9 @@ describe('the dashboard’s data providers', () => {
 
     // No new image: JSON, where a cleared category is null and a cleared description "".
     await dataProvider.update('products', { id: 7, data: { ...data, image: undefined, description: null, categoryId: null, price: 18 }, previousData: product })
-    expect(sent[1]).toMatchObject({ method: 'PUT', url: '/products/7', json: { name: 'Lamp', description: '', price: 18, stock: 3, categoryId: null } })
+    // Stock did not change: not sent (a product with several variants refuses price and stock).
+    expect(sent[1]).toMatchObject({ method: 'PUT', url: '/products/7', json: { name: 'Lamp', description: '', price: 18, categoryId: null } })
+    expect(sent[1]!.json).not.toHaveProperty('stock')
     await dataProvider.update('products', { id: 7, data: { ...data, name: 'Desk lamp' }, previousData: product })
     expect(sent[2]!.form).toMatchObject({ name: 'Desk lamp', image: { name: 'lamp.png' } })
 
@@ -174,6 +178,63 @@ describe('the dashboard’s data providers', () => {
       errors: { image: 'An image is required', root: { serverError: 'An image is required' } },
     })
     expect(sent).toHaveLength(3)
+  })
+
+  it('change a product’s status, tags (comma-separated in the form) and slug, sending only what changed', async () => {
+    const { dataProvider, sent } = fakeShop({ 'PUT /products/7': { body: product } })
+    const previous = { ...product, slug: 'lamp', status: 'active', tags: ['old'] }
+    await dataProvider.update('products', { id: 7, data: { ...previous, tags: 'summer, linen ,', status: 'draft', slug: 'desk-lamp' }, previousData: previous })
+    expect(sent[0]!.json).toEqual({ name: 'Lamp', description: '', categoryId: 2, slug: 'desk-lamp', status: 'draft', tags: ['summer', 'linen'] })
+    // Untouched, the tags stay the record's array: nothing of them is sent.
+    await dataProvider.update('products', { id: 7, data: previous, previousData: previous })
+    expect(sent[1]!.json).toEqual({ name: 'Lamp', description: '', categoryId: 2 })
+  })
+
+  it('create the missing combinations of a product’s options in one batch, and give a row’s 409 to its field', async () => {
+    const at = '2026-11-22T10:00:00.000Z'
+    const variant = (id: number, values: Array<[string, string]>): Variant => ({
+      id,
+      productId: 7,
+      sku: null,
+      title: values.map(([, value]) => value).join(' / '),
+      price: 10,
+      compareAtPrice: null,
+      stock: 0,
+      optionValues: values.map(([name, value], index) => ({ optionId: index + 1, name, valueId: id * 10 + index, value })),
+      imageId: null,
+      taxClass: null,
+      position: id,
+      createdAt: at,
+      updatedAt: at,
+    })
+    const options = [
+      { id: 1, name: 'Size', position: 0, values: [{ id: 1, value: 'S', position: 0 }] },
+      { id: 2, name: 'Colour', position: 1, values: [{ id: 2, value: 'Red', position: 0 }] },
+    ]
+    // Values compare ignoring case, as the API's; values added on the page count too.
+    const missing = missingCombinations(options, { Size: ['S', 'M'], Colour: ['Red', 'Blue'] }, [
+      variant(1, [
+        ['Size', 's'],
+        ['Colour', 'RED'],
+      ]),
+    ])
+    expect(missing).toEqual([
+      { Size: 'S', Colour: 'Blue' },
+      { Size: 'M', Colour: 'Red' },
+      { Size: 'M', Colour: 'Blue' },
+    ])
+    expect(missingCombinations([], {}, [])).toEqual([])
+
+    const { api, sent } = fakeShop({
+      'POST /products/7/variants': (request) => ({ status: 201, body: (request.json as object[]).map((_, index) => variant(index + 2, [])) }),
+      'PATCH /variants/3': problem(409, 'sku_taken', 'El SKU ya existe: tee-1', 'sku'),
+    })
+    const batch = missing.map((combination) => ({ options: combination, price: '22.50', stock: 0 }))
+    expect(await createVariants(api, 7, batch)).toHaveLength(3)
+    expect(sent[0]).toEqual({ method: 'POST', url: '/products/7/variants', json: batch })
+    const refused = await failed(updateVariant(api, 3, { sku: 'tee-1' }))
+    expect(refused).toMatchObject({ status: 409, message: 'El SKU ya existe: tee-1', body: { code: 'sku_taken', errors: { sku: 'El SKU ya existe: tee-1' } } })
+    expect(sent[1]).toEqual({ method: 'PATCH', url: '/variants/3', json: { sku: 'tee-1' } })
   })
 
   it('give a problem’s `detail` as the message, and to the form beside the `field` it names', async () => {

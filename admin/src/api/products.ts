@@ -12,8 +12,25 @@ type NewProduct = operations['createProduct']['requestBody']['content']['multipa
 type ProductForm = operations['updateProduct']['requestBody']['content']['multipart/form-data']
 type ProductChange = operations['updateProduct']['requestBody']['content']['application/json']
 
+/** A product as its edit page reads it: with its images, options and variants. */
+export type FullProduct = components['schemas']['Product']
+type Status = Product['status']
+
+/** The statuses a product can have, in the order the form offers them. */
+export const PRODUCT_STATUSES: readonly Status[] = ['draft', 'active', 'archived']
+const isStatus = (value: unknown): value is Status => PRODUCT_STATUSES.some((status) => status === value)
+
 /** The form's fields: an error whose problem details name one of them (`field`) is shown beside it. */
-const fields = ['name', 'description', 'price', 'stock', 'categoryId', 'image'] as const
+const fields = ['name', 'description', 'price', 'stock', 'categoryId', 'image', 'slug', 'status', 'tags'] as const
+
+/**
+ * The tags a form's text gives (comma-separated, as the API's multipart form takes them), or the array the record
+ * had: each trimmed, empty ones left out. The API keeps each once ignoring case.
+ */
+export function tagsOf(value: unknown): string[] {
+  const items = Array.isArray(value) ? value.map(text) : text(value).split(',')
+  return items.map((tag) => tag.trim()).filter((tag) => tag !== '')
+}
 
 /** react-admin's sort as the API's: newest (the default), by price either way, or by name. */
 function sortOf(sort: GetListParams['sort']): Sort {
@@ -33,15 +50,24 @@ function numberOf(value: unknown): number | undefined {
   return typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : undefined
 }
 
-/** The fields of a multipart product form that have a value, the image last. */
-function formFields(data: Values, image: File | undefined) {
+/**
+ * The fields of a multipart product form that have a value, the image last. A change (`previous` given) sends price
+ * and stock only when they changed: a product with several variants refuses them (they are set per variant).
+ */
+function formFields(data: Values, image: File | undefined, previous?: Values) {
   const description = text(data.description)
+  const slug = text(data.slug).trim()
+  const tags = tagsOf(data.tags)
+  const moved = (field: 'price' | 'stock') => !previous || numberOf(data[field]) !== numberOf(previous[field])
   return {
     name: text(data.name),
     ...(description ? { description } : {}),
-    ...(numberOf(data.price) !== undefined ? { price: numberOf(data.price) } : {}),
-    ...(numberOf(data.stock) !== undefined ? { stock: numberOf(data.stock) } : {}),
+    ...(numberOf(data.price) !== undefined && moved('price') ? { price: numberOf(data.price) } : {}),
+    ...(numberOf(data.stock) !== undefined && moved('stock') ? { stock: numberOf(data.stock) } : {}),
     ...(idValue(data.categoryId) !== undefined ? { categoryId: idValue(data.categoryId) } : {}),
+    ...(slug && slug !== previous?.slug ? { slug } : {}),
+    ...(isStatus(data.status) ? { status: data.status } : {}),
+    ...(tags.length > 0 || (previous && tagsOf(previous.tags).length > 0) ? { tags: tags.join(',') } : {}),
     ...(image ? { image } : {}),
   }
 }
@@ -60,14 +86,23 @@ function multipart(body: ProductForm | ProductChange): FormData {
   return form
 }
 
-/** The JSON change of a product without a new image: react-admin empties a cleared input to null or "". */
-function change(data: Values): ProductChange {
+/**
+ * The JSON change of a product without a new image: react-admin empties a cleared input to null or "". Price and
+ * stock go only when they changed (a product with several variants refuses them), slug and tags likewise.
+ */
+function change(data: Values, previous: Values): ProductChange {
   const body: ProductChange = {}
   if (data.name !== undefined) body.name = text(data.name)
   if (data.description !== undefined) body.description = text(data.description)
-  if (data.price !== undefined && data.price !== null && data.price !== '') body.price = typeof data.price === 'number' ? data.price : text(data.price)
-  if (numberOf(data.stock) !== undefined) body.stock = numberOf(data.stock)
+  if (data.price !== undefined && data.price !== null && data.price !== '' && numberOf(data.price) !== numberOf(previous.price)) {
+    body.price = typeof data.price === 'number' ? data.price : text(data.price)
+  }
+  if (numberOf(data.stock) !== undefined && numberOf(data.stock) !== numberOf(previous.stock)) body.stock = numberOf(data.stock)
   if (data.categoryId !== undefined) body.categoryId = idValue(data.categoryId) ?? null
+  const slug = text(data.slug).trim()
+  if (slug && slug !== previous.slug) body.slug = slug
+  if (isStatus(data.status) && data.status !== previous.status) body.status = data.status
+  if (data.tags !== undefined && JSON.stringify(tagsOf(data.tags)) !== JSON.stringify(tagsOf(previous.tags))) body.tags = tagsOf(data.tags)
   return body
 }
 
@@ -97,11 +132,11 @@ export function productsProvider(api: Api) {
       const body: NewProduct = { ...given, price: given.price, image: given.image }
       return unwrap(await api.POST('/products', { body, bodySerializer: multipart }), fields)
     },
-    async update(id, data) {
+    async update(id, data, previous) {
       const path = { params: { path: { id } } }
       const image = pickedFile(data.image)
-      if (image) return unwrap(await api.PUT('/products/{id}', { ...path, body: formFields(data, image), bodySerializer: multipart }), fields)
-      return unwrap(await api.PUT('/products/{id}', { ...path, body: change(data) }), fields)
+      if (image) return unwrap(await api.PUT('/products/{id}', { ...path, body: formFields(data, image, previous), bodySerializer: multipart }), fields)
+      return unwrap(await api.PUT('/products/{id}', { ...path, body: change(data, previous) }), fields)
     },
     async remove(id) {
       unwrap(await api.DELETE('/products/{id}', { params: { path: { id } } }))

@@ -11,6 +11,7 @@ import {
   FunctionField,
   ImageField,
   ImageInput,
+  Labeled,
   List,
   NumberField,
   NumberInput,
@@ -20,14 +21,21 @@ import {
   SelectInput,
   SimpleList,
   SimpleForm,
+  TextField,
   TextInput,
   TopToolbar,
   minValue,
   number,
   required,
+  useRecordContext,
 } from 'react-admin'
-import type { Product } from '../api/products'
+import { Typography } from '@mui/material'
+import { PRODUCT_STATUSES, type FullProduct, type Product } from '../api/products'
 import { useSmallScreen } from './small'
+import { VariantsEditor } from './variants'
+
+const statusChoices = PRODUCT_STATUSES.map((status) => ({ id: status, name: status[0]!.toUpperCase() + status.slice(1) }))
+const statusName = (status: Product['status']) => statusChoices.find((choice) => choice.id === status)?.name ?? status
 
 const filters = [
   <SearchInput key="q" source="q" alwaysOn placeholder="Search name or description" aria-label="Search products" />,
@@ -53,7 +61,7 @@ export function ProductList() {
       {small ? (
         <SimpleList<Product>
           primaryText={(product) => product.name}
-          secondaryText={(product) => `${product.price.toFixed(2)} · ${product.stock} in stock`}
+          secondaryText={(product) => `${product.price.toFixed(2)} · ${product.stock} in stock · ${statusName(product.status)}`}
           linkType="edit"
         />
       ) : (
@@ -81,6 +89,7 @@ export function ProductList() {
           <ReferenceField source="categoryId" reference="categories" label="Category" sortable={false} emptyText="—" link={false} />
           <NumberField source="price" options={money} />
           <NumberField source="stock" sortable={false} />
+          <FunctionField source="status" label="Status" sortable={false} render={(record: Product) => statusName(record.status)} />
           <DateField source="createdAt" label="Created" />
           <EditButton />
           <DeleteWithConfirmButton confirmTitle="Delete this product?" confirmContent="The product and its image are removed; orders keep their lines." />
@@ -92,16 +101,38 @@ export function ProductList() {
 
 const price = [required(), number(), minValue(0, 'price must not be less than 0')]
 
+/** The record's tags as the form's text: comma-separated. */
+const tagsText = (value: unknown) => (Array.isArray(value) ? value.join(', ') : typeof value === 'string' ? value : '')
+
 function ProductFields({ creating }: { creating: boolean }) {
+  // A product with several variants has a price and a stock per variant (the variants editor): the API refuses them here.
+  const record = useRecordContext<FullProduct>()
+  const perVariant = !creating && (record?.variants?.length ?? 0) > 1
   return (
     <>
       <TextInput source="name" validate={required()} fullWidth />
       <TextInput source="description" multiline minRows={2} fullWidth />
-      <NumberInput source="price" validate={price} step={0.01} />
-      <NumberInput source="stock" step={1} min={0} defaultValue={creating ? 0 : undefined} />
-      <ReferenceInput source="categoryId" reference="categories">
-        <AutocompleteInput label="Category" optionText="name" emptyText="No category" />
+      <SelectInput source="status" choices={statusChoices} defaultValue={creating ? 'active' : undefined} helperText="Only active products are for sale." />
+      {perVariant ? (
+        <Typography variant="body2" sx={{ mb: 2 }}>
+          Price and stock are set on each variant, below.
+        </Typography>
+      ) : (
+        <>
+          <NumberInput source="price" validate={price} step={0.01} />
+          <NumberInput source="stock" step={1} min={0} defaultValue={creating ? 0 : undefined} />
+        </>
+      )}
+      <ReferenceInput source="categoryId" reference="categories" perPage={1000}>
+        <AutocompleteInput label="Category" optionText="path" emptyText="No category" />
       </ReferenceInput>
+      <TextInput source="slug" helperText="Made from the name when left empty; an old slug still leads here." fullWidth />
+      <TextInput source="tags" format={tagsText} helperText="Comma-separated, e.g. summer, cotton" fullWidth />
+      {!creating && (
+        <Labeled label="Tax class">
+          <TextField source="taxClass" />
+        </Labeled>
+      )}
       <ImageInput
         source="image"
         label={creating ? 'Image (required)' : 'New image'}
@@ -134,11 +165,12 @@ export function ProductCreate() {
 
 export function ProductEdit() {
   return (
-    <Edit mutationMode="pessimistic" title={<ProductTitle />}>
+    <Edit mutationMode="pessimistic" title={<ProductTitle />} redirect={false}>
       <SimpleForm>
         <FunctionField label="Current image" render={(record: Product) => <CurrentImage record={record} />} />
         <ProductFields creating={false} />
       </SimpleForm>
+      <VariantsEditor />
     </Edit>
   )
 }
