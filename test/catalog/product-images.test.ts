@@ -516,5 +516,30 @@ describe('MAX_IMAGES_PER_PRODUCT', () => {
       expect([full.statusCode, full.json()]).toEqual([409, { error: 'Un producto admite como máximo 3 imágenes' }])
       expect(files()).toHaveLength(before.length + 2)
     })
+
+    it('two uploads at once that each fit but not together: one 201, one 409 whose files are removed', async () => {
+      const product = await createProductViaApi(capped.app, capped.admin, { name: 'Plato', price: '1' })
+      const before = storedImages(capped.config)
+      const upload = async (name: string) => {
+        const form = await multipart({}, [png(`${name}-1.png`), png(`${name}-2.png`)])
+        return capped.app.inject({
+          method: 'POST',
+          url: `/products/${product.id}/images`,
+          headers: { ...form.headers, ...bearer(capped.admin) },
+          payload: form.payload,
+        })
+      }
+      const answers = await Promise.all([upload('x'), upload('y')])
+      expect(answers.map((res) => res.statusCode).sort()).toEqual([201, 409])
+      expect(answers.find((res) => res.statusCode === 409)!.json()).toEqual({ error: 'Un producto admite como máximo 3 imágenes' })
+      const rows = await capped.app.db
+        .selectFrom('product_images')
+        .select(['image_key', 'position'])
+        .where('product_id', '=', product.id)
+        .orderBy('position')
+        .execute()
+      expect(rows.map((row) => row.position)).toEqual([0, 1, 2])
+      expect(storedImages(capped.config)).toEqual([...before, ...rows.slice(1).map((row) => row.image_key)].sort())
+    })
   })
 })
