@@ -24,7 +24,7 @@ const usage = `Usage: npm run cli -- <command>
                                                  postgres://...), checked table by table; --force replaces the
                                                  rows of a target that holds some
   copy-images --to s3|local                      copy the product images to the S3 bucket (S3_* variables) or to
-                                                 the local folder, and point the products at them; idempotent`
+                                                 the local folder, and point the images at them; idempotent`
 
 /**
  * The arguments of create-admin, checked by the API's own rules for an account (an admin the log-in

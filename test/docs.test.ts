@@ -83,6 +83,9 @@ describe('docs/api.md describes the API the service serves', () => {
       tooManyVariants: messages.tooManyVariants('<n>' as unknown as number),
       skuTaken: messages.skuTaken('<sku>'),
       variantExists: messages.variantExists('<title>'),
+      tooManyImages: messages.tooManyImages('<n>' as unknown as number),
+      tooManyImageFiles: messages.tooManyImageFiles(10),
+      strayImagesField: messages.strayImagesField('<name>'),
     }
     for (const [name, message] of Object.entries(messages)) {
       const text = typeof message === 'string' ? message : samples[name]

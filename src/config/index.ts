@@ -63,6 +63,8 @@ export interface Config {
   readonly maxOptionsPerProduct: number
   /** How many variants a product may have (MAX_VARIANTS_PER_PRODUCT, 1–2048). */
   readonly maxVariantsPerProduct: number
+  /** How many images a product may have (MAX_IMAGES_PER_PRODUCT, 1–100). */
+  readonly maxImagesPerProduct: number
   // payments.ts
   readonly payments: PaymentsConfig
   // mail.ts

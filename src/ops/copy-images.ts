@@ -13,8 +13,8 @@ import { createS3Client, createS3ImageHost } from '../modules/images/s3-image-ho
 
 /**
  * `copy-images`: carries the product images from one image host to the other (the local folder and an S3
- * bucket, either way) and points each product's `image_url` at the new host. Keys stay the same, so a
- * second run finds every image already there and copies nothing.
+ * bucket, either way) and points every image's `url` (and each product's `image_url`, the copy of its main
+ * image) at the new host. Keys stay the same, so a second run finds every image already there and copies nothing.
  */
 
 /** An image host that can also be read (the service itself never reads its images back). */
@@ -60,32 +60,39 @@ export function s3Images(config: Extract<StorageConfig, { driver: 's3' }>, clien
 }
 
 export interface CopyImagesReport {
-  /** Products looked at. */
+  /** Products in the database. */
   readonly products: number
+  /** Images looked at: every image of every product (a product's main image is one of them). */
+  readonly images: number
   /** Images copied by this run. */
   readonly copied: number
-  /** Images the destination already had (an earlier run, or a product that shares its image). */
+  /** Images the destination already had (an earlier run, or an image stored under the same key). */
   readonly skipped: number
-  /** Products whose `image_url` now names the destination. */
+  /** Images whose URL now names the destination (and their product's `image_url`, for a main image). */
   readonly rewritten: number
-  /** Keys the source does not have: their products keep their URL. */
+  /** Keys the source does not have: their images keep their URL. */
   readonly missing: string[]
-  /** Keys that could not be copied, with the reason: their products keep their URL; run again. */
+  /** Keys that could not be copied, with the reason: their images keep their URL; run again. */
   readonly failed: { key: string; error: string }[]
 }
 
 const PAGE = 500
 
+/** What became of a key in this run. */
+type Carried = 'there' | 'missing' | 'failed'
+
 /**
- * Copies the image of every product from `from` to `to` (skipping keys `to` already has) and rewrites
- * the product's `image_url` to `to`'s URL for that key. A product whose image could not be copied keeps
- * its URL, so it never points at nothing. `onProduct` sees progress.
+ * Copies every image of every product (each `product_images` row) from `from` to `to`, skipping keys `to` already
+ * has, and rewrites each image's `url` to `to`'s URL for its key, and the product's `image_url` with it when the
+ * image is its main one. An image that could not be copied keeps its URL, so none ever points at nothing. A product
+ * whose `image_key` has no image row (written by hand, outside the service) is carried the same way. `onImage` sees
+ * progress.
  */
 export async function copyImages(
   db: Kysely<Database>,
   from: ReadableImageHost,
   to: ReadableImageHost,
-  onProduct?: (done: number) => void,
+  onImage?: (done: number) => void,
 ): Promise<CopyImagesReport> {
   const present = new Set<string>()
   try {
@@ -96,57 +103,120 @@ export async function copyImages(
       { cause: error },
     )
   }
-  let products = 0
+  let images = 0
   let copied = 0
   let skipped = 0
   let rewritten = 0
   const missing: string[] = []
   const failed: { key: string; error: string }[] = []
-  let after = 0
-  for (;;) {
-    const page = await db.selectFrom('products').select(['id', 'image_key', 'image_url']).where('id', '>', after).orderBy('id').limit(PAGE).execute()
-    if (page.length === 0) break
-    for (const product of page) {
-      products += 1
-      const key = product.image_key
-      if (present.has(key)) skipped += 1
-      else {
-        try {
-          const object = await from.read(key)
-          if (!object) {
-            missing.push(key)
-            continue
-          }
+  // Each key once, however many rows name it.
+  const carried = new Map<string, Carried>()
+
+  const carry = async (key: string): Promise<Carried> => {
+    const known = carried.get(key)
+    if (known) return known
+    let outcome: Carried = 'there'
+    if (present.has(key)) skipped += 1
+    else {
+      try {
+        const object = await from.read(key)
+        if (!object) {
+          missing.push(key)
+          outcome = 'missing'
+        } else {
           await to.host.store(key, object.body, object.contentType, object.size)
           copied += 1
-        } catch (error) {
-          // Stored meanwhile (another run, an upload with the same key): it is there.
-          if (!(error instanceof ImageKeyTakenError)) {
-            failed.push({ key, error: (error as Error).message })
-            continue
-          }
-          skipped += 1
         }
-        present.add(key)
+      } catch (error) {
+        // Stored meanwhile (another run, an upload with the same key): it is there.
+        if (error instanceof ImageKeyTakenError) skipped += 1
+        else {
+          failed.push({ key, error: (error as Error).message })
+          outcome = 'failed'
+        }
       }
-      const url = to.host.publicUrl(key)
+      if (outcome === 'there') present.add(key)
+    }
+    carried.set(key, outcome)
+    return outcome
+  }
+
+  // Every image row. Only the URLs change: the products themselves have not (their updated_at stays).
+  for (let after = 0; ;) {
+    const page = await db
+      .selectFrom('product_images')
+      .select(['id', 'product_id', 'image_key', 'url'])
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(PAGE)
+      .execute()
+    if (page.length === 0) break
+    for (const image of page) {
+      images += 1
+      if ((await carry(image.image_key)) !== 'there') continue
+      const url = to.host.publicUrl(image.image_key)
+      if (image.url !== url) {
+        await db.updateTable('product_images').set({ url }).where('id', '=', image.id).where('image_key', '=', image.image_key).execute()
+        rewritten += 1
+      }
+      // The product's copy of its main image.
+      await db
+        .updateTable('products')
+        .set({ image_url: url })
+        .where('id', '=', image.product_id)
+        .where('image_key', '=', image.image_key)
+        .where('image_url', '<>', url)
+        .execute()
+    }
+    after = page[page.length - 1]!.id
+    onImage?.(images)
+  }
+
+  // Products whose image has no row of its own.
+  for (let after = 0; ;) {
+    const page = await db
+      .selectFrom('products as p')
+      .select(['p.id', 'p.image_key', 'p.image_url'])
+      .where('p.id', '>', after)
+      .where('p.image_key', '<>', '')
+      .where((eb) =>
+        eb.not(
+          eb.exists(eb.selectFrom('product_images as i').select('i.id').whereRef('i.product_id', '=', 'p.id').whereRef('i.image_key', '=', 'p.image_key')),
+        ),
+      )
+      .orderBy('p.id')
+      .limit(PAGE)
+      .execute()
+    if (page.length === 0) break
+    for (const product of page) {
+      images += 1
+      if ((await carry(product.image_key)) !== 'there') continue
+      const url = to.host.publicUrl(product.image_key)
       if (product.image_url !== url) {
-        // Only the URL: the product itself has not changed (its updated_at stays).
-        await db.updateTable('products').set({ image_url: url }).where('id', '=', product.id).where('image_key', '=', key).execute()
+        await db.updateTable('products').set({ image_url: url }).where('id', '=', product.id).where('image_key', '=', product.image_key).execute()
         rewritten += 1
       }
     }
     after = page[page.length - 1]!.id
-    onProduct?.(products)
+    onImage?.(images)
   }
-  return { products, copied, skipped, rewritten, missing, failed }
+
+  const products = Number(
+    (
+      await db
+        .selectFrom('products')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
+  return { products, images, copied, skipped, rewritten, missing, failed }
 }
 
 export function copyImagesReportLines(report: CopyImagesReport, from: string, to: string): string[] {
   const lines = [
-    `${report.products} products: ${report.copied} images copied from ${from} to ${to}, ${report.skipped} already there; ${report.rewritten} image URLs now point to ${to}`,
+    `${report.products} products, ${report.images} images: ${report.copied} copied from ${from} to ${to}, ${report.skipped} already there; ${report.rewritten} image URLs now point to ${to}`,
   ]
-  for (const key of report.missing) lines.push(`missing in ${from}: ${key} (its product keeps its URL)`)
-  for (const { key, error } of report.failed) lines.push(`could not copy ${key}: ${error} (its product keeps its URL; run again)`)
+  for (const key of report.missing) lines.push(`missing in ${from}: ${key} (its image keeps its URL)`)
+  for (const { key, error } of report.failed) lines.push(`could not copy ${key}: ${error} (its image keeps its URL; run again)`)
   return lines
 }

@@ -95,6 +95,12 @@ export const messages = {
   imageOfAnotherProduct: 'La imagen no pertenece al producto',
   lastVariant: 'Un producto debe tener al menos una variante',
   variantDeleted: 'Variante eliminada',
+  // A product's images (src/modules/catalog/product-images.service.ts).
+  tooManyImages: (max: number) => `Un producto admite como máximo ${max} imágenes`,
+  tooManyImageFiles: (max: number) => `images must contain no more than ${max} elements`,
+  strayImagesField: (field: string) => `Unexpected file field '${field}'; the images go in the field 'images'`,
+  imageOrderInvalid: 'imageIds must list every image of the product exactly once',
+  imageDeleted: 'Imagen eliminada',
   // Payments.
   orderNotPayable: 'La orden no está pendiente de pago',
   invalidWebhookSignature: 'Firma de webhook inválida',
@@ -185,6 +191,7 @@ export const errorCodes = {
   option_value_in_use: { status: 409, title: 'Option value in use' },
   option_value_exists: { status: 409, title: 'Option value already exists' },
   too_many_variants: { status: 409, title: 'Too many variants' },
+  too_many_images: { status: 409, title: 'Too many images' },
   sku_taken: { status: 409, title: 'SKU already in use' },
   variant_exists: { status: 409, title: 'Variant already exists' },
   image_of_another_product: { status: 422, title: 'Image of another product' },
@@ -285,6 +292,10 @@ export const messageCodes = {
   optionValueExists: 'option_value_exists',
   optionsIncomplete: 'validation_failed',
   tooManyVariants: 'too_many_variants',
+  tooManyImages: 'too_many_images',
+  tooManyImageFiles: 'validation_failed',
+  strayImagesField: 'validation_failed',
+  imageOrderInvalid: 'validation_failed',
   skuTaken: 'sku_taken',
   variantExists: 'variant_exists',
   imageOfAnotherProduct: 'image_of_another_product',
@@ -319,6 +330,7 @@ export const successMessages = [
   'shippingMethodDeleted',
   'webhookDeleted',
   'variantDeleted',
+  'imageDeleted',
 ] as const satisfies readonly MessageKey[]
 
 // A message that is neither an error with a code nor a success fails the build here: add it to one of the two lists.

@@ -74,6 +74,24 @@ describe('images:sweep, local image host', () => {
     expect((await t.app.inject({ url: new URL(kept.imageUrl).pathname })).statusCode).toBe(200)
   })
 
+  it('every image of a product is named, not only its main one', async () => {
+    const product = await createProduct('Uno')
+    const form = await multipart({}, [pngPart('a.png', 'images'), pngPart('b.png', 'images')])
+    const added = await t.app.inject({
+      method: 'POST',
+      url: `/products/${product.id}/images`,
+      headers: { ...form.headers, ...bearer(admin) },
+      payload: form.payload,
+    })
+    expect(added.statusCode).toBe(201)
+    const old = leftover('1700000000000-crashed.png', 2)
+    // Every stored image made to look old: only the leftover is an orphan.
+    for (const key of storedImages(t.config)) utimesSync(join(uploadDir(), key), new Date(Date.now() - 2 * HOUR), new Date(Date.now() - 2 * HOUR))
+    const result = await sweepOrphanImages(t.app.db, host(), { delete: true, graceMs: HOUR })
+    expect(result).toMatchObject({ referenced: 3, recent: 0, deleted: [old], failed: [] })
+    expect(storedImages(t.config)).toHaveLength(3)
+  })
+
   it('finds the image a product delete could not remove while the host was down', async () => {
     const flaky = failingHost(host())
     const app = await createTestApp({}, { imageHost: flaky })

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ImageKeyTakenError } from '../../src/modules/images/image-key-taken.js'
 import { createS3ImageHost } from '../../src/modules/images/s3-image-host.js'
 import { createTestApp, testConfig, useTestApp } from '../helpers/app.js'
-import { PNG, pngPart, sendProductForm } from '../helpers/catalog.js'
+import { failingHost, type FilePart, multipart, PNG, pngPart, sendProductForm } from '../helpers/catalog.js'
 import { bearer, makeUser } from '../helpers/factories.js'
 import { s3Env } from '../helpers/s3.js'
 
@@ -95,6 +95,54 @@ describe('s3 image host against s3rver', () => {
       expect(await broken.app.db.selectFrom('products').select('id').execute()).toEqual([])
     } finally {
       await broken.close()
+    }
+  })
+
+  it('a batch of images goes to the bucket; a batch whose second file fails leaves no object of it', async () => {
+    const created = await send('POST', '/products', { name: 'Lote', price: '1' })
+    const id = created.json().id as number
+    const upload = async (app: typeof t.app, user: { token: string }, files: FilePart[]) => {
+      const form = await multipart({}, files)
+      return app.inject({ method: 'POST', url: `/products/${id}/images`, headers: { ...form.headers, ...bearer(user) }, payload: form.payload })
+    }
+    const added = await upload(t.app, t.admin, [pngPart('a.png', 'images'), pngPart('b.png', 'images')])
+    expect(added.statusCode).toBe(201)
+    const urls = (added.json() as { url: string }[]).map((image) => image.url)
+    expect(urls.slice(1)).toEqual([expect.stringMatching(new RegExp(`^${endpoint}/shop-images/products/\\d{13,}-a\\.png$`)), expect.stringMatching(/-b\.png$/)])
+    for (const url of urls) expect((await fetch(url)).status).toBe(200)
+
+    // The same bucket, through a host that fails on the second store of the batch: the first object is removed.
+    const s3 = createS3ImageHost(driverConfig(endpoint))
+    const host = failingHost(s3)
+    const objects = async () => {
+      const keys: string[] = []
+      for await (const object of s3.list('products/')) keys.push(object.key)
+      return keys.sort()
+    }
+    const before = await objects()
+    const flaky = await createTestApp(bucketEnv(), { imageHost: host })
+    try {
+      const user = await makeUser(flaky.app, 'admin')
+      const product = await sendProductForm(flaky.app, { user, fields: { name: 'Otro', price: '1' } })
+      expect(product.statusCode).toBe(201)
+      const withProduct = await objects()
+      host.afterStore = async () => {
+        host.failStore = true
+      }
+      const form = await multipart({}, [pngPart('c.png', 'images'), pngPart('d.png', 'images'), pngPart('e.png', 'images')])
+      const res = await flaky.app.inject({
+        method: 'POST',
+        url: `/products/${product.json().id}/images`,
+        headers: { ...form.headers, ...bearer(user) },
+        payload: form.payload,
+      })
+      expect([res.statusCode, res.json()]).toEqual([500, { error: 'Error al subir la imagen al servicio de alojamiento' }])
+      expect(host.stored.filter((key) => key.endsWith('-c.png'))).toHaveLength(1)
+      expect(await objects()).toEqual(withProduct)
+      expect(withProduct).toHaveLength(before.length + 1)
+      expect(await flaky.app.db.selectFrom('product_images').select('id').where('product_id', '=', product.json().id).execute()).toHaveLength(1)
+    } finally {
+      await flaky.close()
     }
   })
 

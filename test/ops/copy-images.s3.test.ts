@@ -94,12 +94,23 @@ const products = async () =>
     }>`select id, image_key, image_url, updated_at from products order by id`.execute(db)
   ).rows
 
+const images = async () =>
+  (
+    await sql<{
+      id: number
+      product_id: number
+      image_key: string
+      url: string
+    }>`select id, product_id, image_key, url from product_images order by id`.execute(db)
+  ).rows
+
 const s3Url = (key: string) => `${endpoint}/shop-images/${key}`
 
 describe('copy-images', () => {
+  /** The keys of the images, by id: the two products' main images, then the Mug's two more. */
   let keys: string[] = []
 
-  it('--to s3 copies every image, points the products at the bucket, reports a missing file, and a second run copies nothing', async () => {
+  it('--to s3 copies every image of every product, points them and the products at the bucket, reports a missing file, and a second run copies nothing', async () => {
     await withApp(localEnv, async (app) => {
       const admin = await makeUser(app, 'admin')
       for (const name of ['Mug', 'Tea']) {
@@ -107,23 +118,37 @@ describe('copy-images', () => {
         const res = await app.inject({ method: 'POST', url: '/products', headers: { ...form.headers, ...bearer(admin) }, payload: form.payload })
         expect(res.statusCode).toBe(201)
       }
+      const [mug] = await products()
+      const form = await multipart({}, [pngPart('side.png', 'images'), pngPart('top.png', 'images')])
+      const res = await app.inject({
+        method: 'POST',
+        url: `/products/${mug!.id}/images`,
+        headers: { ...form.headers, ...bearer(admin) },
+        payload: form.payload,
+      })
+      expect(res.statusCode).toBe(201)
     })
     const t = '2026-11-20T10:00:00.000Z'
     await sql`insert into products (name, description, price_cents, stock, image_key, image_url, created_at, updated_at)
       values ('Lost', '', 1, 1, 'products/1-lost.png', 'http://shop.test/uploads/products/1-lost.png', ${t}, ${t})`.execute(db)
     const before = await products()
-    keys = before.slice(0, 2).map((p) => p.image_key)
-    expect(before.map((p) => p.image_url)).toEqual([...keys, 'products/1-lost.png'].map((k) => `http://shop.test/uploads/${k}`))
+    keys = (await images()).map((i) => i.image_key)
+    expect(keys).toHaveLength(4)
+    expect(before.map((p) => p.image_key)).toEqual([keys[0], keys[1], 'products/1-lost.png'])
+    expect(before.map((p) => p.image_url)).toEqual([keys[0], keys[1], 'products/1-lost.png'].map((k) => `http://shop.test/uploads/${k}`))
+    expect((await images()).map((i) => i.url)).toEqual(keys.map((k) => `http://shop.test/uploads/${k}`))
 
     const first = await cli(localEnv, '--to', 's3')
     expect(first.code).toBe(1)
     expect(first.stdout).toBe(
-      `3 products: 2 images copied from the local folder (${join(dataDir, 'uploads')}) to s3://shop-images, 0 already there; 2 image URLs now point to s3://shop-images\n`,
+      `3 products, 5 images: 4 copied from the local folder (${join(dataDir, 'uploads')}) to s3://shop-images, 0 already there; 4 image URLs now point to s3://shop-images\n`,
     )
-    expect(first.stderr).toBe('missing in the local folder (' + join(dataDir, 'uploads') + '): products/1-lost.png (its product keeps its URL)\n')
+    expect(first.stderr).toBe('missing in the local folder (' + join(dataDir, 'uploads') + '): products/1-lost.png (its image keeps its URL)\n')
 
     const after = await products()
     expect(after.map((p) => p.image_url)).toEqual([s3Url(keys[0]!), s3Url(keys[1]!), 'http://shop.test/uploads/products/1-lost.png'])
+    // Every image, not only the main ones.
+    expect((await images()).map((i) => i.url)).toEqual(keys.map(s3Url))
     // Only the URL changed: the products were not edited.
     expect(after.map((p) => p.updated_at)).toEqual(before.map((p) => p.updated_at))
     for (const key of keys) {
@@ -137,7 +162,7 @@ describe('copy-images', () => {
     const config = testConfig(s3Env, dataDir)
     if (config.storage.driver !== 's3') throw new Error('s3 expected')
     const again = await copyImages(db, localImages(config.storage.uploadDir, config.publicUrl), s3Images(config.storage))
-    expect(again).toEqual({ products: 3, copied: 0, skipped: 2, rewritten: 0, missing: ['products/1-lost.png'], failed: [] })
+    expect(again).toEqual({ products: 3, images: 5, copied: 0, skipped: 4, rewritten: 0, missing: ['products/1-lost.png'], failed: [] })
   })
 
   it('on S3 storage, an old local URL answers 301 to the bucket while its file is still in the folder', async () => {
@@ -145,6 +170,7 @@ describe('copy-images', () => {
       const [id] = (await products()).map((p) => p.id)
       const product = await app.inject({ method: 'GET', url: `/products/${id}` })
       expect(product.json()).toMatchObject({ imageUrl: s3Url(keys[0]!) })
+      expect(product.json().images.map((i: { url: string }) => i.url)).toEqual([keys[0], keys[2], keys[3]].map((k) => s3Url(k!)))
 
       const name = keys[0]!.slice('products/'.length)
       const moved = await app.inject({ method: 'GET', url: `/uploads/products/${name}` })
@@ -167,10 +193,11 @@ describe('copy-images', () => {
     const back = await cli(s3Env, '--to', 'local')
     expect(back.code).toBe(1)
     expect(back.stdout).toBe(
-      `3 products: 2 images copied from s3://shop-images to the local folder (${join(dataDir, 'uploads')}), 0 already there; 2 image URLs now point to the local folder (${join(dataDir, 'uploads')})\n`,
+      `3 products, 5 images: 4 copied from s3://shop-images to the local folder (${join(dataDir, 'uploads')}), 0 already there; 4 image URLs now point to the local folder (${join(dataDir, 'uploads')})\n`,
     )
-    expect(back.stderr).toBe('missing in s3://shop-images: products/1-lost.png (its product keeps its URL)\n')
-    expect((await products()).map((p) => p.image_url)).toEqual([...keys, 'products/1-lost.png'].map((k) => `http://shop.test/uploads/${k}`))
+    expect(back.stderr).toBe('missing in s3://shop-images: products/1-lost.png (its image keeps its URL)\n')
+    expect((await products()).map((p) => p.image_url)).toEqual([keys[0], keys[1], 'products/1-lost.png'].map((k) => `http://shop.test/uploads/${k}`))
+    expect((await images()).map((i) => i.url)).toEqual(keys.map((k) => `http://shop.test/uploads/${k}`))
     for (const key of keys) expect(readFileSync(join(dataDir, 'uploads', key)).equals(PNG)).toBe(true)
   })
 
@@ -184,9 +211,11 @@ describe('copy-images', () => {
     const flaky = { ...s3, host: { ...s3.host, store: async () => Promise.reject(new Error('store unavailable')) } }
     const local = localImages(config.storage.uploadDir, config.publicUrl)
     const before = await products()
+    const imagesBefore = await images()
     const failed = await copyImages(db, local, flaky)
     expect(failed).toEqual({
       products: 3,
+      images: 5,
       copied: 0,
       skipped: 0,
       rewritten: 0,
@@ -194,9 +223,11 @@ describe('copy-images', () => {
       failed: keys.map((key) => ({ key, error: 'store unavailable' })),
     })
     expect(await products()).toEqual(before)
+    expect(await images()).toEqual(imagesBefore)
     const next = await copyImages(db, local, s3)
-    expect(next).toMatchObject({ copied: 2, rewritten: 2, failed: [] })
-    expect((await products()).map((p) => p.image_url).slice(0, 2)).toEqual(keys.map((key) => `${endpoint}/shop-images-2/${key}`))
+    expect(next).toMatchObject({ copied: 4, rewritten: 4, failed: [] })
+    expect((await products()).map((p) => p.image_url).slice(0, 2)).toEqual(keys.slice(0, 2).map((key) => `${endpoint}/shop-images-2/${key}`))
+    expect((await images()).map((i) => i.url)).toEqual(keys.map((key) => `${endpoint}/shop-images-2/${key}`))
     // Back to the service's folder for the tests that follow.
     await copyImages(db, s3, local)
   })

@@ -47,7 +47,12 @@ export async function sweepOrphanImages(db: Kysely<Database>, images: ImageHost,
   const listed: StoredObject[] = []
   for await (const object of images.list(PRODUCT_IMAGE_PREFIX)) listed.push(object)
 
-  const named = new Set((await db.selectFrom('products').select('image_key').execute()).map((row) => row.image_key))
+  // Every image of every product (product_images), and the products' copies of their main image.
+  const named = new Set(
+    [...(await db.selectFrom('product_images').select('image_key').execute()), ...(await db.selectFrom('products').select('image_key').execute())].map(
+      (row) => row.image_key,
+    ),
+  )
   const orphans: StoredObject[] = []
   let recent = 0
   let referenced = 0

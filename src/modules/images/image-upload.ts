@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs'
 import { mkdir, readdir, rm, stat } from 'node:fs/promises'
 import { extname, join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
+import type { MultipartFile } from '@fastify/multipart'
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import { AppError, messages } from '../../shared/errors.js'
 import { ValidationError } from '../../shared/validation.js'
@@ -111,12 +112,12 @@ export async function discardSpooledImage(image: SpooledImage | null): Promise<v
 }
 
 /** Multipart parser failures, as the client errors they are. */
-function multipartError(error: unknown): unknown {
+function multipartError(error: unknown, tooManyFiles: () => ValidationError): unknown {
   if (error instanceof AppError || error instanceof ValidationError) return error
   const code = (error as { code?: string } | null)?.code
   switch (code) {
     case 'FST_FILES_LIMIT':
-      return new ValidationError(messages.singleImageFile, 'image')
+      return tooManyFiles()
     case 'FST_FIELDS_LIMIT':
     case 'FST_PARTS_LIMIT':
       return new AppError(413, 'bodyTooLarge')
@@ -134,6 +135,59 @@ function multipartError(error: unknown): unknown {
   }
 }
 
+/** A form's spooling under way: the file being written (removed if the form fails halfway), and a disk failure. */
+interface Spooling {
+  current: SpooledImage | null
+  /** The file system's own failure (ENOSPC, EIO, EACCES...: a system error, with a syscall), told apart from the
+   * client's malformed body, which the pipeline also hands to the write stream. */
+  diskError: Error | null
+}
+
+/** Streams a file part into a new spool file, once the image's own rules passed on its headers. */
+async function spoolPart(part: MultipartFile, spoolDir: string, spooling: Spooling): Promise<SpooledImage> {
+  checkImageRules(part.mimetype, part.filename)
+  const path = join(spoolDir, `${SPOOL_PREFIX}${randomUUID()}`)
+  const out = createWriteStream(path, { flags: 'wx' })
+  out.once('error', (error: NodeJS.ErrnoException) => {
+    if (typeof error.syscall === 'string') spooling.diskError = error
+  })
+  const image = { path, size: 0, contentType: storedContentType(part.mimetype.toLowerCase()), fileName: sanitizeFileName(part.filename) }
+  spooling.current = image
+  await pipeline(part.file, out)
+  // busboy stops passing bytes at the limit and marks the stream truncated.
+  if (part.file.truncated) throw new AppError(500, 'imageTooLarge')
+  spooling.current = null
+  return { ...image, size: out.bytesWritten }
+}
+
+/** Reads and drops a file part nobody wants. */
+async function skipPart(part: MultipartFile): Promise<void> {
+  part.file.resume()
+  await new Promise<void>((done) => part.file.once('end', done).once('error', () => done()))
+}
+
+/**
+ * The failure of a form that was still arriving: its spooled files removed (the answer is about what went wrong
+ * with the upload, not about the clean-up after it), a disk failure as the server's 500, the parser's as the
+ * client's error.
+ */
+async function failedUpload(
+  request: FastifyRequest,
+  done: readonly SpooledImage[],
+  spooling: Spooling,
+  error: unknown,
+  tooManyFiles: () => ValidationError,
+): Promise<never> {
+  for (const image of spooling.current ? [...done, spooling.current] : done) {
+    await discardSpooledImage(image).catch((cleanup: unknown) => request.log.warn({ err: cleanup }, 'could not remove an upload spool file'))
+  }
+  if (spooling.diskError) {
+    request.log.error({ err: spooling.diskError }, 'could not spool an uploaded image to UPLOAD_TMP_DIR')
+    throw new AppError(500, 'internal')
+  }
+  throw multipartError(error, tooManyFiles)
+}
+
 /**
  * Reads a multipart product form as it streams in. The image's own rules are checked on its
  * headers; its bytes go to a temporary file in `spoolDir` and are cut off at 5 MiB (500 when the
@@ -144,7 +198,7 @@ export async function readProductForm(request: FastifyRequest, spoolDir: string)
   const fields = Object.create(null) as Record<string, string[]>
   let image: SpooledImage | null = null
   let strayFileField: string | null = null
-  let spoolError: Error | null = null
+  const spooling: Spooling = { current: null, diskError: null }
   try {
     for await (const part of request.parts({ limits: PRODUCT_FORM_LIMITS })) {
       if (part.type === 'field') {
@@ -155,32 +209,61 @@ export async function readProductForm(request: FastifyRequest, spoolDir: string)
       // A browser sends an empty file part when no file was chosen: that is "no image".
       if (part.fieldname !== IMAGE_FIELD || !part.filename) {
         if (part.fieldname !== IMAGE_FIELD) strayFileField = part.fieldname
-        part.file.resume()
-        await new Promise<void>((done) => part.file.once('end', done).once('error', () => done()))
+        await skipPart(part)
         continue
       }
-      checkImageRules(part.mimetype, part.filename)
-      const path = join(spoolDir, `${SPOOL_PREFIX}${randomUUID()}`)
-      const out = createWriteStream(path, { flags: 'wx' })
-      // The file system's own failure (ENOSPC, EIO, EACCES...: a system error, with a syscall), told
-      // apart from the client's malformed body, which the pipeline also hands to the write stream.
-      out.once('error', (error: NodeJS.ErrnoException) => {
-        if (typeof error.syscall === 'string') spoolError = error
-      })
-      image = { path, size: 0, contentType: storedContentType(part.mimetype.toLowerCase()), fileName: sanitizeFileName(part.filename) }
-      await pipeline(part.file, out)
-      // busboy stops passing bytes at the limit and marks the stream truncated.
-      if (part.file.truncated) throw new AppError(500, 'imageTooLarge')
-      image = { ...image, size: out.bytesWritten }
+      image = await spoolPart(part, spoolDir, spooling)
     }
   } catch (error) {
-    // The answer is about what went wrong with the upload, not about the clean-up after it.
-    await discardSpooledImage(image).catch((cleanup: unknown) => request.log.warn({ err: cleanup }, 'could not remove an upload spool file'))
-    if (spoolError) {
-      request.log.error({ err: spoolError }, 'could not spool an uploaded image to UPLOAD_TMP_DIR')
-      throw new AppError(500, 'internal')
-    }
-    throw multipartError(error)
+    return failedUpload(request, image ? [image] : [], spooling, error, () => new ValidationError(messages.singleImageFile, 'image'))
   }
   return { fields, image, strayFileField }
+}
+
+/** POST /products/:id/images: its files go in `images`, or in `image` as in the product form; 1 to 10 of them. */
+export const IMAGE_BATCH_FIELDS: readonly string[] = ['images', IMAGE_FIELD]
+export const MAX_IMAGE_BATCH = 10
+
+/** Limits for the images form: ten files of at most 5 MiB, and no text field (a few are read, to be refused). */
+export const IMAGE_BATCH_LIMITS = { ...PRODUCT_FORM_LIMITS, files: MAX_IMAGE_BATCH, parts: MAX_IMAGE_BATCH + PRODUCT_FORM_LIMITS.fields } as const
+
+/** The images form as read: its files in the order sent, and the first part it does not take. */
+export interface ImageBatch {
+  readonly images: readonly SpooledImage[]
+  /** A text field (`field`) or a file under another name (`file`): the form takes only the files. */
+  readonly stray: { readonly kind: 'field' | 'file'; readonly name: string } | null
+}
+
+/**
+ * Reads the images form as it streams in, each file as readProductForm reads the product's image (its rules, the
+ * 5 MiB cut, spooled to `spoolDir`, never held in memory): one file refused removes every file spooled before it.
+ * An eleventh file is `422 images must contain no more than 10 elements`.
+ */
+export async function readImageBatch(request: FastifyRequest, spoolDir: string): Promise<ImageBatch> {
+  const images: SpooledImage[] = []
+  let stray: ImageBatch['stray'] = null
+  const spooling: Spooling = { current: null, diskError: null }
+  try {
+    for await (const part of request.parts({ limits: IMAGE_BATCH_LIMITS })) {
+      if (part.type === 'field') {
+        stray ??= { kind: 'field', name: part.fieldname }
+        continue
+      }
+      // An empty file part (no file chosen in a browser's form) is no image.
+      if (!IMAGE_BATCH_FIELDS.includes(part.fieldname) || !part.filename) {
+        if (!IMAGE_BATCH_FIELDS.includes(part.fieldname)) stray ??= { kind: 'file', name: part.fieldname }
+        await skipPart(part)
+        continue
+      }
+      images.push(await spoolPart(part, spoolDir, spooling))
+    }
+  } catch (error) {
+    return failedUpload(request, images, spooling, error, () => new ValidationError(messages.tooManyImageFiles(MAX_IMAGE_BATCH), 'images'))
+  }
+  return { images, stray }
+}
+
+/** Removes the temporary files of a batch (see discardSpooledImage). */
+export async function discardSpooledImages(images: readonly SpooledImage[]): Promise<void> {
+  for (const image of images) await discardSpooledImage(image)
 }
