@@ -14,7 +14,7 @@ import { lockProduct } from './variants.repository.js'
 type Trx = Transaction<Database>
 
 /** What the image writes need: the product use cases' context and MAX_IMAGES_PER_PRODUCT. */
-export interface ProductImagesContext extends CatalogContext {
+export interface ProductImagesContext extends Omit<CatalogContext, 'limits'> {
   maxImages: number
 }
 

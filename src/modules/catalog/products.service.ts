@@ -234,7 +234,7 @@ async function assertCategoryExists(ctx: CatalogContext, categoryId: number | nu
 }
 
 /** Stores a spooled image under a fresh key; any host failure is the documented upload-failure 500. */
-export async function storeImage(ctx: CatalogContext, image: SpooledImage): Promise<{ key: string; url: string }> {
+export async function storeImage(ctx: Pick<CatalogContext, 'images' | 'log'>, image: SpooledImage): Promise<{ key: string; url: string }> {
   for (let attempt = 0; ; attempt += 1) {
     const key = productImageKey(image.fileName)
     try {
@@ -249,7 +249,7 @@ export async function storeImage(ctx: CatalogContext, image: SpooledImage): Prom
 }
 
 /** Removes an image whose product is gone or replaced; a failure is logged, never fatal. */
-export async function removeImageQuietly(ctx: CatalogContext, key: string, reason: string): Promise<void> {
+export async function removeImageQuietly(ctx: Pick<CatalogContext, 'images' | 'log'>, key: string, reason: string): Promise<void> {
   try {
     await ctx.images.delete(key)
   } catch (error) {
