@@ -3,6 +3,7 @@ import type { ProductSummary } from '../../src/modules/catalog/products.service.
 import { catalogCacheOn, useTestApp } from '../helpers/app.js'
 import { emptyCatalog, filterCategory, filterProduct, get } from '../helpers/catalog-filters.js'
 import { makeProduct } from '../helpers/catalog.js'
+import { bearer } from '../helpers/factories.js'
 
 // GET /products filters of part 3 (docs/api.md, "Filters"): category with its descendants, tag, inStock,
 // option.<Name>, status, q on a SKU; the variant conditions held by one same variant.
@@ -172,6 +173,10 @@ describe('status', () => {
       expect((await get(t, `/products?status=${status}`, t.customer)).statusCode).toBe(403)
     }
     expect((await get(t, '/products?status=draft&inStock=maybe')).statusCode).toBe(401)
+    // The same answers as an admin route's.
+    const adminRoute = (user: typeof t.customer | null) => t.app.inject({ method: 'DELETE', url: '/products/999999', headers: user ? bearer(user) : {} })
+    expect((await get(t, '/products?status=any')).json()).toEqual((await adminRoute(null)).json())
+    expect((await get(t, '/products?status=any', t.customer)).json()).toEqual((await adminRoute(t.customer)).json())
     expect((await get(t, '/products?status=nonsense', t.admin)).json()).toEqual({
       error: 'status must be one of the following values: active, draft, archived, any',
     })

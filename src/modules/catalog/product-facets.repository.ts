@@ -1,7 +1,7 @@
 import { type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import type { Dialect } from '../../db/connect.js'
-import { type OptionFilter, type ProductFilter, productConditions, type VariantCondition, variantsWhere } from './products.repository.js'
+import { type OptionFilter, type ProductFilter, productConditions, type VariantCondition, variantSource, variantsWhere } from './products.repository.js'
 
 type Db = Kysely<Database>
 
@@ -86,17 +86,42 @@ export async function countByOptionValue(
   const conditions = productConditions('p', dialect, withoutVariantConditions(filter))
   if ('in' in names) conditions.push(sql<SqlBool>`o.name_key in (${sql.join(names.in)})`)
   else if (names.notIn.length > 0) conditions.push(sql<SqlBool>`o.name_key not in (${sql.join(names.notIn)})`)
-  const value = sql.ref('ov.id')
-  // A product counts for a value when it would match with `option.<name>=<value>` added.
-  conditions.push(sql<SqlBool>`exists (select 1 ${variantsOfValue(value, variant, filter.inStock === true)})`)
-  if (filter.inStock === false) conditions.push(sql<SqlBool>`not exists (select 1 ${variantsOfValue(value, variant, true)})`)
-  const { rows } = await sql<{ name_key: string; value_key: string; count: number | string; first_option: number; first_value: number }>`select
-      o.name_key, ov.value_key, count(*) as count, min(o.id) as first_option, min(ov.id) as first_value
-    from products p
-      join product_options o on o.product_id = p.id
-      join product_option_values ov on ov.option_id = o.id
-    ${where(conditions)}
-    group by o.name_key, ov.value_key`.execute(db)
+  type Row = { name_key: string; value_key: string; count: number | string; first_option: number; first_value: number }
+  let rows: Row[]
+  if (filter.inStock === undefined && variant.minPriceCents === undefined && variant.maxPriceCents === undefined && variant.options?.length === 0) {
+    // No variant condition: each value of each matching product that some variant uses (one probe of the value index).
+    conditions.push(sql<SqlBool>`exists (select 1 from variant_option_values xvo where xvo.option_value_id = ov.id)`)
+    ;({ rows } = await sql<Row>`select o.name_key, ov.value_key, count(*) as count, min(o.id) as first_option, min(ov.id) as first_value
+      from products p
+        join product_options o on o.product_id = p.id
+        join product_option_values ov on ov.option_id = o.id
+      ${where(conditions)}
+      group by o.name_key, ov.value_key`.execute(db))
+  } else if (filter.inStock !== false) {
+    // The variants meeting the conditions (walked from the first filtered option when there is one), then their
+    // values: a product counts once per value (distinct), whatever its number of variants with it. CROSS JOIN keeps
+    // SQLite's planner on this order (products first): from the variants' price index it read half the variants.
+    const source = variantSource(sql.ref('p.id'), variant, filter.inStock === true)
+    ;({ rows } = await sql<Row>`select name_key, value_key, count(*) as count, min(option_id) as first_option, min(value_id) as first_value
+      from (select distinct p.id as product_id, o.name_key, ov.value_key, o.id as option_id, ov.id as value_id
+        from products p cross join ${source.from}
+          join variant_option_values xvo on xvo.variant_id = v.id
+          join product_option_values ov on ov.id = xvo.option_value_id
+          join product_options o on o.id = ov.option_id
+        ${where([...conditions, source.where])}) d
+      group by name_key, value_key`.execute(db))
+  } else {
+    // A product counts for a value when it would match with `option.<name>=<value>` added.
+    const value = sql.ref('ov.id')
+    conditions.push(sql<SqlBool>`exists (select 1 ${variantsOfValue(value, variant, false)})`)
+    conditions.push(sql<SqlBool>`not exists (select 1 ${variantsOfValue(value, variant, true)})`)
+    ;({ rows } = await sql<Row>`select o.name_key, ov.value_key, count(*) as count, min(o.id) as first_option, min(ov.id) as first_value
+      from products p
+        join product_options o on o.product_id = p.id
+        join product_option_values ov on ov.option_id = o.id
+      ${where(conditions)}
+      group by o.name_key, ov.value_key`.execute(db))
+  }
   return rows.map((row) => ({
     nameKey: row.name_key,
     valueKey: row.value_key,

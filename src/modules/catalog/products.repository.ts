@@ -84,19 +84,34 @@ function variantHasOption(option: OptionFilter): RawBuilder<SqlBool> {
  * that option or value costs two index probes, whatever its number of variants.
  */
 export function variantsWhere(product: Expression<unknown>, c: VariantCondition, stock: boolean): RawBuilder<unknown> {
+  const { from, where } = variantSource(product, c, stock)
+  return sql`from ${from} where ${where}`
+}
+
+/** variantsWhere's FROM (its tables, `v` last) and WHERE apart, for a join. */
+export function variantSource(product: Expression<unknown>, c: VariantCondition, stock: boolean): { from: RawBuilder<unknown>; where: RawBuilder<SqlBool> } {
   const where: RawBuilder<SqlBool>[] = []
   if (c.minPriceCents !== undefined) where.push(sql<SqlBool>`v.price_cents >= ${c.minPriceCents}`)
   if (c.maxPriceCents !== undefined) where.push(sql<SqlBool>`v.price_cents <= ${c.maxPriceCents}`)
   if (stock) where.push(sql<SqlBool>`v.stock > 0`)
   const [first, ...others] = c.options ?? []
   for (const option of others) where.push(variantHasOption(option))
-  const rest = where.length > 0 ? sql` and ${sql.join(where, sql` and `)}` : sql``
-  if (first === undefined) return sql`from product_variants v where v.product_id = ${product}${rest}`
-  return sql`from product_options fo1
+  if (first === undefined) return { from: sql`product_variants v`, where: sql.join([sql<SqlBool>`v.product_id = ${product}`, ...where], sql` and `) }
+  return {
+    from: sql`product_options fo1
     join product_option_values fov1 on fov1.option_id = fo1.id
     join variant_option_values fvo1 on fvo1.option_value_id = fov1.id
-    join product_variants v on v.id = fvo1.variant_id
-    where fo1.product_id = ${product} and fo1.name_key = ${first.nameKey} and fov1.value_key in (${sql.join(first.valueKeys)})${rest}`
+    join product_variants v on v.id = fvo1.variant_id`,
+    where: sql.join(
+      [
+        sql<SqlBool>`fo1.product_id = ${product}`,
+        sql<SqlBool>`fo1.name_key = ${first.nameKey}`,
+        sql<SqlBool>`fov1.value_key in (${sql.join(first.valueKeys)})`,
+        ...where,
+      ],
+      sql` and `,
+    ),
+  }
 }
 
 /**
