@@ -499,11 +499,34 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** List products (filters, sort, paging; X-Total-Count and Link headers) */
+    /**
+     * List products (filters, sort, paging; X-Total-Count and Link headers)
+     * @description Besides the parameters below: `option.<Name>=<value>` (repeatable, at most 10 values in all; name and value ignoring case), products with one variant having one of the values for that option; several names must all hold for that one variant, together with `minPrice`, `maxPrice` and `inStock`.
+     */
     get: operations['listProducts']
     put?: never
     /** Create a product with its image (admin, multipart/form-data), or a draft without one (JSON) */
     post: operations['createProduct']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/products/facets': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * Counts of the matching products by category, tag, option value, and their price range (the list’s filters)
+     * @description Besides the parameters below: `option.<Name>=<value>` (repeatable, at most 10 values in all; name and value ignoring case), products with one variant having one of the values for that option; several names must all hold for that one variant, together with `minPrice`, `maxPrice` and `inStock`.
+     */
+    get: operations['getProductFacets']
+    put?: never
+    post?: never
     delete?: never
     options?: never
     head?: never
@@ -1408,6 +1431,39 @@ export interface components {
       images: components['schemas']['ProductImage'][]
       options: components['schemas']['ProductOption'][]
       variants: components['schemas']['Variant'][]
+    }
+    /** ProductFacets */
+    ProductFacets: {
+      /** @description Products matching every filter. */
+      total: number
+      /** @description Every filter but category/categoryId; a category counts its subtree; by count, then name; at most 100. */
+      categories: {
+        id: number
+        slug: string
+        name: string
+        /** @description Products (each once). */
+        count: number
+      }[]
+      /** @description Every filter but tag; by count, then tag; at most 100. */
+      tags: {
+        tag: string
+        /** @description Products (each once). */
+        count: number
+      }[]
+      /** @description Every filter but the option’s own; names by name, values by count then value; at most 100 of each. */
+      options: {
+        name: string
+        values: {
+          value: string
+          /** @description Products (each once). */
+          count: number
+        }[]
+      }[]
+      /** @description The lowest and highest variant price matching every filter but minPrice/maxPrice; null when none does. */
+      price: {
+        min: number
+        max: number
+      } | null
     }
     /** ProductImage */
     ProductImage: {
@@ -4837,10 +4893,22 @@ export interface operations {
       query?: {
         limit?: number
         offset?: number
+        /** @description That category only. */
         categoryId?: number
+        /** @description A category id (digits) or slug: that category and its descendants. An unknown one matches nothing. */
+        category?: string
+        /** @description Text in the name or the description, or a whole SKU (case ignored). */
         q?: string
+        /** @description Repeatable: products with any of these tags (case ignored). */
+        tag?: string[]
+        /** @description Some variant costs at least this (the same variant as maxPrice, inStock and option.*). */
         minPrice?: number
+        /** @description Some variant costs at most this. */
         maxPrice?: number
+        /** @description `true`: some matching variant has stock. `false`: some variant matches the other variant filters and none of those has stock. */
+        inStock?: boolean
+        /** @description Admins only (401/403 otherwise, whatever the value); default `active`. */
+        status?: 'active' | 'draft' | 'archived' | 'any'
         sort?: 'newest' | 'price_asc' | 'price_desc' | 'name'
       }
       header?: never
@@ -4860,6 +4928,26 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['ProductSummary'][]
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
         }
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
@@ -5016,6 +5104,73 @@ export interface operations {
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  getProductFacets: {
+    parameters: {
+      query?: {
+        /** @description That category only. */
+        categoryId?: number
+        /** @description A category id (digits) or slug: that category and its descendants. An unknown one matches nothing. */
+        category?: string
+        /** @description Text in the name or the description, or a whole SKU (case ignored). */
+        q?: string
+        /** @description Repeatable: products with any of these tags (case ignored). */
+        tag?: string[]
+        /** @description Some variant costs at least this (the same variant as maxPrice, inStock and option.*). */
+        minPrice?: number
+        /** @description Some variant costs at most this. */
+        maxPrice?: number
+        /** @description `true`: some matching variant has stock. `false`: some variant matches the other variant filters and none of those has stock. */
+        inStock?: boolean
+        /** @description Admins only (401/403 otherwise, whatever the value); default `active`. */
+        status?: 'active' | 'draft' | 'archived' | 'any'
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['ProductFacets']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
         headers: {
           [name: string]: unknown
         }

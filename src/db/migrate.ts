@@ -10,6 +10,7 @@ import * as ordersCreatedIndex from './migrations/2026-11-25T0300-orders-created
 import * as outboxPartialIndexes from './migrations/2026-11-26T0000-outbox-partial-indexes.js'
 import * as orderLifecycle from './migrations/2026-11-27T0000-order-lifecycle.js'
 import * as catalog from './migrations/2026-11-28T0000-catalog.js'
+import * as catalogFilterIndexes from './migrations/2026-11-29T0100-catalog-filter-indexes.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26T0000-outbox-partial-indexes': outboxPartialIndexes,
   '2026-11-27T0000-order-lifecycle': orderLifecycle,
   '2026-11-28T0000-catalog': catalog,
+  '2026-11-29T0100-catalog-filter-indexes': catalogFilterIndexes,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -122,9 +122,10 @@ declare module 'fastify' {
     /**
      * Makes a GET route's 200 answers cacheable. Returns the URL of the answer from the validated
      * params and query, the same for every request that gets the same answer; requested as it is,
-     * that URL must get that answer again (it is looked up as a request URL too).
+     * that URL must get that answer again (it is looked up as a request URL too). Undefined: this request's
+     * answer is not cached, nor its URL remembered (an admin's `?status=`).
      */
-    catalogCacheKey?: (request: FastifyRequest) => string
+    catalogCacheKey?: (request: FastifyRequest) => string | undefined
   }
   interface FastifyRequest {
     /** The cache generation when this read missed the cache; undefined when it is not cacheable. */
@@ -308,6 +309,11 @@ async function catalogCachePlugin(app: FastifyInstance, options: CatalogCacheOpt
     const byKey = (request: FastifyRequest, reply: FastifyReply, done: Done) => {
       if (request.catalogCacheGeneration === undefined || !usable()) return done()
       const key = keyOf(request)
+      if (key === undefined) {
+        request.catalogCacheGeneration = undefined
+        request.catalogCacheUrl = undefined
+        return done()
+      }
       const entry = cache.get(key, Date.now())
       if (entry !== undefined) {
         if (request.catalogCacheUrl !== undefined) cache.remember(request.catalogCacheUrl, entry)

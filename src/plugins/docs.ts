@@ -55,6 +55,7 @@ const operationIds: Record<string, string> = {
   'DELETE /categories/:id': 'deleteCategory',
   'GET /products': 'listProducts',
   'POST /products': 'createProduct',
+  'GET /products/facets': 'getProductFacets',
   'GET /products/:id': 'getProduct',
   'PUT /products/:id': 'updateProduct',
   'PATCH /products/:id': 'patchProduct',

@@ -285,6 +285,8 @@ export function formatValidationError(errors: ErrorObject[], dataVar = 'body'): 
       return `${field} must be one of the following values: ${(p.allowedValues as unknown[]).join(', ')}`
     case 'pattern':
       return `${field} has an invalid format`
+    case 'maxItems':
+      return `${field} must contain no more than ${p.limit} elements`
     case 'minProperties':
       return `${dataVar} must contain at least one field`
     case 'additionalProperties':

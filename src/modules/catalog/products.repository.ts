@@ -1,5 +1,5 @@
-import { CompiledQuery, type Insertable, type Kysely, type SelectQueryBuilder, sql } from 'kysely'
-import type { Database, ProductRow, ProductsTable } from '../../db/database.js'
+import { CompiledQuery, type Expression, type Insertable, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
+import type { Database, ProductRow, ProductStatus, ProductsTable } from '../../db/database.js'
 import type { Dialect } from '../../db/connect.js'
 import { PRODUCT_COLUMNS } from './product-view.js'
 import type { ProductSort } from './products.schemas.js'
@@ -8,10 +8,25 @@ type Db = Kysely<Database>
 
 export interface ProductFilter {
   categoryId?: number
-  /** Matched against name or description, case-insensitively. */
+  /** `category=`: the ids of the category and its descendants (empty: an unknown category, nothing matches). */
+  categoryIds?: readonly number[]
+  /** Matched against name or description, case-insensitively, or a whole SKU. */
   q?: string
+  /** Lower-cased tags: a product with any of them. */
+  tagKeys?: readonly string[]
+  /** Lowest and highest price of one same variant (with `inStock` and `options`). */
   minPriceCents?: number
   maxPriceCents?: number
+  inStock?: boolean
+  /** One same variant has, for each option (its name lower-cased), one of the values (lower-cased). */
+  options?: readonly OptionFilter[]
+  /** Which products: `active` (the default, the public catalog), another status, or all. */
+  status?: ProductStatus | 'any'
+}
+
+export interface OptionFilter {
+  nameKey: string
+  valueKeys: readonly string[]
 }
 
 export interface ProductPage {
@@ -43,34 +58,141 @@ function likePattern(q: string): string {
   return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 }
 
-function applyFilter<O>(query: SelectQueryBuilder<Database, 'products', O>, dialect: Dialect, filter: ProductFilter, plan: ProductListPlan = PLANNER) {
-  // Only active products are public (a literal: cached page queries take no other parameters).
-  let q = query.where(sql<boolean>`status = 'active'`)
-  // SQLite: a unary plus keeps the planner off the price index for this term.
-  const price = plan.walkPrice && dialect === 'sqlite' ? sql<number>`+price_cents` : sql<number>`price_cents`
-  if (filter.categoryId !== undefined) q = q.where('category_id', '=', filter.categoryId)
-  if (filter.minPriceCents !== undefined) q = q.where(price, '>=', filter.minPriceCents)
-  if (filter.maxPriceCents !== undefined) q = q.where(price, '<=', filter.maxPriceCents)
-  if (filter.q !== undefined) {
-    const pattern = likePattern(filter.q)
-    if (dialect === 'postgres') {
-      // pg_trgm GIN indexes on name and description serve ILIKE '%...%'.
-      q = q.where(sql<boolean>`(name ilike ${pattern} or description ilike ${pattern})`)
-    } else if (isTrigramSearchable(filter.q) && !plan.walkSearch) {
-      // The FTS5 trigram table: a quoted phrase is a case-insensitive substring match in either column.
-      const phrase = `"${filter.q.replace(/"/g, '""')}"`
-      q = q.where(sql<boolean>`id in (select rowid from products_search where products_search match ${phrase})`)
-    } else if (canSearchByLike(filter.q)) {
-      // Shorter than a trigram, or so common that walking the sort's index finds the page sooner:
-      // LIKE (it ignores ASCII case; its escape character must be named).
-      q = q.where(sql<boolean>`(name like ${pattern} escape '\\' or description like ${pattern} escape '\\')`)
-    } else {
-      // Shorter than a trigram and not ASCII ("ñ", "él"): LIKE would not fold its case, so both sides are
-      // folded by fold_case (src/db/connect.ts), a scan like LIKE's.
-      const folded = likePattern(filter.q.toLowerCase())
-      q = q.where(sql<boolean>`(fold_case(name) like ${folded} escape '\\' or fold_case(description) like ${folded} escape '\\')`)
-    }
+/** The conditions on one variant `v` (besides its product): a price range, stock, option values. */
+export interface VariantCondition {
+  minPriceCents?: number
+  maxPriceCents?: number
+  inStock?: boolean
+  options?: readonly OptionFilter[]
+}
+
+const hasVariantCondition = (c: VariantCondition): boolean =>
+  c.minPriceCents !== undefined || c.maxPriceCents !== undefined || c.inStock !== undefined || (c.options?.length ?? 0) > 0
+
+/** `v` (a variant) has, for option `nameKey` of its product, one of `valueKeys`. */
+function variantHasOption(option: OptionFilter): RawBuilder<SqlBool> {
+  return sql<SqlBool>`exists (select 1 from variant_option_values fvo
+    join product_option_values fov on fov.id = fvo.option_value_id
+    join product_options fo on fo.id = fov.option_id
+    where fvo.variant_id = v.id and fo.name_key = ${option.nameKey} and fov.value_key in (${sql.join(option.valueKeys)}))`
+}
+
+/**
+ * FROM and WHERE of the variants `v` of product `product` meeting `c` (stock > 0 when `inStock` is given: the
+ * caller says what it means). With options the walk starts from the product's first named option and its values
+ * (product_options by (product_id, name_key), values by (option_id, value_key), variants by value): a product without
+ * that option or value costs two index probes, whatever its number of variants.
+ */
+export function variantsWhere(product: Expression<unknown>, c: VariantCondition, stock: boolean): RawBuilder<unknown> {
+  const { from, where } = variantSource(product, c, stock)
+  return sql`from ${from} where ${where}`
+}
+
+/** variantsWhere's FROM (its tables, `v` last) and WHERE apart, for a join. */
+export function variantSource(product: Expression<unknown>, c: VariantCondition, stock: boolean): { from: RawBuilder<unknown>; where: RawBuilder<SqlBool> } {
+  const where: RawBuilder<SqlBool>[] = []
+  if (c.minPriceCents !== undefined) where.push(sql<SqlBool>`v.price_cents >= ${c.minPriceCents}`)
+  if (c.maxPriceCents !== undefined) where.push(sql<SqlBool>`v.price_cents <= ${c.maxPriceCents}`)
+  if (stock) where.push(sql<SqlBool>`v.stock > 0`)
+  const [first, ...others] = c.options ?? []
+  for (const option of others) where.push(variantHasOption(option))
+  if (first === undefined) return { from: sql`product_variants v`, where: sql.join([sql<SqlBool>`v.product_id = ${product}`, ...where], sql` and `) }
+  return {
+    from: sql`product_options fo1
+    join product_option_values fov1 on fov1.option_id = fo1.id
+    join variant_option_values fvo1 on fvo1.option_value_id = fov1.id
+    join product_variants v on v.id = fvo1.variant_id`,
+    where: sql.join(
+      [
+        sql<SqlBool>`fo1.product_id = ${product}`,
+        sql<SqlBool>`fo1.name_key = ${first.nameKey}`,
+        sql<SqlBool>`fov1.value_key in (${sql.join(first.valueKeys)})`,
+        ...where,
+      ],
+      sql` and `,
+    ),
   }
+}
+
+/**
+ * The conditions on product `p` (`products` in a list query, an alias in the facets) for `filter`: the status, the
+ * categories, the search, the tags, and one same variant meeting the price range, the stock and the options. The
+ * product's copies (lowest and highest price, total stock) answer alone what they can: they are necessary conditions,
+ * and sufficient when one variant condition is given alone.
+ */
+export function productConditions(p: string, dialect: Dialect, filter: ProductFilter, plan: ProductListPlan = PLANNER): RawBuilder<SqlBool>[] {
+  const col = (name: string) => sql.ref(`${p}.${name}`)
+  const conditions: RawBuilder<SqlBool>[] = []
+  // Only active products are public (a literal: cached page queries take no other parameters).
+  const status = filter.status ?? 'active'
+  if (status === 'active') conditions.push(sql<SqlBool>`${col('status')} = 'active'`)
+  else if (status !== 'any') conditions.push(sql<SqlBool>`${col('status')} = ${status}`)
+  // SQLite: a unary plus keeps the planner off the price index for this term.
+  const price = plan.walkPrice && dialect === 'sqlite' ? sql`+${col('price_cents')}` : col('price_cents')
+  if (filter.categoryId !== undefined) conditions.push(sql<SqlBool>`${col('category_id')} = ${filter.categoryId}`)
+  if (filter.categoryIds !== undefined) {
+    conditions.push(filter.categoryIds.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`${col('category_id')} in (${sql.join(filter.categoryIds)})`)
+  }
+  if (filter.tagKeys !== undefined && filter.tagKeys.length > 0) {
+    conditions.push(sql<SqlBool>`${col('id')} in (select product_id from product_tags where tag_key in (${sql.join(filter.tagKeys)}))`)
+  }
+  const { minPriceCents: min, maxPriceCents: max, inStock } = filter
+  const options = filter.options ?? []
+  // Necessary for any one variant: the product's lowest price is the least, its highest the most, its stock the sum.
+  if (max !== undefined) conditions.push(sql<SqlBool>`${price} <= ${max}`)
+  if (min !== undefined) conditions.push(sql<SqlBool>`${col('price_max_cents')} >= ${min}`)
+  if (inStock === true) conditions.push(sql<SqlBool>`${col('stock')} > 0`)
+  const priceConditions = (min !== undefined ? 1 : 0) + (max !== undefined ? 1 : 0)
+  const variant: VariantCondition = { minPriceCents: min, maxPriceCents: max, options }
+  if (inStock === false) {
+    // Some variant meets the other conditions, and none of those has stock.
+    const others = hasVariantCondition(variant)
+    if (!others) conditions.push(sql<SqlBool>`${col('stock')} = 0`)
+    else {
+      conditions.push(sql<SqlBool>`exists (select 1 ${variantsWhere(col('id'), variant, false)})`)
+      conditions.push(sql<SqlBool>`not exists (select 1 ${variantsWhere(col('id'), variant, true)})`)
+    }
+  } else if (options.length > 0 || priceConditions + (inStock === true ? 1 : 0) > 1) {
+    // One condition alone is the product's copy's; several must hold for one same variant. A product whose variants
+    // all cost the same needs no walk for the price range.
+    const exists = sql<SqlBool>`exists (select 1 ${variantsWhere(col('id'), variant, inStock === true)})`
+    if (options.length === 0 && inStock !== true) conditions.push(sql<SqlBool>`(${col('price_cents')} = ${col('price_max_cents')} or ${exists})`)
+    else conditions.push(exists)
+  }
+  if (filter.q !== undefined) conditions.push(searchCondition(col, dialect, filter.q, plan))
+  return conditions
+}
+
+/** `q` in the name or the description, or a whole SKU. */
+function searchCondition(col: (name: string) => RawBuilder<unknown>, dialect: Dialect, q: string, plan: ProductListPlan): RawBuilder<SqlBool> {
+  const pattern = likePattern(q)
+  const name = col('name')
+  const description = col('description')
+  // A SKU is unique ignoring case: one product at most, found by its key.
+  const sku = sql<SqlBool>`${col('id')} = (select product_id from product_variants where sku_key = ${q.toLowerCase()})`
+  if (dialect === 'postgres') {
+    // pg_trgm GIN indexes on name and description serve ILIKE '%...%'.
+    return sql<SqlBool>`(${name} ilike ${pattern} or ${description} ilike ${pattern} or ${sku})`
+  }
+  if (isTrigramSearchable(q) && !plan.walkSearch) {
+    // The FTS5 trigram table: a quoted phrase is a case-insensitive substring match in either column.
+    const phrase = `"${q.replace(/"/g, '""')}"`
+    return sql<SqlBool>`(${col('id')} in (select rowid from products_search where products_search match ${phrase}) or ${sku})`
+  }
+  if (canSearchByLike(q)) {
+    // Shorter than a trigram, or so common that walking the sort's index finds the page sooner:
+    // LIKE (it ignores ASCII case; its escape character must be named).
+    return sql<SqlBool>`(${name} like ${pattern} escape '\\' or ${description} like ${pattern} escape '\\' or ${sku})`
+  }
+  // Shorter than a trigram and not ASCII ("ñ", "él"): LIKE would not fold its case, so both sides are
+  // folded by fold_case (src/db/connect.ts), a scan like LIKE's.
+  const folded = likePattern(q.toLowerCase())
+  return sql<SqlBool>`(fold_case(${name}) like ${folded} escape '\\' or fold_case(${description}) like ${folded} escape '\\' or ${sku})`
+}
+
+function applyFilter<O>(query: SelectQueryBuilder<Database, 'products', O>, dialect: Dialect, filter: ProductFilter, plan: ProductListPlan = PLANNER) {
+  let q = query
+  for (const condition of productConditions('products', dialect, filter, plan)) q = q.where(condition)
   return q
 }
 
@@ -107,7 +229,7 @@ const compiledPages = new Map<string, CompiledQuery<ProductRow>>()
  * and reused (building a query costs more than running it on SQLite).
  */
 export async function listProducts(db: Db, dialect: Dialect, filter: ProductFilter, page: ProductPage): Promise<ProductRow[]> {
-  if (filter.q !== undefined) return pageQuery(db, dialect, filter, page, page.limit, page.offset).execute()
+  if (!isClassicFilter(filter)) return pageQuery(db, dialect, filter, page, page.limit, page.offset).execute()
   const has = { categoryId: filter.categoryId !== undefined, min: filter.minPriceCents !== undefined, max: filter.maxPriceCents !== undefined }
   const key = `${dialect}|${has.categoryId}|${has.min}|${has.max}|${page.sort}|${page.plan?.walkPrice === true}`
   let compiled = compiledPages.get(key)
@@ -132,6 +254,14 @@ export async function listProducts(db: Db, dialect: Dialect, filter: ProductFilt
     return values[p]
   })
   return (await db.executeQuery<ProductRow>(CompiledQuery.raw(compiled.sql, parameters))).rows
+}
+
+/** Only the filters the list has always had, without `q`: their page query is compiled once and kept. */
+function isClassicFilter(filter: ProductFilter): boolean {
+  for (const key of Object.keys(filter)) {
+    if (key !== 'categoryId' && key !== 'minPriceCents' && key !== 'maxPriceCents') return false
+  }
+  return true
 }
 
 /** `q` is long enough for the trigram index (three characters). */

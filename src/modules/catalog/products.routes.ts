@@ -1,16 +1,34 @@
 import { paged } from '../../shared/openapi.js'
 import multipart from '@fastify/multipart'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import { SLUG_MAX } from '../../shared/slug.js'
 import type { ImageHost } from '../images/image-host.js'
 import { PRODUCT_FORM_LIMITS, prepareUploadSpool, readProductForm } from '../images/image-upload.js'
+import * as facets from './product-facets.service.js'
 import * as service from './products.service.js'
-import { CreateProductBody, type ListProductsInput, ListProductsQuery, Product, ProductList, UpdateProductBody } from './products.schemas.js'
+import {
+  CreateProductBody,
+  type ListProductsInput,
+  ListProductsQuery,
+  OPTION_PARAM,
+  Product,
+  ProductFacets,
+  type ProductFacetsInput,
+  ProductFacetsQuery,
+  ProductList,
+  UpdateProductBody,
+} from './products.schemas.js'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 413: ErrorResponse, 422: ErrorResponse, 500: ErrorResponse }
 const NO_FORM = { fields: {}, image: null, strayFileField: null }
+
+/** `option.<Name>` is a pattern of names, which OpenAPI parameters cannot say: the operation's description does. */
+const OPTION_PARAMETER_TEXT =
+  'Besides the parameters below: `option.<Name>=<value>` (repeatable, at most 10 values in all; name and value ignoring case), ' +
+  'products with one variant having one of the values for that option; several names must all hold for that one variant, ' +
+  'together with `minPrice`, `maxPrice` and `inStock`.'
 
 const isJson = (request: FastifyRequest) => /^application\/json\b/i.test(request.headers['content-type'] ?? '')
 
@@ -25,23 +43,61 @@ const IdOrSlugParams = {
 } as const
 
 /**
+ * The filters of a validated query as URL parameters, in one fixed order, each as the service reads it (repeated values
+ * sorted, lower-cased where case is ignored), those at their default left out.
+ */
+function filterParams(search: URLSearchParams, query: ProductFacetsInput): void {
+  if (query.categoryId !== undefined) search.set('categoryId', String(query.categoryId))
+  if (query.category !== undefined) search.set('category', canonicalIdOrSlug(query.category))
+  // The service ignores the spaces around a term, and an empty term.
+  const q = query.q?.trim()
+  if (q) search.set('q', q)
+  if (query.minPrice !== undefined) search.set('minPrice', String(query.minPrice))
+  if (query.maxPrice !== undefined) search.set('maxPrice', String(query.maxPrice))
+  for (const tag of service.tagFilter(query.tag)) search.append('tag', tag)
+  if (query.inStock !== undefined) search.set('inStock', String(query.inStock))
+  for (const option of service.optionFilters(query)) {
+    for (const value of option.valueKeys) search.append(`option.${option.nameKey}`, value)
+  }
+}
+
+/**
  * The list's URL for a validated query: the parameters in one fixed order, each as the service
  * reads it, those at their default left out (paging always shown). Every request for the same
- * answer names the same URL, whatever it sent (`?sort=newest&limit=010&junk=1` is
+ * answer names the same URL, whatever it sent (`?sort=newest&limit=010` is
  * `/products?limit=10&offset=0`): the cache's key, and what `Link` points to.
  */
 export function productListPath(query: ListProductsInput, offset = query.offset): string {
   const search = new URLSearchParams()
   search.set('limit', String(query.limit))
   search.set('offset', String(offset))
-  if (query.categoryId !== undefined) search.set('categoryId', String(query.categoryId))
-  // The service ignores the spaces around a term, and an empty term.
-  const q = query.q?.trim()
-  if (q) search.set('q', q)
-  if (query.minPrice !== undefined) search.set('minPrice', String(query.minPrice))
-  if (query.maxPrice !== undefined) search.set('maxPrice', String(query.maxPrice))
+  filterParams(search, query)
   if (query.sort !== 'newest') search.set('sort', query.sort)
+  if (query.status !== undefined) search.set('status', query.status)
   return `/products?${search.toString()}`
+}
+
+/** The facets' URL for a validated query, as productListPath builds the list's. */
+export function productFacetsPath(query: ProductFacetsInput): string {
+  const search = new URLSearchParams()
+  filterParams(search, query)
+  if (query.status !== undefined) search.set('status', query.status)
+  const text = search.toString()
+  return text === '' ? '/products/facets' : `/products/facets?${text}`
+}
+
+/** The cache's key of a list or facets answer: none when the query names a status (an admin's, never cached). */
+const publicKey = (query: { status?: string }, key: () => string): string | undefined => (query.status === undefined ? key() : undefined)
+
+/**
+ * Repeatable parameters arrive as a string when given once: made a list before validation, so that the schema
+ * sees one shape (`tag`, `option.<Name>`).
+ */
+async function repeatableAsLists(request: FastifyRequest): Promise<void> {
+  const query = request.query as Record<string, unknown>
+  for (const key of Object.keys(query)) {
+    if ((key === 'tag' || OPTION_PARAM.test(key)) && typeof query[key] === 'string') query[key] = [query[key]]
+  }
 }
 
 /** RFC 8288 `Link` with `next`/`prev` when they exist, the other parameters kept (as the service read them). */
@@ -73,21 +129,49 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
   })
   const { publicUrl } = options.config
 
+  // Public, except that `?status=` (any value) is for admins: the same 401/403 as an admin route (before validation).
+  const statusNeedsAdmin = async (request: FastifyRequest, reply: FastifyReply) => {
+    if ((request.query as { status?: unknown }).status === undefined) return
+    for (const hook of admin) await (hook as unknown as (request: FastifyRequest, reply: FastifyReply) => Promise<void>).call(app, request, reply)
+  }
+
   app.get('/products', {
+    onRequest: statusNeedsAdmin,
+    preValidation: repeatableAsLists,
     schema: {
       tags,
       summary: 'List products (filters, sort, paging; X-Total-Count and Link headers)',
+      description: OPTION_PARAMETER_TEXT,
       querystring: ListProductsQuery,
-      response: { 200: paged(ProductList), 422: ErrorResponse },
+      response: { 200: paged(ProductList), 401: ErrorResponse, 403: ErrorResponse, 422: ErrorResponse },
     },
-    config: { catalogCacheKey: (request) => productListPath(request.query as ListProductsInput) },
+    config: {
+      catalogCacheKey: (request) => publicKey(request.query as ListProductsInput, () => productListPath(request.query as ListProductsInput)),
+    },
     handler: async (request, reply) => {
-      const { items, total } = await service.listProducts(app, request.query)
+      const query = request.query as ListProductsInput
+      const { items, total } = await service.listProducts(app, query)
       reply.header('X-Total-Count', total)
-      const links = pageLinks(publicUrl, request.query, total)
+      const links = pageLinks(publicUrl, query, total)
       if (links) reply.header('Link', links)
       return items
     },
+  })
+
+  app.get('/products/facets', {
+    onRequest: statusNeedsAdmin,
+    preValidation: repeatableAsLists,
+    schema: {
+      tags,
+      summary: 'Counts of the matching products by category, tag, option value, and their price range (the list’s filters)',
+      description: OPTION_PARAMETER_TEXT,
+      querystring: ProductFacetsQuery,
+      response: { 200: ProductFacets, 401: ErrorResponse, 403: ErrorResponse, 422: ErrorResponse },
+    },
+    config: {
+      catalogCacheKey: (request) => publicKey(request.query as ProductFacetsInput, () => productFacetsPath(request.query as ProductFacetsInput)),
+    },
+    handler: async (request) => facets.productFacets(app, request.query as ProductFacetsInput),
   })
 
   app.get('/products/:id', {

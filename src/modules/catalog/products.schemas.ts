@@ -8,21 +8,138 @@ import { BATCH_MAX, NewVariant, OPTION_NAME_MAX, OPTION_VALUE_MAX, parseCompareA
 export const PRODUCT_SORTS = ['newest', 'price_asc', 'price_desc', 'name'] as const
 export type ProductSort = (typeof PRODUCT_SORTS)[number]
 
+/** `status` of the list and the facets: one status, or `any`; naming it at all needs an admin. */
+export const LIST_STATUSES = ['active', 'draft', 'archived', 'any'] as const
+/** Values of every `option.<Name>` together, at most. */
+export const MAX_OPTION_FILTER_VALUES = 10
+/** `tag` values, at most (a product has at most 50 tags). */
+export const MAX_TAG_FILTER_VALUES = 50
+/** A query parameter `option.<Name>`: the prefix, then the option's name. */
+export const OPTION_PARAM = /^option\./
+
+/** The filters GET /products and GET /products/facets share. */
+const filterProperties = {
+  categoryId: { type: 'integer', minimum: 1, maximum: 2147483647, description: 'That category only.' },
+  category: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 100,
+    description: 'A category id (digits) or slug: that category and its descendants. An unknown one matches nothing.',
+  },
+  q: { type: 'string', maxLength: 100, description: 'Text in the name or the description, or a whole SKU (case ignored).' },
+  tag: {
+    type: 'array',
+    maxItems: MAX_TAG_FILTER_VALUES,
+    items: { type: 'string', minLength: 1, maxLength: 50 },
+    description: 'Repeatable: products with any of these tags (case ignored).',
+  },
+  // Checked for at most 2 decimals by the service (see parseAmountFilter).
+  minPrice: { type: 'number', minimum: 0, description: 'Some variant costs at least this (the same variant as maxPrice, inStock and option.*).' },
+  maxPrice: { type: 'number', minimum: 0, description: 'Some variant costs at most this.' },
+  inStock: {
+    type: 'boolean',
+    description: '`true`: some matching variant has stock. `false`: some variant matches the other variant filters and none of those has stock.',
+  },
+  status: { type: 'string', enum: LIST_STATUSES, description: 'Admins only (401/403 otherwise, whatever the value); default `active`.' },
+} as const
+
+/**
+ * `option.<Name>=<value>` (repeatable; at most 10 values in all): products with one variant having one of these values
+ * for that option (name and value ignoring case). A pattern property: Fastify validates it, /openapi.json shows it in the
+ * operation's description.
+ */
+const optionFilterProperties = {
+  '^option\\.': { type: 'array', items: { type: 'string', minLength: 1, maxLength: 100 } },
+} as const
+
+/** What the `option.<Name>` parameters are, once validated (json-schema-to-ts cannot type a pattern property). */
+type OptionParams = { [name: `option.${string}`]: string[] | undefined }
+
+const listProperties = {
+  ...PageQueryProperties,
+  ...filterProperties,
+  sort: { type: 'string', enum: PRODUCT_SORTS, default: 'newest' },
+} as const
+
 export const ListProductsQuery = {
   type: 'object',
+  properties: listProperties,
+  patternProperties: optionFilterProperties,
+  additionalProperties: false,
+} as const
+
+export type ListProductsInput = FromSchema<{ type: 'object'; properties: typeof listProperties; required: ['limit', 'offset', 'sort'] }> & OptionParams
+
+export const ProductFacetsQuery = {
+  type: 'object',
+  properties: filterProperties,
+  patternProperties: optionFilterProperties,
+  additionalProperties: false,
+} as const
+
+export type ProductFacetsInput = FromSchema<{ type: 'object'; properties: typeof filterProperties }> & OptionParams
+
+const facetCount = { type: 'integer', description: 'Products (each once).' } as const
+
+export const ProductFacets = {
+  title: 'ProductFacets',
+  type: 'object',
+  required: ['total', 'categories', 'tags', 'options', 'price'],
   properties: {
-    ...PageQueryProperties,
-    categoryId: { type: 'integer', minimum: 1, maximum: 2147483647 },
-    q: { type: 'string', maxLength: 100 },
-    // Checked for at most 2 decimals by the service (see parseAmountFilter).
-    minPrice: { type: 'number', minimum: 0 },
-    maxPrice: { type: 'number', minimum: 0 },
-    sort: { type: 'string', enum: PRODUCT_SORTS, default: 'newest' },
+    total: { type: 'integer', description: 'Products matching every filter.' },
+    categories: {
+      type: 'array',
+      description: 'Every filter but category/categoryId; a category counts its subtree; by count, then name; at most 100.',
+      items: {
+        type: 'object',
+        required: ['id', 'slug', 'name', 'count'],
+        properties: { id: { type: 'integer' }, slug: { type: 'string' }, name: { type: 'string' }, count: facetCount },
+        additionalProperties: false,
+      },
+    },
+    tags: {
+      type: 'array',
+      description: 'Every filter but tag; by count, then tag; at most 100.',
+      items: {
+        type: 'object',
+        required: ['tag', 'count'],
+        properties: { tag: { type: 'string' }, count: facetCount },
+        additionalProperties: false,
+      },
+    },
+    options: {
+      type: 'array',
+      description: 'Every filter but the option’s own; names by name, values by count then value; at most 100 of each.',
+      items: {
+        type: 'object',
+        required: ['name', 'values'],
+        properties: {
+          name: { type: 'string' },
+          values: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['value', 'count'],
+              properties: { value: { type: 'string' }, count: facetCount },
+              additionalProperties: false,
+            },
+          },
+        },
+        additionalProperties: false,
+      },
+    },
+    price: {
+      type: ['object', 'null'],
+      description: 'The lowest and highest variant price matching every filter but minPrice/maxPrice; null when none does.',
+      required: ['min', 'max'],
+      properties: { min: { type: 'number' }, max: { type: 'number' } },
+      additionalProperties: false,
+    },
   },
   additionalProperties: false,
 } as const
 
-export type ListProductsInput = FromSchema<typeof ListProductsQuery>
+export type ProductFacets = FromSchema<typeof ProductFacets>
 
 export const PRODUCT_STATUSES = ['draft', 'active', 'archived'] as const
 

@@ -14,13 +14,16 @@ import type { ImageHost } from '../images/image-host.js'
 import { discardSpooledImage, type ProductForm, productImageKey, type SpooledImage } from '../images/image-upload.js'
 import { ImageKeyTakenError } from '../images/image-key-taken.js'
 import type { EventSink } from '../../shared/event-sink.js'
-import { categoryExists } from './categories.repository.js'
+import { categoryExists, subtreeIds } from './categories.repository.js'
 import * as images from './product-images.repository.js'
 import * as repo from './products.repository.js'
 import { productRowToSummary, toProduct } from './product-view.js'
 import {
   type ListProductsInput,
+  MAX_OPTION_FILTER_VALUES,
+  OPTION_PARAM,
   PRODUCT_FIELDS,
+  type ProductFacetsInput,
   VARIANT_FIELDS_OF_PRODUCT,
   type Product,
   type ProductFieldsInput,
@@ -83,19 +86,63 @@ async function countAndPlan(ctx: Pick<CatalogContext, 'db' | 'dialect'>, filter:
   return { total, plan: { walkSearch: wide && filter.q !== undefined && repo.canSearchByLike(filter.q), walkPrice: wide } }
 }
 
-/** One page of the public catalog and the number of matches. */
-export async function listProducts(ctx: Pick<CatalogContext, 'db' | 'dialect'>, input: ListProductsInput): Promise<ProductListResult> {
-  const q = input.q?.trim()
-  const filter: repo.ProductFilter = {
-    ...(input.categoryId !== undefined ? { categoryId: input.categoryId } : {}),
-    ...(q ? { q } : {}),
+/** The filters GET /products and GET /products/facets share, as the query string gives them. */
+export type ProductFilterInput = ProductFacetsInput
+
+/** The `option.<Name>` parameters of a query: each name (lower-cased, merged ignoring case) with its values. */
+export function optionFilters(input: Record<string, unknown>): repo.OptionFilter[] {
+  const byName = new Map<string, Set<string>>()
+  let count = 0
+  for (const [key, value] of Object.entries(input)) {
+    if (!OPTION_PARAM.test(key)) continue
+    const values = Array.isArray(value) ? (value as string[]) : [String(value)]
+    count += values.length
+    const nameKey = key.slice('option.'.length).toLowerCase()
+    const set = byName.get(nameKey) ?? new Set<string>()
+    for (const v of values) set.add(v.toLowerCase())
+    byName.set(nameKey, set)
   }
+  if (count > MAX_OPTION_FILTER_VALUES) {
+    throw new ValidationError(`option.* must contain no more than ${MAX_OPTION_FILTER_VALUES} elements`, 'option.*')
+  }
+  return [...byName.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([nameKey, values]) => ({ nameKey, valueKeys: [...values].sort() }))
+}
+
+/** `tag` values as they are searched: trimmed, lower-cased, once each, sorted. */
+export function tagFilter(tags: readonly string[] | undefined): string[] {
+  return [...new Set((tags ?? []).map((tag) => tag.trim().toLowerCase()))].sort()
+}
+
+/**
+ * The repository's filter for a validated query: amounts in cents (422 with more than two decimals), the options and
+ * tags as keys, and `category` as the ids of its subtree (none for an unknown one). Only what is given is set (the
+ * list's fast path recognises its classic shapes by their keys).
+ */
+export async function readFilter(ctx: Pick<CatalogContext, 'db'>, input: ProductFilterInput): Promise<repo.ProductFilter> {
+  const filter: repo.ProductFilter = {}
+  const options = optionFilters(input)
   const minPriceCents = parseAmountFilter('minPrice', input.minPrice)
   const maxPriceCents = parseAmountFilter('maxPrice', input.maxPrice)
+  if (input.categoryId !== undefined) filter.categoryId = input.categoryId
+  const q = input.q?.trim()
+  if (q) filter.q = q
   if (minPriceCents !== undefined) filter.minPriceCents = minPriceCents
   if (maxPriceCents !== undefined) filter.maxPriceCents = maxPriceCents
+  if (input.category !== undefined) filter.categoryIds = await subtreeIds(ctx.db, input.category)
+  const tagKeys = tagFilter(input.tag)
+  if (tagKeys.length > 0) filter.tagKeys = tagKeys
+  if (input.inStock !== undefined) filter.inStock = input.inStock
+  if (options.length > 0) filter.options = options
+  if (input.status !== undefined && input.status !== 'active') filter.status = input.status
+  return filter
+}
+
+/** One page of the catalog (the public one unless `status` says otherwise) and the number of matches. */
+export async function listProducts(ctx: Pick<CatalogContext, 'db' | 'dialect'>, input: ListProductsInput): Promise<ProductListResult> {
+  const filter = await readFilter(ctx, input)
   const page = { limit: input.limit, offset: input.offset, sort: input.sort }
-  if (minPriceCents !== undefined || maxPriceCents !== undefined || filter.q !== undefined) {
+  if (filter.categoryIds?.length === 0) return { items: [], total: 0 }
+  if (filter.minPriceCents !== undefined || filter.maxPriceCents !== undefined || filter.q !== undefined) {
     const { total, plan } = await countAndPlan(ctx, filter)
     const rows = await repo.listProducts(ctx.db, ctx.dialect, filter, { ...page, plan })
     return { items: rows.map(productRowToProduct), total }

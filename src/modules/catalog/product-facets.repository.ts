@@ -1,0 +1,161 @@
+import { type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely'
+import type { Database } from '../../db/database.js'
+import type { Dialect } from '../../db/connect.js'
+import { type OptionFilter, type ProductFilter, productConditions, type VariantCondition, variantSource, variantsWhere } from './products.repository.js'
+
+type Db = Kysely<Database>
+
+/** At most this many entries in each facet (and values under each option name). */
+export const FACET_LIMIT = 100
+
+const where = (conditions: RawBuilder<SqlBool>[]) => (conditions.length > 0 ? sql`where ${sql.join(conditions, sql` and `)}` : sql``)
+
+/** Text ordered by its code points on both databases (PostgreSQL's default collation would follow the locale). */
+const binary = (dialect: Dialect) => (dialect === 'postgres' ? sql` collate "C"` : sql``)
+
+/** The filter without its variant conditions: those a facet checks on each variant itself. */
+function withoutVariantConditions(filter: ProductFilter): ProductFilter {
+  const { minPriceCents: _min, maxPriceCents: _max, inStock: _stock, options: _options, ...rest } = filter
+  return rest
+}
+
+export async function countMatches(db: Db, dialect: Dialect, filter: ProductFilter): Promise<number> {
+  const { rows } = await sql<{ count: number | string }>`select count(*) as count from products p ${where(productConditions('p', dialect, filter))}`.execute(db)
+  return Number(rows[0]?.count ?? 0)
+}
+
+/** Matching products per category (their own category, not its ancestors: the service adds the subtrees up). */
+export async function countByCategory(db: Db, dialect: Dialect, filter: ProductFilter): Promise<Array<{ categoryId: number; count: number }>> {
+  const conditions = [...productConditions('p', dialect, filter), sql<SqlBool>`p.category_id is not null`]
+  const { rows } = await sql<{ category_id: number; count: number | string }>`select p.category_id, count(*) as count from products p
+    ${where(conditions)} group by p.category_id`.execute(db)
+  return rows.map((row) => ({ categoryId: Number(row.category_id), count: Number(row.count) }))
+}
+
+/**
+ * The most used tags of the matching products: each tag (ignoring case) with the number of products, spelled as on the
+ * product with the lowest id that has it. By count, then the lower-cased tag; at most FACET_LIMIT.
+ */
+export async function countByTag(db: Db, dialect: Dialect, filter: ProductFilter): Promise<Array<{ tag: string; count: number }>> {
+  const { rows } = await sql<{ tag: string; count: number | string }>`select
+      (select t2.tag from product_tags t2 where t2.product_id = g.first_product and t2.tag_key = g.tag_key) as tag, g.count
+    from (select t.tag_key, count(*) as count, min(t.product_id) as first_product
+      from product_tags t join products p on p.id = t.product_id ${where(productConditions('p', dialect, filter))}
+      group by t.tag_key) g
+    order by g.count desc, g.tag_key${binary(dialect)}
+    limit ${FACET_LIMIT}`.execute(db)
+  return rows.map((row) => ({ tag: row.tag, count: Number(row.count) }))
+}
+
+/** The variants `v` having the option value `value` and meeting `c` (other options, prices; stock > 0 if `stock`). */
+function variantsOfValue(value: Expression<unknown>, c: VariantCondition, stock: boolean): RawBuilder<unknown> {
+  const conditions: RawBuilder<SqlBool>[] = [sql<SqlBool>`xvo.option_value_id = ${value}`]
+  if (c.minPriceCents !== undefined) conditions.push(sql<SqlBool>`v.price_cents >= ${c.minPriceCents}`)
+  if (c.maxPriceCents !== undefined) conditions.push(sql<SqlBool>`v.price_cents <= ${c.maxPriceCents}`)
+  if (stock) conditions.push(sql<SqlBool>`v.stock > 0`)
+  for (const option of c.options ?? []) {
+    conditions.push(sql<SqlBool>`exists (select 1 from variant_option_values fvo
+      join product_option_values fov on fov.id = fvo.option_value_id
+      join product_options fo on fo.id = fov.option_id
+      where fvo.variant_id = v.id and fo.name_key = ${option.nameKey} and fov.value_key in (${sql.join(option.valueKeys)}))`)
+  }
+  return sql`from variant_option_values xvo join product_variants v on v.id = xvo.variant_id ${where(conditions)}`
+}
+
+export interface OptionValueCount {
+  nameKey: string
+  valueKey: string
+  count: number
+  /** The oldest option of that name and the oldest value of that spelling among the products counted. */
+  firstOptionId: number
+  firstValueId: number
+}
+
+/**
+ * Per option name and value (both ignoring case), the matching products with a variant that has that value and meets
+ * the filter's variant conditions: `names` says which names (`in`: only those; `notIn`: all but those). The filter
+ * given is the facet's (without the option's own values).
+ */
+export async function countByOptionValue(
+  db: Db,
+  dialect: Dialect,
+  filter: ProductFilter,
+  names: { in: readonly string[] } | { notIn: readonly string[] },
+): Promise<OptionValueCount[]> {
+  const variant: VariantCondition = { minPriceCents: filter.minPriceCents, maxPriceCents: filter.maxPriceCents, options: filter.options ?? [] }
+  const conditions = productConditions('p', dialect, withoutVariantConditions(filter))
+  if ('in' in names) conditions.push(sql<SqlBool>`o.name_key in (${sql.join(names.in)})`)
+  else if (names.notIn.length > 0) conditions.push(sql<SqlBool>`o.name_key not in (${sql.join(names.notIn)})`)
+  type Row = { name_key: string; value_key: string; count: number | string; first_option: number; first_value: number }
+  let rows: Row[]
+  if (filter.inStock === undefined && variant.minPriceCents === undefined && variant.maxPriceCents === undefined && variant.options?.length === 0) {
+    // No variant condition: each value of each matching product that some variant uses (one probe of the value index).
+    conditions.push(sql<SqlBool>`exists (select 1 from variant_option_values xvo where xvo.option_value_id = ov.id)`)
+    ;({ rows } = await sql<Row>`select o.name_key, ov.value_key, count(*) as count, min(o.id) as first_option, min(ov.id) as first_value
+      from products p
+        join product_options o on o.product_id = p.id
+        join product_option_values ov on ov.option_id = o.id
+      ${where(conditions)}
+      group by o.name_key, ov.value_key`.execute(db))
+  } else if (filter.inStock !== false) {
+    // The variants meeting the conditions (walked from the first filtered option when there is one), then their
+    // values: a product counts once per value (distinct), whatever its number of variants with it. CROSS JOIN keeps
+    // SQLite's planner on this order (products first): from the variants' price index it read half the variants.
+    const source = variantSource(sql.ref('p.id'), variant, filter.inStock === true)
+    ;({ rows } = await sql<Row>`select name_key, value_key, count(*) as count, min(option_id) as first_option, min(value_id) as first_value
+      from (select distinct p.id as product_id, o.name_key, ov.value_key, o.id as option_id, ov.id as value_id
+        from products p cross join ${source.from}
+          join variant_option_values xvo on xvo.variant_id = v.id
+          join product_option_values ov on ov.id = xvo.option_value_id
+          join product_options o on o.id = ov.option_id
+        ${where([...conditions, source.where])}) d
+      group by name_key, value_key`.execute(db))
+  } else {
+    // A product counts for a value when it would match with `option.<name>=<value>` added.
+    const value = sql.ref('ov.id')
+    conditions.push(sql<SqlBool>`exists (select 1 ${variantsOfValue(value, variant, false)})`)
+    conditions.push(sql<SqlBool>`not exists (select 1 ${variantsOfValue(value, variant, true)})`)
+    ;({ rows } = await sql<Row>`select o.name_key, ov.value_key, count(*) as count, min(o.id) as first_option, min(ov.id) as first_value
+      from products p
+        join product_options o on o.product_id = p.id
+        join product_option_values ov on ov.option_id = o.id
+      ${where(conditions)}
+      group by o.name_key, ov.value_key`.execute(db))
+  }
+  return rows.map((row) => ({
+    nameKey: row.name_key,
+    valueKey: row.value_key,
+    count: Number(row.count),
+    firstOptionId: Number(row.first_option),
+    firstValueId: Number(row.first_value),
+  }))
+}
+
+/** The spellings of options and values by id. */
+export async function optionSpellings(db: Db, optionIds: readonly number[], valueIds: readonly number[]) {
+  const names = optionIds.length === 0 ? [] : await db.selectFrom('product_options').select(['id', 'name']).where('id', 'in', optionIds).execute()
+  const values = valueIds.length === 0 ? [] : await db.selectFrom('product_option_values').select(['id', 'value']).where('id', 'in', valueIds).execute()
+  return { names: new Map(names.map((row) => [row.id, row.name])), values: new Map(values.map((row) => [row.id, row.value])) }
+}
+
+/**
+ * The lowest and highest price of the matching products (the filter given is the facet's, without a price range): their
+ * copies when no variant condition is left, else those of the variants that meet them (in stock, with the options).
+ */
+export async function priceRange(db: Db, dialect: Dialect, filter: ProductFilter): Promise<{ min: number; max: number } | null> {
+  const conditions = productConditions('p', dialect, filter)
+  const options: readonly OptionFilter[] = filter.options ?? []
+  let rows: Array<{ lo: number | string | null; hi: number | string | null }>
+  if (options.length === 0 && filter.inStock !== true) {
+    ;({ rows } = await sql<{ lo: number | null; hi: number | null }>`select min(p.price_cents) as lo, max(p.price_max_cents) as hi
+      from products p ${where(conditions)}`.execute(db))
+  } else {
+    const variants = variantsWhere(sql.ref('p.id'), { options }, filter.inStock === true)
+    ;({ rows } = await sql<{ lo: number | null; hi: number | null }>`select min(x.lo) as lo, max(x.hi) as hi from (select
+        (select min(v.price_cents) ${variants}) as lo, (select max(v.price_cents) ${variants}) as hi
+      from products p ${where(conditions)}) x`.execute(db))
+  }
+  const row = rows[0]
+  if (row?.lo === null || row?.lo === undefined || row.hi === null) return null
+  return { min: Number(row.lo), max: Number(row.hi) }
+}
