@@ -42,6 +42,7 @@ const PUBLIC = [
   'GET /categories/{id}',
   'GET /products',
   'GET /products/{id}',
+  'GET /products/facets',
   'GET /uploads/products/{name}',
 ].sort()
 

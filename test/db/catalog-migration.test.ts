@@ -580,11 +580,12 @@ describe(`migration ${CATALOG}`, () => {
     const first = await child(ids.cafeYTe, 'molido')
     await child(ids.te, 'molido-2')
     expect(await applied()).toContain(CATALOG)
+    // The migrations after this one (if any) go first, so that the down below is this one's.
+    expect((await migrator.migrateTo(CATALOG)).error).toBeUndefined()
     const data = await dataOf(raw)
     const schema = await schemaOf(raw)
     const appliedBefore = await applied()
 
-    expect((await migrator.migrateTo(CATALOG)).error).toBeUndefined()
     const down = await migrator.migrateDown()
     expect(down.error).toBeInstanceOf(Error)
     expect((down.error as Error).message).toBe('catalog migration down: two categories share a name; rename one first')
