@@ -1,4 +1,4 @@
-import { useCallback, useId, useRef, useState, type ChangeEvent, type DragEvent } from 'react'
+import { useCallback, useEffect, useId, useRef, useState, type ChangeEvent, type DragEvent } from 'react'
 import { Confirm, useNotify, useRecordContext } from 'react-admin'
 import { Alert, Box, Button, Card, CardContent, TextField, Typography } from '@mui/material'
 import { api } from '../api/client'
@@ -33,6 +33,8 @@ function Images({ productId, initial }: { productId: number; initial: ProductIma
   const [said, setSaid] = useState('')
   const [dropping, setDropping] = useState(false)
   const [dragged, setDragged] = useState<number | null>(null)
+  /** The image whose Move button was pressed: once the new order shows, that button has the focus again. */
+  const [focusAfter, setFocusAfter] = useState<{ id: number; direction: 'up' | 'down' } | null>(null)
   const inputRef = useRef<HTMLInputElement>(null)
   const inputId = useId()
   const helpId = useId()
@@ -59,20 +61,25 @@ function Images({ productId, initial }: { productId: number; initial: ProductIma
     setBusy(true)
     const result = await call(() => reorderImages(api, productId, ids))
     setBusy(false)
+    // Refused or not, the button pressed gets the focus back (it was disabled during the call).
+    if (focusId !== undefined) setFocusAfter({ id: focusId, direction: direction ?? 'up' })
     if (!result.ok) return setOrderError(result.failure.message)
     setOrderError(null)
     setImages(result.value)
     if (focusId !== undefined) {
       const place = result.value.findIndex((image) => image.id === focusId)
       setSaid(`Image moved to position ${place + 1} of ${result.value.length}`)
-      // The button pressed keeps the focus; at the top or bottom, where it is disabled, the other one takes it.
-      requestAnimationFrame(() => {
-        const same = document.getElementById(`image-${focusId}-${direction}`) as HTMLButtonElement | null
-        const other = document.getElementById(`image-${focusId}-${direction === 'up' ? 'down' : 'up'}`) as HTMLButtonElement | null
-        ;(same && !same.disabled ? same : other)?.focus()
-      })
     } else setSaid('New order saved')
   }
+
+  useEffect(() => {
+    if (!focusAfter || busy) return
+    // The button pressed keeps the focus; at the top or bottom, where it is disabled, the other one takes it.
+    const button = (direction: 'up' | 'down') => document.getElementById(`image-${focusAfter.id}-${direction}`) as HTMLButtonElement | null
+    const same = button(focusAfter.direction)
+    ;(same && !same.disabled ? same : button(focusAfter.direction === 'up' ? 'down' : 'up'))?.focus()
+    setFocusAfter(null)
+  }, [focusAfter, busy, images])
 
   const remove = async (image: ProductImage) => {
     setBusy(true)
