@@ -22,8 +22,11 @@ export type FullProduct = ProductAnswer & { sku?: string | null; compareAtPrice?
 
 /** The product with its only variant's SKU and compare-at price, for the form (a product of several has none). */
 export function withDefaultVariant(product: ProductAnswer): FullProduct {
-  const [only, ...others] = product.variants
-  if (!only || others.length > 0) return product
+  // An answer without them (an older service) has none to show.
+  const variants: unknown = product.variants
+  if (!Array.isArray(variants) || variants.length !== 1) return product
+  const [only] = product.variants
+  if (!only) return product
   return { ...product, sku: only.sku, compareAtPrice: only.compareAtPrice }
 }
 type Status = Product['status']
