@@ -4,6 +4,7 @@ import { createShopClient } from '../../clients/typescript/index.js'
 import { errorCode, type ErrorCode } from '../../admin/src/api/answers'
 import { createDataProvider } from '../../admin/src/api/dataProvider'
 import { createVariants, missingCombinations, updateVariant, type Variant } from '../../admin/src/api/variants'
+import { addImages, moved, reorderImages, updateImageAlt } from '../../admin/src/api/images'
 
 // The dashboard's data providers (admin/src/api/<resource>.ts, combined in dataProvider.ts), over the API's typed
 // client (clients/typescript, as admin/src/api/client.ts makes it) with a fetch of the test's own: which calls they make of the API for react-admin's, and what they make of
@@ -16,6 +17,8 @@ interface Sent {
   url: string
   json?: unknown
   form?: Record<string, string | { name: string; type: string; size: number }>
+  /** A multipart body's parts, in order: the field's name, and the file's name for a file. */
+  parts?: string[]
 }
 
 type Answer = { status?: number; body: unknown; headers?: Record<string, string> }
@@ -33,8 +36,10 @@ function fakeShop(answers: Record<string, Answer | ((sent: Sent) => Answer)>) {
     if (type.startsWith('application/json')) entry.json = await request.json()
     if (type.startsWith('multipart/form-data')) {
       entry.form = {}
+      entry.parts = []
       for (const [field, value] of (await request.formData()).entries()) {
         entry.form[field] = typeof value === 'string' ? value : { name: value.name, type: value.type, size: value.size }
+        entry.parts.push(typeof value === 'string' ? field : `${field}=${value.name}`)
       }
     }
     sent.push(entry)
@@ -188,6 +193,36 @@ describe('the dashboard’s data providers', () => {
     // Untouched, the tags stay the record's array: nothing of them is sent.
     await dataProvider.update('products', { id: 7, data: previous, previousData: previous })
     expect(sent[1]!.json).toEqual({ name: 'Lamp', description: '', categoryId: 2 })
+  })
+
+  it('change a product’s tax class and its default variant’s SKU and compare-at price, only when changed', async () => {
+    const { dataProvider, sent } = fakeShop({ 'PUT /products/7': { body: { ...product, variants: [] } } })
+    const previous = { ...product, taxClass: 'standard', sku: 'LAMP-1', compareAtPrice: 25 }
+    await dataProvider.update('products', { id: 7, data: { ...previous, taxClass: ' reduced ', sku: '', compareAtPrice: null }, previousData: previous })
+    expect(sent[0]!.json).toEqual({ name: 'Lamp', description: '', categoryId: 2, taxClass: 'reduced', sku: null, compareAtPrice: null })
+    await dataProvider.update('products', { id: 7, data: { ...previous, sku: 'LAMP-2', compareAtPrice: '30' }, previousData: previous })
+    expect(sent[1]!.json).toEqual({ name: 'Lamp', description: '', categoryId: 2, sku: 'LAMP-2', compareAtPrice: 30 })
+    await dataProvider.update('products', { id: 7, data: previous, previousData: previous })
+    expect(sent[2]!.json).toEqual({ name: 'Lamp', description: '', categoryId: 2 })
+  })
+
+  it('upload several images in one multipart request, change an alt text, and send a new order whole', async () => {
+    const image = (id: number, position: number) => ({ id, url: `http://shop.test/uploads/products/${id}.png`, alt: '', position })
+    const { api, sent } = fakeShop({
+      'POST /products/7/images': { status: 201, body: [image(1, 0), image(2, 1), image(3, 2)] },
+      'PATCH /products/7/images/2': { body: { ...image(2, 1), alt: 'A lamp' } },
+      'PUT /products/7/images/order': (request) => ({ body: (request.json as { imageIds: number[] }).imageIds.map(image) }),
+      'DELETE /products/7/images/1': problem(409, 'product_without_images', 'Un producto sin imágenes solo puede estar en borrador'),
+    })
+    const file = (name: string) => new File([new Uint8Array([137, 80, 78, 71])], name, { type: 'image/png' })
+    expect(await addImages(api, 7, [file('a.png'), file('b.png')])).toHaveLength(3)
+    expect(sent[0]).toMatchObject({ method: 'POST', url: '/products/7/images', parts: ['images=a.png', 'images=b.png'] })
+    expect(await updateImageAlt(api, 7, 2, 'A lamp')).toMatchObject({ id: 2, alt: 'A lamp' })
+    expect(sent[1]).toEqual({ method: 'PATCH', url: '/products/7/images/2', json: { alt: 'A lamp' } })
+    expect(moved([1, 2, 3], 3, 1)).toEqual([1, 3, 2])
+    expect(moved([1, 2, 3], 1, 9)).toEqual([2, 3, 1])
+    expect((await reorderImages(api, 7, [3, 1, 2])).map((answered) => answered.id)).toEqual([3, 1, 2])
+    expect(sent[2]).toEqual({ method: 'PUT', url: '/products/7/images/order', json: { imageIds: [3, 1, 2] } })
   })
 
   it('create the missing combinations of a product’s options in one batch, and give a row’s 409 to its field', async () => {

@@ -12,8 +12,23 @@ type NewProduct = operations['createProduct']['requestBody']['content']['multipa
 type ProductForm = operations['updateProduct']['requestBody']['content']['multipart/form-data']
 type ProductChange = operations['updateProduct']['requestBody']['content']['application/json']
 
-/** A product as its edit page reads it: with its images, options and variants. */
-export type FullProduct = components['schemas']['Product']
+/** A product as the API answers it whole: with its images, options and variants. */
+type ProductAnswer = components['schemas']['Product']
+/**
+ * A product as its edit page reads it: the API's, and for a product of one variant (its default one) that variant's
+ * `sku` and `compareAtPrice`, which the product's form writes.
+ */
+export type FullProduct = ProductAnswer & { sku?: string | null; compareAtPrice?: number | null }
+
+/** The product with its only variant's SKU and compare-at price, for the form (a product of several has none). */
+export function withDefaultVariant(product: ProductAnswer): FullProduct {
+  // An answer without them (an older service) has none to show.
+  const variants: unknown = product.variants
+  if (!Array.isArray(variants) || variants.length !== 1) return product
+  const [only] = product.variants
+  if (!only) return product
+  return { ...product, sku: only.sku, compareAtPrice: only.compareAtPrice }
+}
 type Status = Product['status']
 
 /** The statuses a product can have, in the order the form offers them. */
@@ -21,7 +36,7 @@ export const PRODUCT_STATUSES: readonly Status[] = ['draft', 'active', 'archived
 const isStatus = (value: unknown): value is Status => PRODUCT_STATUSES.some((status) => status === value)
 
 /** The form's fields: an error whose problem details name one of them (`field`) is shown beside it. */
-const fields = ['name', 'description', 'price', 'stock', 'categoryId', 'image', 'slug', 'status', 'tags'] as const
+const fields = ['name', 'description', 'price', 'stock', 'categoryId', 'image', 'slug', 'status', 'tags', 'taxClass', 'sku', 'compareAtPrice'] as const
 
 /**
  * The tags a form's text gives (comma-separated, as the API's multipart form takes them), or the array the record
@@ -58,7 +73,10 @@ function formFields(data: Values, image: File | undefined, previous?: Values) {
   const description = text(data.description)
   const slug = text(data.slug).trim()
   const tags = tagsOf(data.tags)
-  const moved = (field: 'price' | 'stock') => !previous || numberOf(data[field]) !== numberOf(previous[field])
+  const moved = (field: 'price' | 'stock' | 'compareAtPrice') => !previous || numberOf(data[field]) !== numberOf(previous[field])
+  const taxClass = text(data.taxClass).trim()
+  const sku = text(data.sku).trim()
+  const compareAtPrice = numberOf(data.compareAtPrice)
   return {
     name: text(data.name),
     ...(description ? { description } : {}),
@@ -68,6 +86,10 @@ function formFields(data: Values, image: File | undefined, previous?: Values) {
     ...(slug && slug !== previous?.slug ? { slug } : {}),
     ...(isStatus(data.status) ? { status: data.status } : {}),
     ...(tags.length > 0 || (previous && tagsOf(previous.tags).length > 0) ? { tags: tags.join(',') } : {}),
+    ...(taxClass && taxClass !== previous?.taxClass ? { taxClass } : {}),
+    // An empty SKU in a form is none: sent empty only to clear one the product had.
+    ...(sku !== text(previous?.sku) ? { sku } : {}),
+    ...(compareAtPrice !== undefined && moved('compareAtPrice') ? { compareAtPrice } : {}),
     ...(image ? { image } : {}),
   }
 }
@@ -103,6 +125,14 @@ function change(data: Values, previous: Values): ProductChange {
   if (slug && slug !== previous.slug) body.slug = slug
   if (isStatus(data.status) && data.status !== previous.status) body.status = data.status
   if (data.tags !== undefined && JSON.stringify(tagsOf(data.tags)) !== JSON.stringify(tagsOf(previous.tags))) body.tags = tagsOf(data.tags)
+  const taxClass = text(data.taxClass).trim()
+  if (taxClass && taxClass !== previous.taxClass) body.taxClass = taxClass
+  // The default variant's (a product of several variants has none on its form, and sends none).
+  const sku = text(data.sku).trim()
+  if (data.sku !== undefined && sku !== text(previous.sku)) body.sku = sku === '' ? null : sku
+  if (data.compareAtPrice !== undefined && numberOf(data.compareAtPrice) !== numberOf(previous.compareAtPrice)) {
+    body.compareAtPrice = numberOf(data.compareAtPrice) ?? null
+  }
   return body
 }
 
@@ -123,7 +153,7 @@ export function productsProvider(api: Api) {
       const result = await api.GET('/products', { params: { query } })
       return { data: unwrap(result), total: totalOf(result.response) }
     },
-    one: async (id) => unwrap(await api.GET('/products/{id}', { params: { path: { id: String(id) } } })),
+    one: async (id) => withDefaultVariant(unwrap(await api.GET('/products/{id}', { params: { path: { id: String(id) } } }))),
     async create(data) {
       const given = formFields(data, pickedFile(data.image))
       // The form asks for both before it sends anything; said here in the words the form and the API use.
@@ -135,8 +165,11 @@ export function productsProvider(api: Api) {
     async update(id, data, previous) {
       const path = { params: { path: { id } } }
       const image = pickedFile(data.image)
-      if (image) return unwrap(await api.PUT('/products/{id}', { ...path, body: formFields(data, image, previous), bodySerializer: multipart }), fields)
-      return unwrap(await api.PUT('/products/{id}', { ...path, body: change(data, previous) }), fields)
+      if (image)
+        return withDefaultVariant(
+          unwrap(await api.PUT('/products/{id}', { ...path, body: formFields(data, image, previous), bodySerializer: multipart }), fields),
+        )
+      return withDefaultVariant(unwrap(await api.PUT('/products/{id}', { ...path, body: change(data, previous) }), fields))
     },
     async remove(id) {
       unwrap(await api.DELETE('/products/{id}', { params: { path: { id } } }))

@@ -11,7 +11,6 @@ import {
   FunctionField,
   ImageField,
   ImageInput,
-  Labeled,
   List,
   NumberField,
   NumberInput,
@@ -21,7 +20,6 @@ import {
   SelectInput,
   SimpleList,
   SimpleForm,
-  TextField,
   TextInput,
   TopToolbar,
   minValue,
@@ -32,6 +30,7 @@ import {
 import { Typography } from '@mui/material'
 import { PRODUCT_STATUSES, type FullProduct, type Product } from '../api/products'
 import { useSmallScreen } from './small'
+import { ImagesEditor } from './images'
 import { VariantsEditor } from './variants'
 
 const statusChoices = PRODUCT_STATUSES.map((status) => ({ id: status, name: status[0]!.toUpperCase() + status.slice(1) }))
@@ -100,6 +99,7 @@ export function ProductList() {
 }
 
 const price = [required(), number(), minValue(0, 'price must not be less than 0')]
+const compareAtPrice = [number(), minValue(0, 'compareAtPrice must not be less than 0')]
 
 /** The record's tags as the form's text: comma-separated. */
 const tagsText = (value: unknown) => (Array.isArray(value) ? value.join(', ') : typeof value === 'string' ? value : '')
@@ -115,12 +115,20 @@ function ProductFields({ creating }: { creating: boolean }) {
       <SelectInput source="status" choices={statusChoices} defaultValue={creating ? 'active' : undefined} helperText="Only active products are for sale." />
       {perVariant ? (
         <Typography variant="body2" sx={{ mb: 2 }}>
-          Price and stock are set on each variant, below.
+          Price, stock, SKU and compare-at price are set on each variant, below.
         </Typography>
       ) : (
         <>
           <NumberInput source="price" validate={price} step={0.01} />
           <NumberInput source="stock" step={1} min={0} defaultValue={creating ? 0 : undefined} />
+          <TextInput source="sku" label="SKU" helperText="Optional: letters, digits and . _ - /, unique." slotProps={{ htmlInput: { maxLength: 64 } }} />
+          <NumberInput
+            source="compareAtPrice"
+            label="Compare-at price"
+            validate={compareAtPrice}
+            step={0.01}
+            helperText="Optional: the former price, shown struck through."
+          />
         </>
       )}
       <ReferenceInput source="categoryId" reference="categories" perPage={1000}>
@@ -128,29 +136,29 @@ function ProductFields({ creating }: { creating: boolean }) {
       </ReferenceInput>
       <TextInput source="slug" helperText="Made from the name when left empty; an old slug still leads here." fullWidth />
       <TextInput source="tags" format={tagsText} helperText="Comma-separated, e.g. summer, cotton" fullWidth />
-      {!creating && (
-        <Labeled label="Tax class">
-          <TextField source="taxClass" />
-        </Labeled>
+      <TextInput
+        source="taxClass"
+        label="Tax class"
+        defaultValue={creating ? 'standard' : undefined}
+        validate={required()}
+        helperText="A tax class code, such as standard or reduced."
+        slotProps={{ htmlInput: { maxLength: 50 } }}
+      />
+      {creating && (
+        <ImageInput
+          source="image"
+          label="Image (required)"
+          accept={{ 'image/*': ['.jpg', '.jpeg', '.png', '.webp', '.gif'] }}
+          maxSize={5 * 1024 * 1024}
+          inputProps={{ 'aria-label': 'Image file' }}
+          validate={required('An image is required')}
+          helperText="JPEG, PNG, WebP or GIF, up to 5 MB. The preview shows before anything is uploaded. More images are added on the product's page."
+        >
+          <ImageField source="src" title="title" />
+        </ImageInput>
       )}
-      <ImageInput
-        source="image"
-        label={creating ? 'Image (required)' : 'New image'}
-        accept={{ 'image/*': ['.jpg', '.jpeg', '.png', '.webp', '.gif'] }}
-        maxSize={5 * 1024 * 1024}
-        inputProps={{ 'aria-label': creating ? 'Image file' : 'New image file' }}
-        validate={creating ? required('An image is required') : undefined}
-        helperText="JPEG, PNG, WebP or GIF, up to 5 MB. The preview shows before anything is uploaded."
-      >
-        <ImageField source="src" title="title" />
-      </ImageInput>
     </>
   )
-}
-
-function CurrentImage({ record }: { record?: Product }) {
-  if (!record?.imageUrl) return null
-  return <img src={record.imageUrl} alt={`Current image of ${record.name}`} style={{ maxWidth: 160, maxHeight: 160, borderRadius: 4 }} />
 }
 
 export function ProductCreate() {
@@ -167,9 +175,9 @@ export function ProductEdit() {
   return (
     <Edit mutationMode="pessimistic" title={<ProductTitle />} redirect={false}>
       <SimpleForm>
-        <FunctionField label="Current image" render={(record: Product) => <CurrentImage record={record} />} />
         <ProductFields creating={false} />
       </SimpleForm>
+      <ImagesEditor />
       <VariantsEditor />
     </Edit>
   )

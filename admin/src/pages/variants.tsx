@@ -40,7 +40,7 @@ import { useSmallScreen } from './small'
 const hidden = { position: 'absolute', width: 1, height: 1, overflow: 'hidden', clip: 'rect(0 0 0 0)', whiteSpace: 'nowrap' } as const
 
 /** What a failed call says, and the field of the form it is about (the problem's `field`, kept by `unwrap`). */
-interface Failure {
+export interface Failure {
   message: string
   field?: string
 }
@@ -55,7 +55,7 @@ function failureOf(error: unknown): Failure {
 }
 
 /** A call of the editor: a 401 ends the session as any page's would; any other failure is the caller's to show. */
-function useCall() {
+export function useCall() {
   const logoutIfAccessDenied = useLogoutIfAccessDenied()
   return useCallback(
     async <T,>(call: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; failure: Failure }> => {
