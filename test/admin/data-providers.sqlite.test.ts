@@ -101,6 +101,7 @@ describe('the dashboard’s data providers', () => {
       'GET /shipping-methods': { body: [] },
     })
     await dataProvider.getList('products', { ...page(2, 10), sort: { field: 'price', order: 'ASC' }, filter: { q: 'lamp', categoryId: '3' } })
+    await dataProvider.getList('products', { ...page(1, 10), filter: { status: 'draft' } })
     await dataProvider.getList('categories', page(1))
     await dataProvider.getList('orders', { ...page(1), filter: { status: 'paid', userId: '12' } })
     await dataProvider.getList('orders', { ...page(1), filter: { status: 'lost' } })
@@ -110,7 +111,9 @@ describe('the dashboard’s data providers', () => {
     // Every call asks for errors as problem details, which carry the `code` and `field` the dashboard reads.
     expect(accepts).toEqual(new Set(['application/json, application/problem+json']))
     expect(sent.map((request) => `${request.method} ${request.url}`)).toEqual([
-      'GET /products?limit=10&offset=10&sort=price_asc&q=lamp&categoryId=3',
+      // Staff see every status unless they pick one.
+      'GET /products?limit=10&offset=10&sort=price_asc&status=any&q=lamp&categoryId=3',
+      'GET /products?limit=10&offset=0&sort=newest&status=draft',
       'GET /categories',
       'GET /orders?limit=25&offset=0&status=paid&userId=12',
       'GET /orders?limit=25&offset=0',

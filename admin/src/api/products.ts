@@ -141,7 +141,7 @@ function fieldError(field: (typeof fields)[number], message: string): HttpError 
   return failure(message, 422, { code: 'validation_failed', field, fields })
 }
 
-/** Products: GET /products with search, category, sort and paging; create and change with an image (multipart). */
+/** Products: GET /products with search, category, status (all of them unless one is picked), sort and paging; create and change with an image (multipart). */
 export function productsProvider(api: Api) {
   return dataProviderOf<Product>('products', {
     async list(params) {
@@ -149,7 +149,9 @@ export function productsProvider(api: Api) {
       const filter = filtersOf(params)
       const q = text(filter.q)
       const categoryId = idValue(filter.categoryId)
-      const query = { limit, offset, sort: sortOf(params.sort), ...(q ? { q } : {}), ...(categoryId !== undefined ? { categoryId } : {}) }
+      // Staff see every product unless they pick a status: drafts and archived ones too.
+      const status: Status | 'any' = isStatus(filter.status) ? filter.status : 'any'
+      const query = { limit, offset, sort: sortOf(params.sort), status, ...(q ? { q } : {}), ...(categoryId !== undefined ? { categoryId } : {}) }
       const result = await api.GET('/products', { params: { query } })
       return { data: unwrap(result), total: totalOf(result.response) }
     },

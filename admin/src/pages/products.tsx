@@ -41,6 +41,7 @@ const filters = [
   <ReferenceInput key="categoryId" source="categoryId" reference="categories" alwaysOn>
     <SelectInput label="Category" optionText="name" emptyText="All categories" />
   </ReferenceInput>,
+  <SelectInput key="status" source="status" label="Status" choices={statusChoices} emptyText="All statuses" alwaysOn />,
 ]
 
 const ListActions = () => (
@@ -52,7 +53,7 @@ const ListActions = () => (
 
 const money = { style: 'decimal', minimumFractionDigits: 2, maximumFractionDigits: 2 } as const
 
-/** Products: search (name or description), category, sort by newest, name or price, 25 a page. */
+/** Products: search (name or description), category, status, sort by newest, name or price, 25 a page. */
 export function ProductList() {
   const small = useSmallScreen()
   return (
