@@ -11,6 +11,7 @@ import * as outboxPartialIndexes from './migrations/2026-11-26T0000-outbox-parti
 import * as orderLifecycle from './migrations/2026-11-27T0000-order-lifecycle.js'
 import * as catalog from './migrations/2026-11-28T0000-catalog.js'
 import * as catalogFilterIndexes from './migrations/2026-11-29T0100-catalog-filter-indexes.js'
+import * as productCountsLocks from './migrations/2026-11-29T0200-product-counts-locks.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27T0000-order-lifecycle': orderLifecycle,
   '2026-11-28T0000-catalog': catalog,
   '2026-11-29T0100-catalog-filter-indexes': catalogFilterIndexes,
+  '2026-11-29T0200-product-counts-locks': productCountsLocks,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

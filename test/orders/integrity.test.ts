@@ -223,6 +223,39 @@ describe('racing buyers never oversell', () => {
   })
 })
 
+describe('two checkouts of different products (PostgreSQL)', () => {
+  it.skipIf(dialect !== 'postgres')('never wait for each other: a stock move takes no lock on the shop-wide product count', async () => {
+    const [first, second] = [await makeProduct(t.app, { name: 'Uno', stock: 5 }), await makeProduct(t.app, { name: 'Dos', stock: 5 })]
+    const buyer = (await customers(1))[0]!
+    await fillCart(t.app, buyer.id, [{ productId: second.id, quantity: 1 }])
+    // A transaction that moved the first product's stock, as a checkout does, and has not committed yet.
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let moved!: () => void
+    const hasMoved = new Promise<void>((resolve) => (moved = resolve))
+    const holder = t.app.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('products')
+        .set((eb) => ({ stock: eb('stock', '-', 1) }))
+        .where('id', '=', first.id)
+        .execute()
+      moved()
+      await held
+    })
+    await hasMoved
+    try {
+      // Before: the product-count trigger had locked the shop-wide count row, so this order waited for a commit
+      // that comes only after it, until the statement timeout (a 5xx).
+      const res = await t.app.inject({ method: 'POST', url: '/orders', headers: bearer(buyer) })
+      expect(res.statusCode).toBe(201)
+    } finally {
+      release()
+      await holder
+    }
+    expect([await stockOf(t.app, first.id), await stockOf(t.app, second.id)]).toEqual([4, 4])
+  })
+})
+
 describe('orders and cancellations racing', () => {
   it('stock always equals initial stock minus the units of orders not cancelled', async () => {
     const product = await makeProduct(t.app, { name: 'Busy', stock: 30 })
