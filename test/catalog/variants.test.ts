@@ -258,8 +258,13 @@ describe('PATCH /variants/:id', () => {
     const second = (await createVariants(product.id, { options: { Talla: 'M', Color: 'Rojo' }, price: 1 })).json()
     const clash = await send('PATCH', `/variants/${second.id}`, { options: { Talla: 'S', Color: 'Rojo' } })
     expect({ status: clash.statusCode, body: clash.json() }).toEqual({ status: 409, body: { error: 'Ya existe una variante con esas opciones: S / Rojo' } })
+    events.length = 0
     const res = await send('PATCH', `/variants/${second.id}`, { options: { Talla: 'M', Color: 'Negro' } })
     expect(res.json()).toMatchObject({ title: 'M / Negro' })
+    // The event's product (built from the rows the write holds) is the product as it is read afterwards.
+    expect(events.map((e) => e.type)).toEqual(['product.updated'])
+    expect(events[0]?.data).toEqual(await getProduct(product.id))
+    expect((await getProduct(product.id)).options.find((o) => o.name === 'Color')?.values.map((v) => v.value)).toEqual(['Rojo', 'Negro'])
     const key = res
       .json()
       .optionValues.map((v: { valueId: number }) => v.valueId)
@@ -271,8 +276,10 @@ describe('PATCH /variants/:id', () => {
   it('moves a variant; 409 SKU of another variant; 422 before 404; 404 Variante no encontrada', async () => {
     const product = await optionedProduct()
     const second = (await createVariants(product.id, { options: { Talla: 'M', Color: 'Rojo' }, price: 1, sku: 'MOVE-1' })).json()
+    events.length = 0
     const moved = await send('PATCH', `/variants/${second.id}`, { position: 0 })
     expect(moved.json()).toMatchObject({ position: 0 })
+    expect(events[0]?.data).toEqual(await getProduct(product.id))
     expect((await getProduct(product.id)).variants.map((v) => [v.title, v.position])).toEqual([
       ['M / Rojo', 0],
       ['S / Rojo', 1],

@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely'
-import type { Database, ProductImageRow, ProductRow, VariantRow } from '../../db/database.js'
+import type { Kysely, Selectable } from 'kysely'
+import type { Database, ProductImageRow, ProductOptionsTable, ProductOptionValuesTable, ProductRow, VariantRow } from '../../db/database.js'
 import { centsToAmount } from '../../shared/money.js'
 import type { Product, ProductImageView, ProductOptionView, ProductSummary, VariantView } from './products.schemas.js'
 
@@ -135,6 +135,58 @@ export function variantRowToVariant(row: VariantRow, values: readonly OptionValu
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }
+}
+
+/** A product's option, value and variant rows as a write holds them (locked), with each variant's value ids. */
+export interface ProductRows {
+  options: ReadonlyArray<Selectable<ProductOptionsTable>>
+  values: ReadonlyArray<Selectable<ProductOptionValuesTable>>
+  variants: readonly VariantRow[]
+  links: ReadonlyMap<number, readonly number[]>
+}
+
+/**
+ * The product whole from rows a write already holds, as loadProductParts would read them again: options and values
+ * by position (then id), variants by position (then id). A write that keeps its rows true answers without reading
+ * the product twice.
+ */
+export function productFromRows(row: ProductRow, images: readonly ProductImageView[], rows: ProductRows): Product {
+  const byPlace = <T extends { position: number; id: number }>(a: T, b: T) => a.position - b.position || a.id - b.id
+  const options = [...rows.options].sort(byPlace)
+  const valueRows = new Map<number, OptionValueRow>()
+  const optionViews: ProductOptionView[] = options.map((option) => {
+    const values = rows.values.filter((v) => v.option_id === option.id).sort(byPlace)
+    for (const v of values) {
+      valueRows.set(v.id, {
+        optionId: option.id,
+        optionName: option.name,
+        optionPosition: option.position,
+        valueId: v.id,
+        value: v.value,
+        valuePosition: v.position,
+      })
+    }
+    return { id: option.id, name: option.name, position: option.position, values: values.map((v) => ({ id: v.id, value: v.value, position: v.position })) }
+  })
+  const variants = [...rows.variants].sort(byPlace).map((variant) =>
+    variantRowToVariant(
+      variant,
+      (rows.links.get(variant.id) ?? []).map((id) => valueRows.get(id)).filter((v): v is OptionValueRow => v !== undefined),
+    ),
+  )
+  return { ...productRowToSummary(row), images: [...images], options: optionViews, variants }
+}
+
+/** A product's images, by position. */
+export async function loadImages(db: Db, productId: number): Promise<ProductImageView[]> {
+  const rows = await db
+    .selectFrom('product_images')
+    .select(['id', 'url', 'alt', 'position'])
+    .where('product_id', '=', productId)
+    .orderBy('position')
+    .orderBy('id')
+    .execute()
+  return rows.map(imageRowToImage)
 }
 
 /** The product alone, whole: the summary with its images, options and variants. */

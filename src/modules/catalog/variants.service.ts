@@ -6,7 +6,7 @@ import { AppError, messages } from '../../shared/errors.js'
 import type { EventSink } from '../../shared/event-sink.js'
 import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
-import { toProduct } from './product-view.js'
+import { loadImages, productFromRows, toProduct } from './product-view.js'
 import type { Product, VariantView } from './products.schemas.js'
 import * as repo from './variants.repository.js'
 import { parseNewOption, parseNewVariants, parseOptionChange, parseValueChange, parseVariantInput, type VariantInput } from './variants.schemas.js'
@@ -89,15 +89,18 @@ async function writeProduct<T>(
   productId: number,
   change: (trx: Trx, state: ProductState, now: string) => Promise<T>,
   notFound: AppError = new AppError(404, 'productNotFound'),
+  /** The change keeps `state` true (its rows as written): the product is built from it, not read again. */
+  keepsState = false,
 ): Promise<{ product: Product; result: T }> {
   return ctx.db.transaction().execute(async (trx) => {
     const locked = await repo.lockProduct(trx, ctx.dialect, productId)
     if (!locked) throw notFound
     const now = nowIso()
-    const result = await change(trx, await loadState(trx, locked.id), now)
+    const state = await loadState(trx, locked.id)
+    const result = await change(trx, state, now)
     const row = await repo.refreshProductAggregates(trx, locked.id, now)
     if (!row) throw notFound
-    const product = await toProduct(trx, row)
+    const product = keepsState ? productFromRows(row, await loadImages(trx, locked.id), state) : await toProduct(trx, row)
     await ctx.events.emit(trx, { type: 'product.updated', data: product })
     await ctx.events.stockChanged(trx, product, locked.stock)
     return { product, result }
@@ -389,6 +392,13 @@ export async function createVariants(ctx: VariantsContext, productId: number, bo
   }
 }
 
+/** A variant row as written, in place of the one `state` held. */
+function keepRow(state: ProductState, row: VariantRow | undefined): void {
+  if (!row) return
+  const at = state.variants.findIndex((v) => v.id === row.id)
+  if (at >= 0) state.variants[at] = row
+}
+
 /** The product of a variant (variants never change product), for the lock; 404 for an unknown variant. */
 async function productOfVariant(ctx: VariantsContext, variantId: number): Promise<number> {
   const productId = await repo.findVariantProductId(ctx.db, variantId)
@@ -424,16 +434,21 @@ export async function updateVariant(ctx: VariantsContext, variantId: number, bod
             throw new AppError(409, 'variantExists', resolved.map((e) => e.sent).join(' / '))
           }
           valueChange = { title: titleOf(state, valueIds), values_key: key }
-          if (key !== variant.values_key) await repo.setVariantValues(trx, variant.id, valueIds)
+          if (key !== variant.values_key) {
+            await repo.setVariantValues(trx, variant.id, valueIds)
+            state.links.set(variant.id, valueIds)
+          }
         }
         let position: number | undefined
         if (input.position !== undefined) {
           for (const [place, id] of moveTo(state.variants, variant.id, input.position).entries()) {
             if (id === variant.id) position = place
-            else if (state.variants.find((v) => v.id === id)?.position !== place) await repo.updateVariant(trx, id, { position: place, updated_at: now })
+            else if (state.variants.find((v) => v.id === id)?.position !== place) {
+              keepRow(state, await repo.updateVariant(trx, id, { position: place, updated_at: now }))
+            }
           }
         }
-        await repo.updateVariant(trx, variant.id, {
+        const updated = await repo.updateVariant(trx, variant.id, {
           ...(valueChange ?? {}),
           ...(input.priceCents !== undefined ? { price_cents: input.priceCents } : {}),
           ...(input.compareAtCents !== undefined ? { compare_at_cents: input.compareAtCents } : {}),
@@ -444,8 +459,10 @@ export async function updateVariant(ctx: VariantsContext, variantId: number, bod
           ...(position !== undefined ? { position } : {}),
           updated_at: now,
         })
+        keepRow(state, updated)
       },
       new AppError(404, 'variantNotFound'),
+      true,
     )
     return byId(product, [variantId])[0]!
   } catch (error) {
