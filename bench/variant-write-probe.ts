@@ -16,7 +16,13 @@ const dataDir = mkdtempSync(join(tmpdir(), 'variant-probe-'))
 const pgUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const schema = kind === 'postgres' ? await createPgSchema(pgUrl) : undefined
 const url = kind === 'postgres' ? pgUrl : `sqlite:${join(dataDir, 'shop.db')}`
-const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'variant-probe-secret-that-is-long-enough-000', DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: url })
+const config = loadConfig({
+  NODE_ENV: 'production',
+  JWT_SECRET: 'variant-probe-secret-that-is-long-enough-000',
+  DATA_DIR: dataDir,
+  LOG_LEVEL: 'silent',
+  DATABASE_URL: url,
+})
 const app = await buildApp(config, { database: connectDatabase(url, schema ? { schema: schema.name } : {}), logger: false })
 await app.ready()
 await createUser(app.db, { name: 'Admin', email: 'probe@shop.test', password: 'probe-password-123', role: 'admin' })

@@ -26,7 +26,20 @@ describe('/openapi.json shows the product forms', () => {
     expect(body?.required).toBe(true)
     expect(Object.keys(body?.content ?? {})).toEqual(['multipart/form-data', 'application/json'])
     const schema = body?.content['multipart/form-data']?.schema
-    expect(Object.keys(schema?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags', 'taxClass', 'sku', 'compareAtPrice', 'image'])
+    expect(Object.keys(schema?.properties ?? {})).toEqual([
+      'name',
+      'description',
+      'price',
+      'stock',
+      'categoryId',
+      'slug',
+      'status',
+      'tags',
+      'taxClass',
+      'sku',
+      'compareAtPrice',
+      'image',
+    ])
     const json = body?.content['application/json']?.schema
     // Price is required without options (the default variant's); with options, each variant brings its own.
     expect(json?.required).toEqual(['name'])
@@ -43,11 +56,36 @@ describe('/openapi.json shows the product forms', () => {
     const content = paths['/products/{id}']?.put?.requestBody?.content ?? {}
     expect(Object.keys(content)).toEqual(['multipart/form-data', 'application/json'])
     const form = content['multipart/form-data']?.schema
-    expect(Object.keys(form?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags', 'taxClass', 'sku', 'compareAtPrice', 'image'])
+    expect(Object.keys(form?.properties ?? {})).toEqual([
+      'name',
+      'description',
+      'price',
+      'stock',
+      'categoryId',
+      'slug',
+      'status',
+      'tags',
+      'taxClass',
+      'sku',
+      'compareAtPrice',
+      'image',
+    ])
     expect(form?.properties.image).toMatchObject(image)
     expect(form?.required).toBeUndefined()
     const json = content['application/json']?.schema
-    expect(Object.keys(json?.properties ?? {})).toEqual(['name', 'description', 'price', 'stock', 'categoryId', 'slug', 'status', 'tags', 'taxClass', 'sku', 'compareAtPrice'])
+    expect(Object.keys(json?.properties ?? {})).toEqual([
+      'name',
+      'description',
+      'price',
+      'stock',
+      'categoryId',
+      'slug',
+      'status',
+      'tags',
+      'taxClass',
+      'sku',
+      'compareAtPrice',
+    ])
     expect(json?.properties.categoryId).toMatchObject({ anyOf: [{ type: 'integer' }, { type: 'null' }] })
   })
 })
