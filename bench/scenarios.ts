@@ -186,7 +186,7 @@ async function againstBaseline(
 }
 
 function itemRequests(shop: Shop): RequestSpec[] {
-  return spreadIds(shop.seeded.productIds, 1000).map((id) => ({ method: 'GET', path: `/products/${id}` }))
+  return spreadIds(shop.seeded.catalogProductIds, 1000).map((id) => ({ method: 'GET', path: `/products/${id}` }))
 }
 
 export function catalogList(shop: Shop, settings: Settings): Promise<ScenarioResult> {

@@ -22,10 +22,15 @@ export interface SeedPlan {
   cartLines: number
   /** Customers with empty carts, one per checkout connection. */
   checkoutCustomers: number
+  /** Every n-th product sells in 24 variants (3 options: 4 sizes × 3 colours × 2 materials); 0: none. */
+  optionedEvery?: number
 }
 
 export interface SeededShop {
+  /** The products of one variant: what the checkouts and carts buy (`POST /cart/add {productId}`). */
   productIds: number[]
+  /** Every product, those in variants too: what the catalog reads ask for. */
+  catalogProductIds: number[]
   categoryIds: number[]
   cartCustomerEmails: string[]
   checkoutCustomerEmails: string[]
@@ -102,6 +107,81 @@ async function insertInBatches<T extends keyof Database>(db: Kysely<Database>, t
   }
 }
 
+const SIZES = ['S', 'M', 'L', 'XL']
+const COLOURS = ['Rojo', 'Azul', 'Verde']
+const MATERIALS = ['Algodón', 'Lino']
+
+/**
+ * Every `every`-th product gets three options and a variant for each of their 24 combinations (price rising by 1.00
+ * per variant from the product's, stock 1,000 each), its image row, and its price range and stock from them.
+ */
+async function addVariantsToEvery(db: Kysely<Database>, every: number): Promise<void> {
+  const chosen = await db
+    .selectFrom('products')
+    .select(['id', 'price_cents', 'image_key', 'image_url', 'created_at'])
+    .where(sql<boolean>`id % ${every} = 0`)
+    .orderBy('id')
+    .execute()
+  if (chosen.length === 0) return
+  const names = [
+    ['Talla', SIZES],
+    ['Color', COLOURS],
+    ['Material', MATERIALS],
+  ] as const
+  await insertInBatches(
+    db,
+    'product_options',
+    chosen.flatMap((p) => names.map(([name], position) => ({ product_id: p.id, name, name_key: name.toLowerCase(), position }))),
+  )
+  const options = await db.selectFrom('product_options').select(['id', 'product_id', 'position']).orderBy('id').execute()
+  await insertInBatches(
+    db,
+    'product_option_values',
+    options.flatMap((o) => names[o.position]![1].map((value, position) => ({ option_id: o.id, value, value_key: value.toLowerCase(), position }))),
+  )
+  const values = await db
+    .selectFrom('product_option_values as v')
+    .innerJoin('product_options as o', 'o.id', 'v.option_id')
+    .select(['v.id', 'o.product_id', 'o.position as option_position', 'v.position'])
+    .execute()
+  const valueId = new Map(values.map((v) => [`${v.product_id}/${v.option_position}/${v.position}`, v.id]))
+  const combos = SIZES.flatMap((_, s) => COLOURS.flatMap((_, c) => MATERIALS.map((_, m) => [s, c, m] as const)))
+  const variants = chosen.flatMap((p) =>
+    combos.map(([s, c, m], position) => {
+      const ids = [valueId.get(`${p.id}/0/${s}`)!, valueId.get(`${p.id}/1/${c}`)!, valueId.get(`${p.id}/2/${m}`)!]
+      return {
+        product_id: p.id,
+        sku: `P${p.id}-${position}`,
+        sku_key: `p${p.id}-${position}`,
+        title: `${SIZES[s]} / ${COLOURS[c]} / ${MATERIALS[m]}`,
+        price_cents: Number(p.price_cents) + position * 100,
+        stock: 1000,
+        position,
+        values_key: [...ids].sort((a, b) => a - b).join(','),
+        created_at: p.created_at,
+        updated_at: p.created_at,
+      }
+    }),
+  )
+  await insertInBatches(db, 'product_variants', variants)
+  const written = await db.selectFrom('product_variants').select(['id', 'product_id', 'values_key']).where('values_key', '<>', '').execute()
+  await insertInBatches(
+    db,
+    'variant_option_values',
+    written.flatMap((v) => v.values_key.split(',').map((id) => ({ variant_id: v.id, option_value_id: Number(id) }))),
+  )
+  await insertInBatches(
+    db,
+    'product_images',
+    chosen.map((p) => ({ product_id: p.id, image_key: p.image_key, url: p.image_url, alt: '', position: 0, created_at: p.created_at })),
+  )
+  await sql`update products set
+      price_cents = (select min(price_cents) from product_variants v where v.product_id = products.id),
+      price_max_cents = (select max(price_cents) from product_variants v where v.product_id = products.id),
+      stock = (select sum(stock) from product_variants v where v.product_id = products.id)
+    where id % ${every} = 0`.execute(db)
+}
+
 /** Migrates and fills an empty database with `plan`'s shop. */
 export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<SeededShop> {
   const handle: DatabaseHandle = connectDatabase(databaseUrl)
@@ -152,11 +232,16 @@ export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<See
         })
       }
       await insertInBatches(trx, 'products', products)
-      // Each product's default variant and image row, as the service writes them.
+      if (plan.optionedEvery) await addVariantsToEvery(trx, plan.optionedEvery)
+      // Each other product's default variant and image row, as the service writes them.
       await addMissingDefaultVariants(trx)
     })
 
-    const productIds = (await db.selectFrom('products').select('id').orderBy('id').execute()).map((r) => r.id)
+    const catalogProductIds = (await db.selectFrom('products').select('id').orderBy('id').execute()).map((r) => r.id)
+    const optioned = new Set(
+      (await db.selectFrom('product_options').select('product_id').distinct().execute()).map((r) => r.product_id),
+    )
+    const productIds = catalogProductIds.filter((id) => !optioned.has(id))
     const categoryIds = (await db.selectFrom('categories').select('id').orderBy('id').execute()).map((r) => r.id)
     const variantOf = new Map((await db.selectFrom('product_variants').select(['id', 'product_id']).execute()).map((v) => [v.product_id, v.id]))
     const cartUsers = await db.selectFrom('users').select(['id', 'email']).where('email', 'like', 'cart%').execute()
@@ -183,7 +268,7 @@ export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<See
     // counts use index-only scans); SQLite gets the same statistics.
     await sql.raw(handle.dialect === 'postgres' ? 'vacuum analyze' : 'analyze').execute(db)
 
-    return { productIds, categoryIds, cartCustomerEmails, checkoutCustomerEmails, adminEmail: ADMIN_EMAIL, password: BENCH_PASSWORD }
+    return { productIds, catalogProductIds, categoryIds, cartCustomerEmails, checkoutCustomerEmails, adminEmail: ADMIN_EMAIL, password: BENCH_PASSWORD }
   } finally {
     await db.destroy()
   }
