@@ -238,9 +238,7 @@ export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<See
     })
 
     const catalogProductIds = (await db.selectFrom('products').select('id').orderBy('id').execute()).map((r) => r.id)
-    const optioned = new Set(
-      (await db.selectFrom('product_options').select('product_id').distinct().execute()).map((r) => r.product_id),
-    )
+    const optioned = new Set((await db.selectFrom('product_options').select('product_id').distinct().execute()).map((r) => r.product_id))
     const productIds = catalogProductIds.filter((id) => !optioned.has(id))
     const categoryIds = (await db.selectFrom('categories').select('id').orderBy('id').execute()).map((r) => r.id)
     const variantOf = new Map((await db.selectFrom('product_variants').select(['id', 'product_id']).execute()).map((v) => [v.product_id, v.id]))
