@@ -103,13 +103,23 @@ export async function refreshProductAggregates(db: Db, productId: number, update
 type Trx = Transaction<Database>
 
 /**
- * Locks a product for a write to its options or variants, in the inventory's order: its variants (by id), then the
- * product (PostgreSQL; SQLite runs one write at a time). Every such write takes the product's lock, so two of them on
+ * Locks a product for a write to its options or variants, in the inventory's order: its variants (by id; only
+ * `onlyVariantId` for a write to that variant's own fields), then the product (PostgreSQL; SQLite runs one write at a
+ * time). Every such write takes the product's lock, so two of them on
  * one product run one after the other and each sees the other's rows. The product, or undefined when it is gone.
  */
-export async function lockProduct(trx: Trx, dialect: Dialect, productId: number): Promise<ProductRow | undefined> {
+export async function lockProduct(trx: Trx, dialect: Dialect, productId: number, onlyVariantId?: number): Promise<ProductRow | undefined> {
   if (dialect === 'postgres') {
-    await trx.selectFrom('product_variants').select('id').where('product_id', '=', productId).orderBy('id').forUpdate().execute()
+    // A write to one variant's own fields locks that variant alone, as a checkout does (locking a row writes it on
+    // PostgreSQL: a hundred variants are a hundred writes); the product's lock still orders the writers.
+    await trx
+      .selectFrom('product_variants')
+      .select('id')
+      .where('product_id', '=', productId)
+      .$if(onlyVariantId !== undefined, (qb) => qb.where('id', '=', onlyVariantId ?? 0))
+      .orderBy('id')
+      .forUpdate()
+      .execute()
   }
   return trx
     .selectFrom('products')

@@ -91,9 +91,11 @@ async function writeProduct<T>(
   notFound: AppError = new AppError(404, 'productNotFound'),
   /** The change keeps `state` true (its rows as written): the product is built from it, not read again. */
   keepsState = false,
+  /** The change writes only this variant's own fields: its row alone is locked, with the product. */
+  onlyVariantId?: number,
 ): Promise<{ product: Product; result: T }> {
   return ctx.db.transaction().execute(async (trx) => {
-    const locked = await repo.lockProduct(trx, ctx.dialect, productId)
+    const locked = await repo.lockProduct(trx, ctx.dialect, productId, onlyVariantId)
     if (!locked) throw notFound
     const now = nowIso()
     const state = await loadState(trx, locked.id)
@@ -463,6 +465,8 @@ export async function updateVariant(ctx: VariantsContext, variantId: number, bod
       },
       new AppError(404, 'variantNotFound'),
       true,
+      // New values or a new place touch other rows (the unique key, the positions): those lock every variant.
+      input.options === undefined && input.position === undefined ? variantId : undefined,
     )
     return byId(product, [variantId])[0]!
   } catch (error) {
