@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/app.js'
+import { countRows } from '../helpers/shop.js'
 import { createProductViaApi, makeProduct, pngPart, sendProductForm } from '../helpers/catalog.js'
 import { bearer } from '../helpers/factories.js'
 
@@ -10,15 +11,7 @@ const t = useTestApp()
 const get = (path: string, token?: { token: string }) => t.app.inject({ method: 'GET', url: path, ...(token ? { headers: bearer(token) } : {}) })
 const patch = (id: number, payload: Record<string, unknown>) => t.app.inject({ method: 'PATCH', url: `/products/${id}`, headers: bearer(t.admin), payload })
 const postJson = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/products', headers: bearer(t.admin), payload })
-const rowCount = async (table: 'products' | 'product_variants' | 'product_slugs' | 'product_tags') =>
-  Number(
-    (
-      await t.app.db
-        .selectFrom(table)
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .executeTakeFirstOrThrow()
-    ).n,
-  )
+const rowCount = (table: 'products' | 'product_variants' | 'product_slugs' | 'product_tags') => countRows(t.app, table)
 
 describe('slugs', () => {
   it('are made from the name: lower case, accents removed, other runs one hyphen; -2 when taken; kept on rename', async () => {

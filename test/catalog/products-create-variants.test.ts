@@ -4,6 +4,7 @@ import { useTestApp } from '../helpers/app.js'
 import { makeProduct, sendProductForm, storedImages } from '../helpers/catalog.js'
 import { bearer } from '../helpers/factories.js'
 import { recordEvents } from '../helpers/outbox.js'
+import { countRows } from '../helpers/shop.js'
 
 // A product's own tax class, and its default variant's SKU and compare-at price, in a form or JSON, on create and
 // update; a JSON create with its options and variants.
@@ -16,15 +17,7 @@ const patchJson = (id: number, payload: unknown) =>
   t.app.inject({ method: 'PATCH', url: `/products/${id}`, headers: bearer(t.admin), payload: payload as object })
 
 async function rowCounts() {
-  const count = async (table: 'products' | 'product_variants' | 'product_options' | 'product_option_values') =>
-    Number(
-      (
-        await t.app.db
-          .selectFrom(table)
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    )
+  const count = (table: 'products' | 'product_variants' | 'product_options' | 'product_option_values') => countRows(t.app, table)
   return {
     products: await count('products'),
     variants: await count('product_variants'),

@@ -1,3 +1,4 @@
+import type { Database } from '../../src/db/database.js'
 import type { FastifyInstance } from 'fastify'
 import { nowIso } from '../../src/shared/time.js'
 
@@ -12,7 +13,8 @@ export async function cartOf(app: FastifyInstance, userId: number): Promise<Reco
   return Object.fromEntries(rows.map((r) => [r.product_id, r.quantity]))
 }
 
-export async function countRows(app: FastifyInstance, table: 'orders' | 'order_items' | 'idempotency_keys' | 'cart_items'): Promise<number> {
+/** How many rows `table` holds. */
+export async function countRows(app: FastifyInstance, table: keyof Database): Promise<number> {
   const row = await app.db
     .selectFrom(table)
     .select((eb) => eb.fn.countAll<number>().as('n'))
