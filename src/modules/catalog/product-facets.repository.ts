@@ -1,7 +1,16 @@
 import { type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import type { Dialect } from '../../db/connect.js'
-import { type OptionFilter, type ProductFilter, productConditions, type VariantCondition, variantSource, variantsWhere } from './products.repository.js'
+import {
+  type OptionFilter,
+  type ProductFilter,
+  productConditions,
+  productHasOptionValue,
+  startFromOptionValue,
+  type VariantCondition,
+  variantSource,
+  variantsWhere,
+} from './products.repository.js'
 
 type Db = Kysely<Database>
 
@@ -19,17 +28,25 @@ function withoutVariantConditions(filter: ProductFilter): ProductFilter {
   return rest
 }
 
-export async function countMatches(db: Db, dialect: Dialect, filter: ProductFilter): Promise<number> {
-  const { rows } = await sql<{ count: number | string }>`select count(*) as count from products p ${where(productConditions('p', dialect, filter))}`.execute(db)
-  return Number(rows[0]?.count ?? 0)
+export interface CategoryCounts {
+  /** Per category (its own products, not its descendants'), the categories with none left out. */
+  counts: Array<{ categoryId: number; count: number }>
+  /** Every matching product, those without a category too. */
+  total: number
 }
 
 /** Matching products per category (their own category, not its ancestors: the service adds the subtrees up). */
-export async function countByCategory(db: Db, dialect: Dialect, filter: ProductFilter): Promise<Array<{ categoryId: number; count: number }>> {
-  const conditions = [...productConditions('p', dialect, filter), sql<SqlBool>`p.category_id is not null`]
-  const { rows } = await sql<{ category_id: number; count: number | string }>`select p.category_id, count(*) as count from products p
-    ${where(conditions)} group by p.category_id`.execute(db)
-  return rows.map((row) => ({ categoryId: Number(row.category_id), count: Number(row.count) }))
+export async function countByCategory(db: Db, dialect: Dialect, filter: ProductFilter): Promise<CategoryCounts> {
+  if (Object.keys(filter).length === 0) {
+    // Every active product: the trigger-kept counts per category (category 0 is the whole shop's).
+    const rows = await db.selectFrom('product_counts').select(['category_id', 'total']).where('total', '>', 0).execute()
+    const counts = rows.filter((row) => row.category_id > 0).map((row) => ({ categoryId: Number(row.category_id), count: Number(row.total) }))
+    return { counts, total: Number(rows.find((row) => row.category_id === 0)?.total ?? 0) }
+  }
+  const { rows } = await sql<{ category_id: number | null; count: number | string }>`select p.category_id, count(*) as count from products p
+    ${where(productConditions('p', dialect, filter))} group by p.category_id`.execute(db)
+  const counts = rows.filter((row) => row.category_id !== null).map((row) => ({ categoryId: Number(row.category_id), count: Number(row.count) }))
+  return { counts, total: rows.reduce((sum, row) => sum + Number(row.count), 0) }
 }
 
 /**
@@ -84,23 +101,18 @@ export async function countByOptionValue(
 ): Promise<OptionValueCount[]> {
   const variant: VariantCondition = { minPriceCents: filter.minPriceCents, maxPriceCents: filter.maxPriceCents, options: filter.options ?? [] }
   const conditions = productConditions('p', dialect, withoutVariantConditions(filter))
+  // Necessary for a variant with the first filtered option's value: having it (see startFromOptionValue). The product's
+  // copies (prices, stock) are not checked here: they would take SQLite off the covering (status, category_id) index.
+  const [first] = variant.options ?? []
+  if (first !== undefined && startFromOptionValue(dialect, filter)) conditions.push(productHasOptionValue(sql.ref('p.id'), first))
   if ('in' in names) conditions.push(sql<SqlBool>`o.name_key in (${sql.join(names.in)})`)
   else if (names.notIn.length > 0) conditions.push(sql<SqlBool>`o.name_key not in (${sql.join(names.notIn)})`)
   type Row = { name_key: string; value_key: string; count: number | string; first_option: number; first_value: number }
   let rows: Row[]
-  if (filter.inStock === undefined && variant.minPriceCents === undefined && variant.maxPriceCents === undefined && variant.options?.length === 0) {
-    // No variant condition: each value of each matching product that some variant uses (one probe of the value index).
-    conditions.push(sql<SqlBool>`exists (select 1 from variant_option_values xvo where xvo.option_value_id = ov.id)`)
-    ;({ rows } = await sql<Row>`select o.name_key, ov.value_key, count(*) as count, min(o.id) as first_option, min(ov.id) as first_value
-      from products p
-        join product_options o on o.product_id = p.id
-        join product_option_values ov on ov.option_id = o.id
-      ${where(conditions)}
-      group by o.name_key, ov.value_key`.execute(db))
-  } else if (filter.inStock !== false) {
-    // The variants meeting the conditions (walked from the first filtered option when there is one), then their
-    // values: a product counts once per value (distinct), whatever its number of variants with it. CROSS JOIN keeps
-    // SQLite's planner on this order (products first): from the variants' price index it read half the variants.
+  if (filter.inStock !== false && (variant.options?.length ?? 0) > 0) {
+    // The variants meeting the conditions (walked from the first filtered option), then their values: a product counts
+    // once per value (distinct), whatever its number of variants with it. CROSS JOIN keeps SQLite's planner on this
+    // order (products first): from the variants' price index it read half the variants.
     const source = variantSource(sql.ref('p.id'), variant, filter.inStock === true)
     ;({ rows } = await sql<Row>`select name_key, value_key, count(*) as count, min(option_id) as first_option, min(value_id) as first_value
       from (select distinct p.id as product_id, o.name_key, ov.value_key, o.id as option_id, ov.id as value_id
@@ -111,10 +123,20 @@ export async function countByOptionValue(
         ${where([...conditions, source.where])}) d
       group by name_key, value_key`.execute(db))
   } else {
-    // A product counts for a value when it would match with `option.<name>=<value>` added.
+    // Each value of each matching product, with a variant that has it and meets the conditions, found by value
+    // (variant_option_values (option_value_id, variant_id)), stopping at the first. A product counts once per value:
+    // it has one option per name and one value per key.
     const value = sql.ref('ov.id')
-    conditions.push(sql<SqlBool>`exists (select 1 ${variantsOfValue(value, variant, false)})`)
-    conditions.push(sql<SqlBool>`not exists (select 1 ${variantsOfValue(value, variant, true)})`)
+    if (filter.inStock === undefined && variant.minPriceCents === undefined && variant.maxPriceCents === undefined) {
+      // No variant condition: a variant uses the value (one probe of the value index).
+      conditions.push(sql<SqlBool>`exists (select 1 from variant_option_values xvo where xvo.option_value_id = ov.id)`)
+    } else if (filter.inStock !== false) {
+      conditions.push(sql<SqlBool>`exists (select 1 ${variantsOfValue(value, variant, filter.inStock === true)})`)
+    } else {
+      // Out of stock: it would match with `option.<name>=<value>` added.
+      conditions.push(sql<SqlBool>`exists (select 1 ${variantsOfValue(value, variant, false)})`)
+      conditions.push(sql<SqlBool>`not exists (select 1 ${variantsOfValue(value, variant, true)})`)
+    }
     ;({ rows } = await sql<Row>`select o.name_key, ov.value_key, count(*) as count, min(o.id) as first_option, min(ov.id) as first_value
       from products p
         join product_options o on o.product_id = p.id

@@ -1,4 +1,5 @@
 import { centsToAmount } from '../../shared/money.js'
+import type { CategoryRow } from '../../db/database.js'
 import { listCategories } from './categories.repository.js'
 import * as repo from './product-facets.repository.js'
 import type { ProductFilter } from './products.repository.js'
@@ -20,27 +21,41 @@ export async function productFacets(ctx: Context, input: ProductFacetsInput): Pr
   const { tagKeys: _tagKeys, ...anyTag } = filter
   const { minPriceCents: _min, maxPriceCents: _max, ...anyPrice } = filter
   const unknownCategory = filter.categoryIds?.length === 0
-  const [total, categories, tags, options, price] = await Promise.all([
-    unknownCategory ? 0 : repo.countMatches(ctx.db, ctx.dialect, filter),
-    categoryFacet(ctx, anyCategory),
+  // The categories facet counts every filter but the category per category: the total is the part of it in the
+  // filter's categories (one pass instead of two).
+  const [byCategory, categories, tags, options, price] = await Promise.all([
+    repo.countByCategory(ctx.db, ctx.dialect, anyCategory),
+    listCategories(ctx.db),
     unknownCategory ? [] : repo.countByTag(ctx.db, ctx.dialect, anyTag),
     unknownCategory ? [] : optionFacet(ctx, filter),
     unknownCategory ? null : repo.priceRange(ctx.db, ctx.dialect, anyPrice),
   ])
+  const total = totalIn(byCategory, filter)
   return {
     total,
-    categories,
+    categories: categoryFacet(byCategory, categories),
     tags,
     options,
     price: price === null ? null : { min: centsToAmount(price.min), max: centsToAmount(price.max) },
   }
 }
 
+/** How many of the counted products are in the filter's categories (`category` and `categoryId`), if it names any. */
+function totalIn(byCategory: repo.CategoryCounts, filter: ProductFilter): number {
+  const { categoryId, categoryIds } = filter
+  if (categoryId === undefined && categoryIds === undefined) return byCategory.total
+  const ids = categoryIds === undefined ? undefined : new Set(categoryIds)
+  let total = 0
+  for (const { categoryId: id, count } of byCategory.counts) {
+    if ((categoryId === undefined || id === categoryId) && (ids === undefined || ids.has(id))) total += count
+  }
+  return total
+}
+
 /** Each category with the matching products of its subtree, the zeros left out; by count, then name. */
-async function categoryFacet(ctx: Context, filter: ProductFilter): Promise<ProductFacets['categories']> {
-  const [counts, categories] = await Promise.all([repo.countByCategory(ctx.db, ctx.dialect, filter), listCategories(ctx.db)])
+function categoryFacet(byCategory: repo.CategoryCounts, categories: CategoryRow[]): ProductFacets['categories'] {
   const byId = new Map(categories.map((category) => [category.id, { category, count: 0 }]))
-  for (const { categoryId, count } of counts) {
+  for (const { categoryId, count } of byCategory.counts) {
     // The path lists the category's ancestors and itself (`/1/4/9/`): each counts the products once.
     const path = byId.get(categoryId)?.category.path ?? ''
     for (const id of path.split('/')) {

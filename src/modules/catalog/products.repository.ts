@@ -159,8 +159,27 @@ export function productConditions(p: string, dialect: Dialect, filter: ProductFi
     if (options.length === 0 && inStock !== true) conditions.push(sql<SqlBool>`(${col('price_cents')} = ${col('price_max_cents')} or ${exists})`)
     else conditions.push(exists)
   }
+  const [first] = options
+  if (first !== undefined && startFromOptionValue(dialect, filter)) conditions.push(productHasOptionValue(col('id'), first))
   if (filter.q !== undefined) conditions.push(searchCondition(col, dialect, filter.q, plan))
   return conditions
+}
+
+/**
+ * Whether to add "has the first option's value" (necessary for the variant walk) to a product query: the products having
+ * it are found from the values by key (product_option_values (value_key, option_id)), so the planner can start there
+ * instead of trying the variants of every product. On SQLite only without a category: a category's index finds its
+ * products sooner than the value's (at 100,000 products, 9,000 lookups of product rows by id cost 20 ms, the
+ * category's 5,000 index entries 2 ms); PostgreSQL's planner weighs both sides itself.
+ */
+export function startFromOptionValue(dialect: Dialect, filter: ProductFilter): boolean {
+  return dialect === 'postgres' || (filter.categoryId === undefined && filter.categoryIds === undefined)
+}
+
+/** The product `id` has option `nameKey` with one of `valueKeys` (used by a variant or not). */
+export function productHasOptionValue(id: Expression<unknown>, option: OptionFilter): RawBuilder<SqlBool> {
+  return sql<SqlBool>`${id} in (select ko.product_id from product_option_values kov join product_options ko on ko.id = kov.option_id
+    where kov.value_key in (${sql.join(option.valueKeys)}) and ko.name_key = ${option.nameKey})`
 }
 
 /** `q` in the name or the description, or a whole SKU. */
