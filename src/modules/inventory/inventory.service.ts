@@ -24,8 +24,9 @@ export interface ReservedLine {
 /**
  * The one owner of stock: every unit that leaves or comes back goes through here, inside the transaction of the
  * change that moves it (an order placed, an order cancelled or expired). A variant's stock is the truth; its
- * product's `stock` (their sum) moves with it. Lines are taken in (product id, variant id) order, each variant then
- * its product, as the catalog's writes lock them: two changes never wait on each other in a cycle. `stock.low` is
+ * product's `stock` (their sum) moves with it. Lines are taken in (product id, variant id) order: a product's
+ * variants, then the product once, as the catalog's writes lock them (all or one of its variants, then the
+ * product): two changes never wait on each other in a cycle. `stock.low` is
  * emitted here, by its rule, for every product this change took to the threshold or below.
  */
 export interface Inventory {
@@ -34,27 +35,43 @@ export interface Inventory {
   /** `stock.low` for each reserved product this change took to the threshold or below (after the change's own event). */
   announceLowStock(trx: Trx, reserved: readonly ReservedLine[]): Promise<void>
   /** Puts the units back (a variant deleted since is skipped). */
-  release(trx: Trx, lines: ReadonlyArray<Omit<StockLine, 'productId'> & { productId?: number }>): Promise<void>
+  release(trx: Trx, lines: readonly StockLine[]): Promise<void>
 }
 
-const byProductThenVariant = (a: { productId?: number; variantId: number }, b: { productId?: number; variantId: number }) =>
-  (a.productId ?? 0) - (b.productId ?? 0) || a.variantId - b.variantId
+const byProductThenVariant = (a: StockLine, b: StockLine) => a.productId - b.productId || a.variantId - b.variantId
 
 export function createInventory(deps: { events: EventSink }): Inventory {
   const { events } = deps
   return {
     async reserve(trx, lines) {
       const reserved: ReservedLine[] = []
-      for (const line of [...lines].sort(byProductThenVariant)) {
-        const variant = await repo.takeVariantStock(trx, line.variantId, line.quantity)
-        const product = variant && (await repo.takeProductStock(trx, variant.product_id, line.quantity))
-        if (!variant || !product) {
-          // Why: a product taken off sale since it was added (a draft again, or archived), short stock, or gone.
-          const found = await repo.findVariantProduct(trx, line.variantId)
-          if (!found) throw new AppError(404, 'productNotFound')
-          throw found.status !== 'active' ? new AppError(409, 'productUnavailable', found.name) : new AppError(409, 'insufficientStockFor', found.name)
+      // Why a line could not be taken: its product taken off sale since it was added (a draft again, or archived),
+      // short stock, or gone.
+      const refusal = async (variantId: number) => {
+        const found = await repo.findVariantProduct(trx, variantId)
+        if (!found) return new AppError(404, 'productNotFound')
+        return found.status !== 'active' ? new AppError(409, 'productUnavailable', found.name) : new AppError(409, 'insufficientStockFor', found.name)
+      }
+      const sorted = [...lines].sort(byProductThenVariant)
+      for (let start = 0; start < sorted.length;) {
+        // One product's lines: every variant (by id), then the product's copy of its stock once, for all of them.
+        const productId = sorted[start]!.productId
+        let end = start
+        while (end < sorted.length && sorted[end]!.productId === productId) end += 1
+        const taken: Array<{ variant: repo.TakenVariant; quantity: number }> = []
+        for (const line of sorted.slice(start, end)) {
+          const variant = await repo.takeVariantStock(trx, line.variantId, line.quantity)
+          if (!variant) throw await refusal(line.variantId)
+          taken.push({ variant, quantity: line.quantity })
         }
-        reserved.push({ product, variant, quantity: line.quantity })
+        const product = await repo.takeProductStock(
+          trx,
+          taken[0]!.variant.product_id,
+          taken.reduce((sum, line) => sum + line.quantity, 0),
+        )
+        if (!product) throw await refusal(taken[0]!.variant.id)
+        for (const line of taken) reserved.push({ product, ...line })
+        start = end
       }
       return reserved
     },
@@ -68,9 +85,21 @@ export function createInventory(deps: { events: EventSink }): Inventory {
       for (const { product, quantity } of taken.values()) await events.stockChanged(trx, productRowToProduct(product), product.stock + quantity)
     },
     async release(trx, lines) {
-      for (const line of [...lines].sort(byProductThenVariant)) {
-        const variant = await repo.putBackVariantStock(trx, line.variantId, line.quantity)
-        if (variant) await repo.moveProductStock(trx, variant.product_id, line.quantity)
+      const sorted = [...lines].sort(byProductThenVariant)
+      for (let start = 0; start < sorted.length;) {
+        // One product's lines: every variant (by id), then the product's copy of its stock once, as reserve() does.
+        let end = start
+        while (end < sorted.length && sorted[end]!.productId === sorted[start]!.productId) end += 1
+        let productId: number | undefined
+        let back = 0
+        for (const line of sorted.slice(start, end)) {
+          const variant = await repo.putBackVariantStock(trx, line.variantId, line.quantity)
+          if (!variant) continue
+          productId = variant.product_id
+          back += line.quantity
+        }
+        if (productId !== undefined) await repo.moveProductStock(trx, productId, back)
+        start = end
       }
     },
   }
