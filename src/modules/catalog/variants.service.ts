@@ -88,12 +88,16 @@ async function writeProduct<T>(
   ctx: VariantsContext,
   productId: number,
   change: (trx: Trx, state: ProductState, now: string) => Promise<T>,
-  notFound: AppError = new AppError(404, 'productNotFound'),
-  /** The change keeps `state` true (its rows as written): the product is built from it, not read again. */
-  keepsState = false,
-  /** The change writes only this variant's own fields: its row alone is locked, with the product. */
-  onlyVariantId?: number,
+  options: {
+    /** What answers when the product (or the variant written) is gone. */
+    notFound?: AppError
+    /** The change keeps `state` true (its rows as written): the product is built from it, not read again. */
+    keepsState?: boolean
+    /** The change writes only this variant's own fields: its row alone is locked, with the product. */
+    onlyVariantId?: number | undefined
+  } = {},
 ): Promise<{ product: Product; result: T }> {
+  const { notFound = new AppError(404, 'productNotFound'), keepsState = false, onlyVariantId } = options
   return ctx.db.transaction().execute(async (trx) => {
     const locked = await repo.lockProduct(trx, ctx.dialect, productId, onlyVariantId)
     if (!locked) throw notFound
@@ -463,10 +467,12 @@ export async function updateVariant(ctx: VariantsContext, variantId: number, bod
         })
         keepRow(state, updated)
       },
-      new AppError(404, 'variantNotFound'),
-      true,
-      // New values or a new place touch other rows (the unique key, the positions): those lock every variant.
-      input.options === undefined && input.position === undefined ? variantId : undefined,
+      {
+        notFound: new AppError(404, 'variantNotFound'),
+        keepsState: true,
+        // New values or a new place touch other rows (the unique key, the positions): those lock every variant.
+        onlyVariantId: input.options === undefined && input.position === undefined ? variantId : undefined,
+      },
     )
     return byId(product, [variantId])[0]!
   } catch (error) {
@@ -485,6 +491,6 @@ export async function deleteVariant(ctx: VariantsContext, variantId: number): Pr
       if (state.variants.length <= 1) throw new AppError(409, 'lastVariant')
       await repo.deleteVariant(trx, variantId)
     },
-    new AppError(404, 'variantNotFound'),
+    { notFound: new AppError(404, 'variantNotFound') },
   )
 }
