@@ -100,8 +100,10 @@ describe('status', () => {
     for (const hidden of [draft, archived]) {
       for (const path of [`/products/${hidden.id}`, `/products/${hidden.slug}`]) {
         expect([(await get(path)).statusCode, (await get(path)).json()]).toEqual([404, { error: 'Producto no encontrado' }])
-        expect((await get(path, t.customer)).statusCode).toBe(404)
-        expect((await get(path, { token: 'not-a-token' })).statusCode).toBe(404)
+        const asCustomer = await get(path, t.customer)
+        expect([asCustomer.statusCode, asCustomer.json()]).toEqual([404, { error: 'Producto no encontrado' }])
+        const badToken = await get(path, { token: 'not-a-token' })
+        expect([badToken.statusCode, badToken.json()]).toEqual([404, { error: 'Producto no encontrado' }])
         const seen = await get(path, t.admin)
         expect([seen.statusCode, seen.json().id]).toEqual([200, hidden.id])
       }
@@ -119,7 +121,8 @@ describe('status', () => {
   it('an admin’s read of a draft is not served to anyone from the product read cache', async () => {
     const draft = await createProductViaApi(t.app, t.admin, { name: 'Borrador cacheado', price: '10', status: 'draft' })
     expect((await get(`/products/${draft.id}`, t.admin)).statusCode).toBe(200)
-    expect((await get(`/products/${draft.id}`)).statusCode).toBe(404)
+    const publicRead = await get(`/products/${draft.id}`)
+    expect([publicRead.statusCode, publicRead.json()]).toEqual([404, { error: 'Producto no encontrado' }])
   })
 
   it('status must be one of draft, active, archived', async () => {
@@ -172,7 +175,8 @@ describe('POST /products with JSON', () => {
     expect(body.variants).toEqual([expect.objectContaining({ price: 12.5, stock: 3, imageId: null, title: null })])
     expect(await rowCount('product_variants')).toBe(before + 1)
     // Hidden from the public, as every draft.
-    expect((await get(`/products/${body.id}`)).statusCode).toBe(404)
+    const publicRead = await get(`/products/${body.id}`)
+    expect([publicRead.statusCode, publicRead.json()]).toEqual([404, { error: 'Producto no encontrado' }])
   })
 
   it('cannot make an active or archived product, nor activate it without an image: 409, nothing written', async () => {
@@ -199,9 +203,9 @@ describe('POST /products with JSON', () => {
     const unknown = await postJson({ name: 'X', price: 1, colour: 'red' })
     expect([unknown.statusCode, unknown.json()]).toEqual([422, { error: 'property colour should not exist' }])
     const anonymous = await t.app.inject({ method: 'POST', url: '/products', payload: { name: 'X', price: 1 } })
-    expect(anonymous.statusCode).toBe(401)
+    expect([anonymous.statusCode, anonymous.json()]).toEqual([401, { error: 'Unauthorized - No user found' }])
     const customer = await t.app.inject({ method: 'POST', url: '/products', headers: bearer(t.customer), payload: { name: 'X', price: 1 } })
-    expect(customer.statusCode).toBe(403)
+    expect([customer.statusCode, customer.json()]).toEqual([403, { error: 'Forbidden - Requires one of the following roles: admin' }])
   })
 })
 

@@ -116,7 +116,9 @@ describe('POST /products/:id/options', () => {
   it('401, 403 first', async () => {
     const product = await makeProduct(t.app)
     expect((await send('POST', `/products/${product.id}/options`, {}, null)).json()).toEqual({ error: 'Unauthorized - No user found' })
-    expect((await send('POST', `/products/${product.id}/options`, {}, t.customer)).statusCode).toBe(403)
+    expect((await send('POST', `/products/${product.id}/options`, {}, t.customer)).json()).toEqual({
+      error: 'Forbidden - Requires one of the following roles: admin',
+    })
   })
 
   it('409 for a name taken ignoring case, and over the cap (3 by default)', async () => {
@@ -284,7 +286,8 @@ describe('PATCH and DELETE /products/:id/options/:optionId/values/:valueId', () 
     expect({ status: inUse.statusCode, body: inUse.json() }).toEqual({ status: 409, body: { error: 'El valor está en uso por 2 variantes' } })
     const wrongOption = `/products/${product.id}/options/${option('Color').id}/values/${value('Talla', 'L').id}`
     expect((await send('DELETE', wrongOption)).json()).toEqual({ error: 'Opción no encontrada' })
-    expect((await send('PATCH', `/products/${product.id}/options/${option('Color').id}/values/999999`, { value: 'x' })).statusCode).toBe(404)
+    const unknownValue = await send('PATCH', `/products/${product.id}/options/${option('Color').id}/values/999999`, { value: 'x' })
+    expect([unknownValue.statusCode, unknownValue.json()]).toEqual([404, { error: 'Opción no encontrada' }])
     expect(events).toEqual([])
     const res = await send('DELETE', url('Talla', 'L'))
     expect(res.statusCode).toBe(200)

@@ -204,8 +204,10 @@ describe('POST /products/:id/variants', () => {
 
   it('401, 403 first', async () => {
     const product = await optionedProduct()
-    expect((await send('POST', `/products/${product.id}/variants`, { price: -1 }, null)).statusCode).toBe(401)
-    expect((await send('POST', `/products/${product.id}/variants`, { price: -1 }, t.customer)).statusCode).toBe(403)
+    const anonymous = await send('POST', `/products/${product.id}/variants`, { price: -1 }, null)
+    expect([anonymous.statusCode, anonymous.json()]).toEqual([401, { error: 'Unauthorized - No user found' }])
+    const customer = await send('POST', `/products/${product.id}/variants`, { price: -1 }, t.customer)
+    expect([customer.statusCode, customer.json()]).toEqual([403, { error: 'Forbidden - Requires one of the following roles: admin' }])
   })
 })
 
@@ -388,8 +390,10 @@ describe('DELETE /variants/:id', () => {
     expect({ status: last.statusCode, body: last.json() }).toEqual({ status: 409, body: { error: 'Un producto debe tener al menos una variante' } })
     expect(await variantCount(product.id)).toBe(1)
     expect((await send('DELETE', '/variants/999999')).json()).toEqual({ error: 'Variante no encontrada' })
-    expect((await send('DELETE', `/variants/${only.id}`, undefined, null)).statusCode).toBe(401)
-    expect((await send('DELETE', `/variants/${only.id}`, undefined, t.customer)).statusCode).toBe(403)
+    expect((await send('DELETE', `/variants/${only.id}`, undefined, null)).json()).toEqual({ error: 'Unauthorized - No user found' })
+    expect((await send('DELETE', `/variants/${only.id}`, undefined, t.customer)).json()).toEqual({
+      error: 'Forbidden - Requires one of the following roles: admin',
+    })
     expect(events).toEqual([])
   })
 })
