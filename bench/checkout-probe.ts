@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { connectDatabase } from '../src/db/connect.js'
-import { addToCart } from '../src/modules/cart/cart.service.js'
+import { addToCart, defaultCartSettings } from '../src/modules/cart/cart.service.js'
 import { createOrdersDeps, placeOrder } from '../src/modules/orders/orders.service.js'
 import { createUser } from '../src/modules/users/users.service.js'
 import { nowIso } from '../src/shared/time.js'
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
   const orderDeps = createOrdersDeps(db)
   const direct = await loopFor(seconds, customers, async (i) => {
     const userId = (users[i] as { id: number }).id
-    await addToCart(db, userId, { productId: pick(), quantity: 1 })
+    await addToCart(db, { userId }, defaultCartSettings, { productId: pick(), quantity: 1 })
     return (await placeOrder(orderDeps, userId)).created
   })
   const stockSold = await db

@@ -2,7 +2,7 @@
 // order in its transaction), driven by one loop per customer on the service's kind of connection
 // (SQLite file, or a PostgreSQL pool of the service's size). Started by the orchestrator with fork().
 import { connectDatabase } from '../src/db/connect.js'
-import { addToCart } from '../src/modules/cart/cart.service.js'
+import { addToCart, defaultCartSettings } from '../src/modules/cart/cart.service.js'
 import { createOrdersDeps, placeOrder } from '../src/modules/orders/orders.service.js'
 import type { DirectCheckoutResult } from './types.js'
 
@@ -24,7 +24,7 @@ async function runDirectCheckout(spec: DirectCheckoutSpec): Promise<DirectChecko
     while (performance.now() < deadline) {
       const productId = spec.productIds[Math.floor(Math.random() * spec.productIds.length)] as number
       try {
-        await addToCart(db, userId, { productId, quantity: 1 })
+        await addToCart(db, { userId }, defaultCartSettings, { productId, quantity: 1 })
         const { created } = await placeOrder(orderDeps, userId)
         if (created) orders += 1
       } catch {

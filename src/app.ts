@@ -10,6 +10,7 @@ import { configWarnings } from './config-warnings.js'
 import { adminRoutes } from './modules/admin/admin.routes.js'
 import { addressesRoutes } from './modules/addresses/addresses.routes.js'
 import { cartRoutes } from './modules/cart/cart.routes.js'
+import { defaultCartSettings } from './modules/cart/cart.service.js'
 import { catalogRoutes } from './modules/catalog/catalog.routes.js'
 import { healthRoutes } from './modules/health/health.routes.js'
 import { ordersRoutes } from './modules/orders/orders.routes.js'
@@ -182,7 +183,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   await app.register(healthRoutes)
   await app.register(usersRoutes, { config })
-  await app.register(cartRoutes)
+  await app.register(cartRoutes, {
+    // GUEST_CART_TTL, GUEST_CHECKOUT, PRICES_INCLUDE_TAX and SHOP_COUNTRY join the configuration with taxes and guest orders.
+    cart: defaultCartSettings,
+    pricing: { currency: config.payments.currency, pricesIncludeTax: true, shopCountry: 'ES' },
+    jobs: options.jobs ?? true,
+  })
   await app.register(paymentsPlugin, { config, payments: services.payments, jobs: options.jobs ?? true })
   await app.register(ordersRoutes, { config, orders: services.orders })
   await app.register(addressesRoutes)

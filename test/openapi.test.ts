@@ -33,6 +33,7 @@ const PUBLIC = [
   'GET /health',
   'GET /ready',
   'POST /auth/register',
+  'POST /carts',
   'POST /auth/login',
   'POST /auth/refresh',
   'POST /auth/password-reset',
@@ -85,7 +86,15 @@ describe('the OpenAPI document', () => {
         .map(([key]) => key)
         .sort(),
     ).toEqual(PUBLIC)
-    expect(declared.filter(([, security]) => security !== '[]').every(([, security]) => security === '[{"bearerAuth":[]}]')).toBe(true)
+    // A bearer, or for the cart's routes a bearer or a guest's cart token.
+    const cartRoutes = declared.filter(([key]) => / \/cart(\/|$)/.test(key))
+    expect(cartRoutes.length).toBeGreaterThanOrEqual(6)
+    expect(cartRoutes.every(([, security]) => security === '[{"bearerAuth":[]},{"cartToken":[]}]')).toBe(true)
+    expect(
+      declared
+        .filter(([key, security]) => security !== '[]' && !cartRoutes.some(([cart]) => cart === key))
+        .every(([, security]) => security === '[{"bearerAuth":[]}]'),
+    ).toBe(true)
     for (const [key, method, path] of operations) {
       const response = await t.app.inject({ method: method as 'GET', url: concrete(path), ...(method === 'GET' || method === 'DELETE' ? {} : { payload: {} }) })
       if (PUBLIC.includes(key)) expect(response.statusCode, `${key} without a token`).not.toBe(401)

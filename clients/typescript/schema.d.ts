@@ -226,6 +226,23 @@ export interface paths {
     patch: operations['updateUser']
     trace?: never
   }
+  '/carts': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** A guest cart: its token, shown once, opens it as `X-Cart-Token` */
+    post: operations['createGuestCart']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/cart': {
     parameters: {
       query?: never
@@ -233,14 +250,15 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** The caller’s cart */
+    /** The caller’s cart, with the full breakdown checkout would charge */
     get: operations['getCart']
     put?: never
     post?: never
     delete?: never
     options?: never
     head?: never
-    patch?: never
+    /** Keep checkout choices on the cart: e-mail (guests), address, shipping method, note; null clears one */
+    patch: operations['updateCart']
     trace?: never
   }
   '/cart/add': {
@@ -252,7 +270,7 @@ export interface paths {
     }
     get?: never
     put?: never
-    /** Add a product (combines with an existing line) */
+    /** Add a variant (combines with an existing line) */
     post: operations['addCartItem']
     delete?: never
     options?: never
@@ -839,10 +857,23 @@ export interface components {
         /** @description null for a product without options. */
         variantTitle: string | null
         sku: string | null
+        /** @description The variant’s option values, in option order; empty for a product without options. */
+        options: {
+          name: string
+          value: string
+        }[]
         /** @description false once the product is off sale (a draft or archived): checkout refuses the cart. */
         available: boolean
         quantity: number
+        /** @description product.price × quantity. */
         subtotal: number
+        /** @description This line’s share of the code’s discount. */
+        discount: number
+        /** @description The rate of the line’s tax class in the tax country, in percent. */
+        taxRate: number
+        tax: number
+        /** @description subtotal − discount (+ tax when prices exclude it). */
+        total: number
         product: {
           id: number
           name: string
@@ -850,14 +881,48 @@ export interface components {
           imageUrl: string
         }
       }[]
+      subtotal: number
+      discountTotal: number
+      shippingTotal: number
+      taxTotal: number
+      /** @description What checkout would charge now. */
       total: number
+      currency: string
+      pricesIncludeTax: boolean
+      taxCountry: string
+      /** @description A guest cart’s order e-mail; null on a user’s cart. */
+      email: string | null
+      shippingAddress: components['schemas']['AddressSnapshot'] | null
+      shippingMethod: components['schemas']['ShippingMethodSnapshot'] | null
+      note: string | null
+      discount: components['schemas']['CartDiscount'] | null
+      taxLines: components['schemas']['TaxLine'][]
+    }
+    /** CartDiscount */
+    CartDiscount: {
+      code: string
+      /** @enum {string|null} */
+      type: 'percent' | 'fixed' | 'free_shipping' | null
+      value: number | null
+      applicable: boolean
+      /** @description Why it does not apply now: the message checkout would answer. */
+      reason: string | null
     }
     /** CartItem */
     CartItem: {
       id: number
-      userId: number
+      cartId: number
+      /** @description null on a guest cart’s line. */
+      userId: number | null
       productId: number
       variantId: number
+      sku: string | null
+      variantTitle: string | null
+      /** @description The variant’s option values, in option order; empty for a product without options. */
+      options: {
+        name: string
+        value: string
+      }[]
       quantity: number
       /** Format: date-time */
       createdAt: string
@@ -1181,6 +1246,16 @@ export interface components {
     Error: {
       error: string
     }
+    /** GuestCart */
+    GuestCart: {
+      /** @description Shown once: send it as `X-Cart-Token`. */
+      cartToken: string
+      /**
+       * Format: date-time
+       * @description Moves on with every change to the cart.
+       */
+      expiresAt: string
+    }
     /** Login */
     Login: {
       token: string
@@ -1341,6 +1416,11 @@ export interface components {
         | 'insufficient_stock'
         | 'cart_item_not_found'
         | 'cart_empty'
+        | 'cart_not_found'
+        | 'guest_checkout_disabled'
+        | 'cart_email_is_account'
+        | 'variant_of_another_product'
+        | 'email_required'
         | 'amount_too_large'
         | 'order_not_found'
         | 'transition_not_allowed'
@@ -1542,6 +1622,15 @@ export interface components {
       id: number
       name: string
       price: number
+    }
+    /** TaxLine */
+    TaxLine: {
+      name: string
+      taxClass: string
+      rate: number
+      /** @description Net of tax. */
+      base: number
+      amount: number
     }
     /** TokenPair */
     TokenPair: {
@@ -2891,6 +2980,36 @@ export interface operations {
       }
     }
   }
+  createGuestCart: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['GuestCart']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
   getCart: {
     parameters: {
       query?: never
@@ -2899,6 +3018,99 @@ export interface operations {
       cookie?: never
     }
     requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Cart']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  updateCart: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * Format: email
+           * @description Guest carts only: the order’s e-mail.
+           */
+          email?: string | null
+          shippingAddressId?: number | null
+          shippingAddress?: {
+            fullName: string
+            line1: string
+            line2?: string | null
+            city: string
+            region?: string | null
+            postalCode: string
+            country: components['schemas']['CountryCode']
+            phone?: string | null
+          } | null
+          shippingMethodId?: number | null
+          note?: string | null
+        }
+      }
+    }
     responses: {
       /** @description Default Response */
       200: {
@@ -2971,7 +3183,8 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          productId: number
+          /** @description Enough for a product with one variant; with `variantId`, the variant must be this product’s. */
+          productId?: number
           /** @description Required when the product has several variants. */
           variantId?: number
           quantity: number

@@ -134,9 +134,31 @@ export interface ProductTagsTable {
   position: number
 }
 
+/** A user's cart (`user_id`) or a guest's (`token_hash`, `expires_at`), with the checkout choices made on it. */
+export interface CartsTable {
+  id: Generated<number>
+  user_id: number | null
+  /** SHA-256 (hex) of the guest's `ct_` token; the token itself is never stored. */
+  token_hash: string | null
+  email: string | null
+  shipping_address_id: number | null
+  /** An inline address (JSON of an AddressSnapshot), used instead of one of the book. */
+  shipping_address: string | null
+  shipping_method_id: number | null
+  note: string | null
+  /** The code as the customer typed it; checked again on every view and at checkout. */
+  discount_code: string | null
+  created_at: Timestamp
+  updated_at: Timestamp
+  /** Guest carts only: `updated_at` + GUEST_CART_TTL. */
+  expires_at: Timestamp | null
+}
+
 export interface CartItemsTable {
   id: Generated<number>
-  user_id: number
+  cart_id: number
+  /** The cart's user, copied onto the line (one index finds a user's lines); null on a guest's line. */
+  user_id: number | null
   product_id: number
   variant_id: number
   quantity: number
@@ -360,6 +382,7 @@ export interface Database {
   variant_option_values: VariantOptionValuesTable
   product_tags: ProductTagsTable
   product_counts: ProductCountsTable
+  carts: CartsTable
   cart_items: CartItemsTable
   orders: OrdersTable
   order_items: OrderItemsTable

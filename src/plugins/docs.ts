@@ -27,7 +27,9 @@ const operationIds: Record<string, string> = {
   'GET /auth/users/:id': 'getUser',
   'PATCH /auth/users/:id': 'updateUser',
   'DELETE /auth/users/:id': 'deleteUser',
+  'POST /carts': 'createGuestCart',
   'GET /cart': 'getCart',
+  'PATCH /cart': 'updateCart',
   'POST /cart/add': 'addCartItem',
   'PUT /cart/item/:id': 'updateCartItem',
   'DELETE /cart/item/:id': 'removeCartItem',
@@ -173,7 +175,13 @@ async function docsPlugin(app: FastifyInstance): Promise<void> {
       // Relative: "Try it out" calls whatever address the page was opened at (PUBLIC_URL, an internal
       // name, localhost through a tunnel), not only PUBLIC_URL. Absolute URLs in answers still use it.
       servers: [{ url: '/' }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          // A guest cart (POST /carts); the order's link token for a guest's order.
+          cartToken: { type: 'apiKey', in: 'header', name: 'X-Cart-Token' },
+        },
+      },
     },
     transform: describeRoute,
     transformObject: (document) =>

@@ -30,6 +30,12 @@ export async function deleteProduct(app: FastifyInstance, productId: number): Pr
 /** Puts lines into a user's cart directly. */
 export async function fillCart(app: FastifyInstance, userId: number, lines: Array<{ productId: number; variantId?: number; quantity: number }>): Promise<void> {
   const now = nowIso()
+  const cart = await app.db
+    .insertInto('carts')
+    .values({ user_id: userId, created_at: now, updated_at: now })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet({ updated_at: now }))
+    .returning('id')
+    .executeTakeFirstOrThrow()
   const rows = []
   for (const l of lines) {
     // Without a variant named, the product's first.
@@ -41,7 +47,7 @@ export async function fillCart(app: FastifyInstance, userId: number, lines: Arra
       .orderBy('position')
       .orderBy('id')
       .executeTakeFirstOrThrow()
-    rows.push({ user_id: userId, product_id: l.productId, variant_id: variant.id, quantity: l.quantity, created_at: now, updated_at: now })
+    rows.push({ cart_id: cart.id, user_id: userId, product_id: l.productId, variant_id: variant.id, quantity: l.quantity, created_at: now, updated_at: now })
   }
   await app.db.insertInto('cart_items').values(rows).execute()
 }

@@ -69,8 +69,9 @@ async function sourceShop(): Promise<string> {
       (3, 'Novel', 'Long "quoted" text\nwith a newline', ${HUGE}, 7, 'products/c.png', 'http://shop.test/uploads/products/c.png', 2, ${t}, ${t}, 'novel', ${HUGE}),
       (4, 'Loose', '', 99, 1, 'products/d.png', 'http://shop.test/uploads/products/d.png', null, ${t}, ${t}, 'loose', 99)`.execute(db)
     await addMissingDefaultVariants(db)
-    await sql`insert into cart_items (user_id, product_id, variant_id, quantity, created_at, updated_at)
-      select 2, 1, id, 2, ${t}, ${t} from product_variants where product_id = 1`.execute(db)
+    await sql`insert into carts (id, user_id, note, created_at, updated_at) values (1, 2, 'Regalo', ${t}, ${t})`.execute(db)
+    await sql`insert into cart_items (cart_id, user_id, product_id, variant_id, quantity, created_at, updated_at)
+      select 1, 2, 1, id, 2, ${t}, ${t} from product_variants where product_id = 1`.execute(db)
     await sql`insert into addresses (user_id, full_name, line1, line2, city, region, postal_code, country, phone, created_at, updated_at) values
       (2, 'Zoë Ñandú', 'Calle Mayor 1', null, 'Madrid', null, '28013', 'ES', '+34 600 000 000', ${t}, ${t})`.execute(db)
     await sql`insert into shipping_methods (name, price_cents, countries, free_over_cents, active, created_at, updated_at) values
@@ -196,7 +197,7 @@ describe('copy-data', () => {
     // The target changes after the first copy: a row the source does not have.
     await on(target, (db) => sql`delete from payment_events where event_id = 'evt_b'`.execute(db))
     const message = await refusal(copyData({ from: source, to: target }))
-    expect(message).toMatch(/^--to: .+ is not empty \(addresses: 1, cart_items: 1, categories: 2, \.\.\.\); --force replaces its rows$/)
+    expect(message).toMatch(/^--to: .+ is not empty \(addresses: 1, cart_items: 1, carts: 1, \.\.\.\); --force replaces its rows$/)
     expect(await rowCount(target, 'payment_events')).toBe(2)
 
     const forced = await copyData({ from: source, to: target, force: true })

@@ -5,9 +5,143 @@ import { MAX_AMOUNT_CENTS, maxUnitCentsFor } from '../../shared/money.js'
 
 type Db = Kysely<Database>
 
-const cartItemColumns = ['id', 'user_id', 'product_id', 'variant_id', 'quantity', 'created_at'] as const
+const cartItemColumns = ['id', 'cart_id', 'user_id', 'product_id', 'variant_id', 'quantity', 'created_at'] as const
 
-export type CartItemRecord = { id: number; user_id: number; product_id: number; variant_id: number; quantity: number; created_at: string }
+export type CartItemRecord = {
+  id: number
+  cart_id: number
+  user_id: number | null
+  product_id: number
+  variant_id: number
+  quantity: number
+  created_at: string
+}
+
+/**
+ * Whose lines: a user's (found by the lines' `user_id` copy, no cart row needed) or a guest cart's. A user's cart
+ * id is known once a line is written (addToCart makes the cart row first).
+ */
+export type CartRef = { userId: number; cartId?: undefined } | { userId?: undefined; cartId: number }
+
+// ---- carts ----
+
+const cartColumns = [
+  'id',
+  'user_id',
+  'email',
+  'shipping_address_id',
+  'shipping_address',
+  'shipping_method_id',
+  'note',
+  'discount_code',
+  'created_at',
+  'updated_at',
+  'expires_at',
+] as const
+
+/** A guest cart by its token's hash, while it has not expired. */
+export async function findGuestCart(db: Db, tokenHash: string, now: string) {
+  return (await findGuestCartStatement(db, { tokenHash, now })).rows[0]
+}
+
+const findGuestCartStatement = prepared((db, v: { tokenHash: string; now: string }) =>
+  db.selectFrom('carts').select(['id', 'expires_at']).where('token_hash', '=', v.tokenHash).where('expires_at', '>', v.now),
+)
+
+export async function insertGuestCart(db: Db, cart: { tokenHash: string; now: string; expiresAt: string }): Promise<number> {
+  const row = await db
+    .insertInto('carts')
+    .values({ token_hash: cart.tokenHash, created_at: cart.now, updated_at: cart.now, expires_at: cart.expiresAt })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return row.id
+}
+
+/** The user's cart row, made on first use; one statement either way. */
+export async function ensureUserCart(db: Db, userId: number, now: string): Promise<number> {
+  const [row] = (await ensureUserCartStatement(db, { userId, now })).rows
+  if (!row) throw new Error('insert into carts returned no row')
+  return row.id
+}
+
+const ensureUserCartStatement = prepared((db, v: { userId: number; now: string }) =>
+  db
+    .insertInto('carts')
+    .values({ user_id: v.userId, created_at: v.now, updated_at: v.now })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet({ updated_at: sql`excluded.updated_at` }))
+    .returning('id'),
+)
+
+/** The cart row (its checkout choices) of a user or a guest cart; undefined for a user who never used a cart. */
+export async function findCart(db: Db, ref: CartRef) {
+  const query = db.selectFrom('carts').select(cartColumns)
+  return (ref.cartId !== undefined ? query.where('id', '=', ref.cartId) : query.where('user_id', '=', ref.userId)).executeTakeFirst()
+}
+
+export type CartRecord = NonNullable<Awaited<ReturnType<typeof findCart>>>
+
+/** Marks a change: a guest cart lives GUEST_CART_TTL after its last change. */
+export async function touchCart(db: Db, cartId: number, now: string, expiresAt: string | null): Promise<void> {
+  await touchCartStatement(db, { cartId, now, expiresAt })
+}
+
+const touchCartStatement = prepared((db, v: { cartId: number; now: string; expiresAt: string | null }) =>
+  db
+    .updateTable('carts')
+    .set({ updated_at: v.now, expires_at: sql<string | null>`coalesce(${v.expiresAt}, expires_at)` })
+    .where('id', '=', v.cartId),
+)
+
+export type CartChoices = Partial<{
+  email: string | null
+  shipping_address_id: number | null
+  shipping_address: string | null
+  shipping_method_id: number | null
+  note: string | null
+  discount_code: string | null
+}>
+
+export async function updateCart(db: Db, cartId: number, change: CartChoices & { updated_at: string; expires_at?: string }): Promise<void> {
+  await db.updateTable('carts').set(change).where('id', '=', cartId).execute()
+}
+
+export async function deleteCart(db: Db, cartId: number): Promise<void> {
+  await db.deleteFrom('carts').where('id', '=', cartId).execute()
+}
+
+/** Guest carts past their expiry, at most `limit` at a time (their lines go with them). */
+export async function deleteExpiredCarts(db: Db, now: string, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('carts')
+    .where('id', 'in', (eb) => eb.selectFrom('carts').select('id').where('expires_at', '<=', now).limit(limit))
+    .executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
+
+/** A guest cart's lines with their variant's stock, for merging them into a user's. */
+export async function linesWithStock(db: Db, cartId: number) {
+  return db
+    .selectFrom('cart_items as c')
+    .innerJoin('product_variants as v', 'v.id', 'c.variant_id')
+    .select(['c.id', 'c.variant_id', 'c.quantity', 'v.stock'])
+    .where('c.cart_id', '=', cartId)
+    .orderBy('c.id')
+    .execute()
+}
+
+export async function moveLine(db: Db, id: number, to: { cartId: number; userId: number; quantity: number; now: string }): Promise<void> {
+  await db.updateTable('cart_items').set({ cart_id: to.cartId, user_id: to.userId, quantity: to.quantity, updated_at: to.now }).where('id', '=', id).execute()
+}
+
+export async function setLineQuantity(db: Db, id: number, quantity: number, now: string): Promise<void> {
+  await db.updateTable('cart_items').set({ quantity, updated_at: now }).where('id', '=', id).execute()
+}
+
+export async function deleteLine(db: Db, id: number): Promise<void> {
+  await db.deleteFrom('cart_items').where('id', '=', id).execute()
+}
+
+// ---- lines ----
 
 /** The product fields the cart needs, and how many variants it has; read straight from the tables (the catalog module is not a dependency). */
 export async function findProductForCart(db: Db, id: number) {
@@ -23,20 +157,36 @@ export async function findVariantForCart(db: Db, id: number) {
   return db.selectFrom('product_variants').select(['id', 'product_id', 'stock', 'price_cents']).where('id', '=', id).executeTakeFirst()
 }
 
-/** The caller's cart with each line's product and variant, in one query, oldest line first. */
-export async function listCartLines(db: Db, userId: number) {
-  return (await listCartLinesStatement(db, { userId })).rows
+/** A cart's lines with each line's product and variant, in one query, oldest line first. */
+export async function listCartLines(db: Db, ref: CartRef) {
+  return (ref.cartId !== undefined ? await listGuestLinesStatement(db, { cartId: ref.cartId }) : await listUserLinesStatement(db, { userId: ref.userId })).rows
 }
 
-const listCartLinesStatement = prepared((db, v: { userId: number }) =>
-  db
+function listLines(db: Db) {
+  return db
     .selectFrom('cart_items as c')
     .innerJoin('products as p', 'p.id', 'c.product_id')
     .innerJoin('product_variants as v', 'v.id', 'c.variant_id')
-    .select(['c.id', 'c.product_id', 'c.variant_id', 'c.quantity', 'p.name', 'p.status', 'v.price_cents', 'p.image_url', 'v.title', 'v.sku'])
-    .where('c.user_id', '=', v.userId)
-    .orderBy('c.id'),
-)
+    .select([
+      'c.id',
+      'c.product_id',
+      'c.variant_id',
+      'c.quantity',
+      'p.name',
+      'p.status',
+      'p.category_id',
+      'p.tax_class',
+      'v.price_cents',
+      'p.image_url',
+      'v.title',
+      'v.sku',
+      'v.values_key',
+    ])
+    .orderBy('c.id')
+}
+
+const listUserLinesStatement = prepared((db, v: { userId: number }) => listLines(db).where('c.user_id', '=', v.userId))
+const listGuestLinesStatement = prepared((db, v: { cartId: number }) => listLines(db).where('c.cart_id', '=', v.cartId))
 
 /**
  * Adds `quantity` of a variant to the user's cart in one statement: a new line, or the quantities combined.
@@ -48,7 +198,7 @@ const listCartLinesStatement = prepared((db, v: { userId: number }) =>
  */
 export async function upsertCartLine(
   db: Db,
-  line: { userId: number; productId: number; variantId?: number; quantity: number; now: string },
+  line: { cartId: number; userId: number | null; productId: number; variantId?: number; quantity: number; now: string },
 ): Promise<CartItemRecord | undefined> {
   const values = { ...line, maxUnitCents: maxUnitCentsFor(line.quantity) }
   const { rows } =
@@ -56,7 +206,7 @@ export async function upsertCartLine(
   return rows[0]
 }
 
-type LineValues = { userId: number; productId: number; quantity: number; now: string; maxUnitCents: number }
+type LineValues = { cartId: number; userId: number | null; productId: number; quantity: number; now: string; maxUnitCents: number }
 
 /** The statement of upsertCartLine, for the variant named (`variantId`) or the product's only one. */
 function upsertLineStatement(db: Db, line: LineValues, variantId: number | undefined) {
@@ -64,7 +214,8 @@ function upsertLineStatement(db: Db, line: LineValues, variantId: number | undef
     .selectFrom('product_variants as v')
     .innerJoin('products as p', 'p.id', 'v.product_id')
     .select([
-      sql<number>`cast(${line.userId} as integer)`.as('user_id'),
+      sql<number>`cast(${line.cartId} as integer)`.as('cart_id'),
+      sql<number | null>`cast(${line.userId} as integer)`.as('user_id'),
       'v.product_id',
       'v.id',
       sql<number>`cast(${line.quantity} as integer)`.as('quantity'),
@@ -81,11 +232,11 @@ function upsertLineStatement(db: Db, line: LineValues, variantId: number | undef
       : variants.where(sql<boolean>`not exists (select 1 from product_variants o where o.product_id = v.product_id and o.id <> v.id)`)
   return db
     .insertInto('cart_items')
-    .columns(['user_id', 'product_id', 'variant_id', 'quantity', 'created_at', 'updated_at'])
+    .columns(['cart_id', 'user_id', 'product_id', 'variant_id', 'quantity', 'created_at', 'updated_at'])
     .expression(variants)
     .onConflict((oc) =>
       oc
-        .columns(['user_id', 'variant_id'])
+        .columns(['cart_id', 'variant_id'])
         .doUpdateSet({
           quantity: sql`cart_items.quantity + excluded.quantity`,
           updated_at: sql`excluded.updated_at`,
@@ -103,15 +254,8 @@ const upsertVariantLine = prepared((db, line: LineValues & { variantId: number }
 const upsertOnlyVariantLine = prepared((db, line: LineValues) => upsertLineStatement(db, line, undefined))
 
 /** Sets a line's quantity when the line is the user's, the product has that much stock and the subtotal stays within MAX_AMOUNT_CENTS. */
-export async function updateCartLineQuantity(
-  db: Db,
-  change: { id: number; userId: number; quantity: number; now: string },
-): Promise<CartItemRecord | undefined> {
-  return db
-    .updateTable('cart_items')
-    .set({ quantity: change.quantity, updated_at: change.now })
-    .where('id', '=', change.id)
-    .where('user_id', '=', change.userId)
+export async function updateCartLineQuantity(db: Db, change: { id: number; ref: CartRef; quantity: number; now: string }): Promise<CartItemRecord | undefined> {
+  return ofCart(db.updateTable('cart_items').set({ quantity: change.quantity, updated_at: change.now }).where('id', '=', change.id), change.ref)
     .where((eb) => eb(eb.selectFrom('product_variants as v').select('v.stock').whereRef('v.id', '=', 'cart_items.variant_id'), '>=', change.quantity))
     .where((eb) =>
       eb(eb.selectFrom('product_variants as v').select('v.price_cents').whereRef('v.id', '=', 'cart_items.variant_id'), '<=', maxUnitCentsFor(change.quantity)),
@@ -120,8 +264,8 @@ export async function updateCartLineQuantity(
     .executeTakeFirst()
 }
 
-export async function findCartLineOfVariant(db: Db, userId: number, variantId: number) {
-  return db.selectFrom('cart_items').select('quantity').where('user_id', '=', userId).where('variant_id', '=', variantId).executeTakeFirst()
+export async function findCartLineOfVariant(db: Db, ref: CartRef, variantId: number) {
+  return ofCart(db.selectFrom('cart_items').select('quantity').where('variant_id', '=', variantId), ref).executeTakeFirst()
 }
 
 /** The variant of a product that has only one. */
@@ -129,16 +273,68 @@ export async function findOnlyVariant(db: Db, productId: number) {
   return db.selectFrom('product_variants').select(['id', 'product_id', 'stock', 'price_cents']).where('product_id', '=', productId).executeTakeFirst()
 }
 
-export async function findCartLine(db: Db, id: number, userId: number) {
-  return db.selectFrom('cart_items').select(cartItemColumns).where('id', '=', id).where('user_id', '=', userId).executeTakeFirst()
+export async function findCartLine(db: Db, id: number, ref: CartRef) {
+  return ofCart(db.selectFrom('cart_items').select(cartItemColumns).where('id', '=', id), ref).executeTakeFirst()
 }
 
-export async function deleteCartLine(db: Db, id: number, userId: number): Promise<boolean> {
-  const result = await db.deleteFrom('cart_items').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst()
+export async function deleteCartLine(db: Db, id: number, ref: CartRef): Promise<boolean> {
+  const result = await ofCart(db.deleteFrom('cart_items').where('id', '=', id), ref).executeTakeFirst()
   return Number(result.numDeletedRows) > 0
 }
 
-export async function deleteCartLines(db: Db, userId: number): Promise<number> {
-  const result = await db.deleteFrom('cart_items').where('user_id', '=', userId).executeTakeFirst()
+export async function deleteCartLines(db: Db, ref: CartRef): Promise<number> {
+  const result = await ofCart(db.deleteFrom('cart_items'), ref).executeTakeFirst()
   return Number(result.numDeletedRows)
+}
+
+/** Empties a cart inside checkout's transaction and returns what it held; the deleted rows stay locked until it ends. */
+export async function takeCartLines(db: Db, ref: CartRef) {
+  return (ref.cartId !== undefined ? await takeGuestLinesStatement(db, { cartId: ref.cartId }) : await takeUserLinesStatement(db, { userId: ref.userId })).rows
+}
+
+const takeUserLinesStatement = prepared((db, v: { userId: number }) =>
+  db.deleteFrom('cart_items').where('user_id', '=', v.userId).returning(['product_id', 'variant_id', 'quantity']),
+)
+const takeGuestLinesStatement = prepared((db, v: { cartId: number }) =>
+  db.deleteFrom('cart_items').where('cart_id', '=', v.cartId).returning(['product_id', 'variant_id', 'quantity']),
+)
+
+/** Narrows a statement on `cart_items` to one cart's lines (a user's by the lines' `user_id`). */
+function ofCart<Q extends { where: (column: 'cart_id' | 'user_id', op: '=', value: number) => Q }>(query: Q, ref: CartRef): Q {
+  return ref.cartId !== undefined ? query.where('cart_id', '=', ref.cartId) : query.where('user_id', '=', ref.userId)
+}
+
+export interface LineVariant {
+  sku: string | null
+  title: string | null
+  options: Array<{ name: string; value: string }>
+}
+
+/** A variant's SKU, title and option values (in option order), for a line's answer. */
+export async function findLineVariant(db: Db, variantId: number): Promise<LineVariant | undefined> {
+  const variant = await db.selectFrom('product_variants').select(['sku', 'title', 'values_key']).where('id', '=', variantId).executeTakeFirst()
+  if (!variant) return undefined
+  const options = variant.values_key === '' ? [] : ((await optionsOfVariants(db, [variantId])).get(variantId) ?? [])
+  return { sku: variant.sku, title: variant.title, options }
+}
+
+/** The option values of these variants, each variant's in option order: `[{name: 'Talla', value: 'M'}]`. */
+export async function optionsOfVariants(db: Db, variantIds: readonly number[]): Promise<Map<number, Array<{ name: string; value: string }>>> {
+  const rows = await db
+    .selectFrom('variant_option_values as l')
+    .innerJoin('product_option_values as v', 'v.id', 'l.option_value_id')
+    .innerJoin('product_options as o', 'o.id', 'v.option_id')
+    .select(['l.variant_id', 'o.name', 'v.value'])
+    .where('l.variant_id', 'in', variantIds)
+    .orderBy('l.variant_id')
+    .orderBy('o.position')
+    .orderBy('o.id')
+    .execute()
+  const byVariant = new Map<number, Array<{ name: string; value: string }>>()
+  for (const row of rows) {
+    let list = byVariant.get(row.variant_id)
+    if (!list) byVariant.set(row.variant_id, (list = []))
+    list.push({ name: row.name, value: row.value })
+  }
+  return byVariant
 }

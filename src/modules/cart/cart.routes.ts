@@ -1,25 +1,107 @@
-import type { FastifyInstance } from 'fastify'
-import { messages } from '../../shared/errors.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AppError, messages } from '../../shared/errors.js'
 import { rejectBody } from '../../shared/no-body.js'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
-import { AddToCartBody, CartItem, CartView, UpdateCartItemBody } from './cart.schemas.js'
+import type { PricingSettings } from './cart-view.js'
+import { getCartView } from './cart-view.js'
+import { AddToCartBody, CartItem, CartTokenHeader, CartView, GuestCart, UpdateCartBody, UpdateCartItemBody } from './cart.schemas.js'
 import * as service from './cart.service.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the cart routes' owner hook: the bearer's cart, or the guest cart `X-Cart-Token` opens. */
+    cartRef: service.CartRef
+  }
+}
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
 
-/** The caller's own cart: every route acts on `request.user.id` only. */
-export async function cartRoutes(fastify: FastifyInstance): Promise<void> {
+type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+
+export interface CartRoutesOptions {
+  cart: service.CartSettings
+  pricing: PricingSettings
+  /** Whether expired guest carts are swept (hourly); off for the CLI. */
+  jobs?: boolean
+}
+
+/** Expired guest carts are removed once an hour, 500 at a time until none is left. */
+export const CART_SWEEP_EVERY_MS = 60 * 60_000
+
+/**
+ * The caller's own cart: a bearer's (the user's cart) or a guest's (`X-Cart-Token`); with both, the bearer's.
+ * Every route acts on that cart only.
+ */
+export async function cartRoutes(fastify: FastifyInstance, options: CartRoutesOptions): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>()
+  const { cart: settings, pricing } = options
   const tags = ['cart']
-  const security = [{ bearerAuth: [] }]
-  const onRequest = app.authenticate
+  const security: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { cartToken: [] }]
   // A cart line changes nothing cached: stock moves only when an order is placed.
   const config = { invalidates: [] }
+  app.decorateRequest('cartRef', undefined as never)
+
+  if (options.jobs ?? true) {
+    // Deleting expired rows is the same whoever does it: several instances need no claim.
+    let running: Promise<void> = Promise.resolve()
+    const sweep = async () => {
+      while ((await service.sweepExpiredCarts(app.db)) === 500) {
+        // More to remove: go on.
+      }
+    }
+    const timer = setInterval(() => {
+      running = running.then(sweep).catch((error: unknown) => app.log.error({ err: error, job: 'carts:sweep' }, 'cart sweep failed'))
+    }, CART_SWEEP_EVERY_MS)
+    timer.unref()
+    app.addHook('onClose', async () => {
+      clearInterval(timer)
+      await running
+    })
+  }
+
+  /** The cart owner, before the body is read: 401 with neither, 404 for an unknown or expired cart token. */
+  const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (request.headers.authorization !== undefined) {
+      for (const hook of app.authenticate) await (hook as unknown as Hook).call(app, request, reply)
+      request.cartRef = { userId: request.user.id }
+      return
+    }
+    const token = request.headers[CartTokenHeader]
+    if (typeof token !== 'string') throw new AppError(401, 'noUser')
+    request.cartRef = { cartId: await service.findGuestCartId(app.db, token) }
+  }
+
+  app.post('/carts', {
+    config,
+    preValidation: rejectBody,
+    schema: {
+      tags,
+      summary: 'A guest cart: its token, shown once, opens it as `X-Cart-Token`',
+      response: { 201: GuestCart, 403: ErrorResponse },
+    },
+    handler: async (_request, reply) => reply.code(201).send(await service.createGuestCart(app.db, settings)),
+  })
 
   app.get('/cart', {
     onRequest,
-    schema: { tags, summary: 'The caller’s cart', security, response: { 200: CartView, ...errors } },
-    handler: async (request) => service.getCart(app.db, request.user.id),
+    schema: { tags, summary: 'The caller’s cart, with the full breakdown checkout would charge', security, response: { 200: CartView, ...errors } },
+    handler: async (request) => getCartView(app.db, request.cartRef, pricing),
+  })
+
+  app.patch('/cart', {
+    onRequest,
+    config,
+    schema: {
+      tags,
+      summary: 'Keep checkout choices on the cart: e-mail (guests), address, shipping method, note; null clears one',
+      security,
+      body: UpdateCartBody,
+      response: { 200: CartView, ...errors },
+    },
+    handler: async (request) => {
+      await service.updateCartChoices(app.db, request.cartRef, settings, request.body)
+      return getCartView(app.db, request.cartRef, pricing)
+    },
   })
 
   app.post('/cart/add', {
@@ -27,13 +109,13 @@ export async function cartRoutes(fastify: FastifyInstance): Promise<void> {
     config,
     schema: {
       tags,
-      summary: 'Add a product (combines with an existing line)',
+      summary: 'Add a variant (combines with an existing line)',
       security,
       body: AddToCartBody,
       response: { 200: CartItem, 201: CartItem, ...errors },
     },
     handler: async (request, reply) => {
-      const { item, created } = await service.addToCart(app.db, request.user.id, request.body)
+      const { item, created } = await service.addToCart(app.db, request.cartRef, settings, request.body)
       return reply.code(created ? 201 : 200).send(item)
     },
   })
@@ -42,7 +124,7 @@ export async function cartRoutes(fastify: FastifyInstance): Promise<void> {
     onRequest,
     config,
     schema: { tags, summary: 'Change a line’s quantity', security, params: IdParams, body: UpdateCartItemBody, response: { 200: CartItem, ...errors } },
-    handler: async (request) => service.updateCartItem(app.db, request.user.id, request.params.id, request.body.quantity),
+    handler: async (request) => service.updateCartItem(app.db, request.cartRef, settings, request.params.id, request.body.quantity),
   })
 
   app.delete('/cart/item/:id', {
@@ -51,7 +133,7 @@ export async function cartRoutes(fastify: FastifyInstance): Promise<void> {
     preValidation: rejectBody,
     schema: { tags, summary: 'Remove a line', security, params: IdParams, response: { 200: MessageResponse, ...errors } },
     handler: async (request) => {
-      await service.removeCartItem(app.db, request.user.id, request.params.id)
+      await service.removeCartItem(app.db, request.cartRef, settings, request.params.id)
       return { message: messages.cartItemRemoved }
     },
   })
@@ -62,7 +144,7 @@ export async function cartRoutes(fastify: FastifyInstance): Promise<void> {
     preValidation: rejectBody,
     schema: { tags, summary: 'Empty the cart', security, response: { 200: MessageResponse, ...errors } },
     handler: async (request) => {
-      await service.clearCart(app.db, request.user.id)
+      await service.clearCart(app.db, request.cartRef, settings)
       return { message: messages.cartCleared }
     },
   })

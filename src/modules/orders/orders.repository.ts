@@ -8,15 +8,6 @@ type Trx = Transaction<Database>
 
 // ---- order creation (inside the order transaction) ----
 
-/** Empties the user's cart and returns what it held; the deleted rows stay locked until the transaction ends. */
-export async function takeCartLines(trx: Trx, userId: number) {
-  return (await takeCartLinesStatement(trx, { userId })).rows
-}
-
-const takeCartLinesStatement = prepared((db, v: { userId: number }) =>
-  db.deleteFrom('cart_items').where('user_id', '=', v.userId).returning(['product_id', 'variant_id', 'quantity']),
-)
-
 /** What checkout adds to an order row; all null on an order placed the plain way. */
 export interface CheckoutColumns {
   subtotal_cents: number | null

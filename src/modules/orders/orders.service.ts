@@ -16,6 +16,8 @@ import { loadOrder, type OrderRecord, type PaymentDefaults, rowsToOrders, toOrde
 import * as repo from './orders.repository.js'
 import type { ListOrdersQuery, Order, OrderStatus, PlaceOrderInput } from './orders.schemas.js'
 import { computeTotals } from '../totals/totals.js'
+import { cartAddress, cartMethod } from '../cart/cart-view.js'
+import { type CartRef, clearCartAfterOrder, takeCart } from '../cart/cart.service.js'
 
 type Db = Kysely<Database>
 
@@ -99,7 +101,7 @@ export async function placeOrder(
   }
   try {
     const order = await retryOnDeadlock(() =>
-      db.transaction().execute((trx) => createOrderFromCart(deps, trx, userId, key, checkout, options.afterStep ?? (() => undefined))),
+      db.transaction().execute((trx) => createOrderFromCart(deps, trx, { userId }, key, checkout, options.afterStep ?? (() => undefined))),
     )
     return { order, created: true }
   } catch (error) {
@@ -112,11 +114,11 @@ export async function placeOrder(
   }
 }
 
-/** The address and method a checkout names (404 when unknown, someone else's or inactive). */
-async function resolveCheckoutReferences(trx: Transaction<Database>, userId: number, checkout: CheckoutInput) {
+/** The address and method a checkout's body names (404 when unknown, someone else's or inactive). */
+async function resolveCheckoutReferences(trx: Transaction<Database>, userId: number | undefined, checkout: CheckoutInput) {
   let address: AddressSnapshot | undefined
   if (checkout.shippingAddressId !== undefined) {
-    address = await findOwnAddressSnapshot(trx, userId, checkout.shippingAddressId)
+    address = userId === undefined ? undefined : await findOwnAddressSnapshot(trx, userId, checkout.shippingAddressId)
     if (!address) throw new AppError(404, 'addressNotFound')
   } else if (checkout.shippingAddress !== undefined) {
     // Used for this order only, not saved to the address book.
@@ -132,18 +134,22 @@ async function resolveCheckoutReferences(trx: Transaction<Database>, userId: num
 
 /**
  * Checks in the documented order: the referenced address and method (404), the empty cart (400), address and method
- * required while the shop ships and compatible (422), then stock (409). Everything runs in the transaction, so a
- * failure at any step leaves the cart, the stock and the orders as they were.
+ * required while the shop ships and compatible (422), then stock (409). The body's choices win over those kept on
+ * the cart (PATCH /cart). Everything runs in the transaction, so a failure at any step leaves the cart, the stock
+ * and the orders as they were.
  */
 async function createOrderFromCart(
   deps: OrdersDeps,
   trx: Transaction<Database>,
-  userId: number,
+  ref: CartRef,
   key: string | undefined,
   checkout: CheckoutInput,
   step: NonNullable<PlaceOrderOptions['afterStep']>,
 ): Promise<Order> {
   const now = nowIso()
+  const userId = ref.userId
+  // Guest orders arrive with the orders' guest columns.
+  if (userId === undefined) throw new AppError(401, 'noUser')
   const noCheckout: repo.CheckoutColumns = { subtotal_cents: null, shipping_cents: null, shipping_address: null, shipping_method: null, note: null }
   let orderId: number | undefined
   if (key !== undefined) {
@@ -155,11 +161,17 @@ async function createOrderFromCart(
     await step('key-claimed')
   }
 
-  const { address, method } = await resolveCheckoutReferences(trx, userId, checkout)
+  const chosen = await resolveCheckoutReferences(trx, userId, checkout)
 
-  const lines = await repo.takeCartLines(trx, userId)
+  const { cart, lines } = await takeCart(trx, ref)
   if (lines.length === 0) throw new AppError(400, 'cartEmpty')
   await step('cart-taken')
+
+  // What the body leaves out, the cart's kept choices give (an address or method gone since counts as none).
+  const address =
+    chosen.address ?? (checkout.shippingAddressId === undefined && checkout.shippingAddress === undefined ? await cartAddress(trx, ref, cart) : undefined)
+  const method = chosen.method ?? (checkout.shippingMethodId === undefined ? await cartMethod(trx, cart) : undefined)
+  const note = checkout.note ?? cart?.note ?? undefined
 
   // A named method is active, so the shop ships; otherwise one probe tells whether it does.
   const ships = method !== undefined || (await shopShips(trx))
@@ -183,7 +195,7 @@ async function createOrderFromCart(
   })
   if (!totals.withinLimits) throw new AppError(409, 'amountTooLarge')
   // A checkout order: a body with something in it, or a shop that ships. A plain order keeps the checkout columns null.
-  const isCheckout = ships || Object.keys(checkout).length > 0
+  const isCheckout = ships || Object.keys(checkout).length > 0 || address !== undefined || method !== undefined || note !== undefined
   const columns: repo.CheckoutColumns = isCheckout
     ? {
         subtotal_cents: totals.subtotalCents,
@@ -191,7 +203,7 @@ async function createOrderFromCart(
         shipping_address: address ? JSON.stringify(address) : null,
         // The method as it was (its list price); what was charged is shippingTotal.
         shipping_method: method ? JSON.stringify({ id: method.id, name: method.name, price: centsToAmount(method.price_cents) }) : null,
-        note: checkout.note ?? null,
+        note: note ?? null,
       }
     : noCheckout
 
@@ -227,6 +239,7 @@ async function createOrderFromCart(
   // Events: order.created, and stock.low for each product this order took to the threshold or below.
   await deps.events.emit(trx, { type: 'order.created', data: order })
   await deps.inventory.announceLowStock(trx, reserved)
+  await clearCartAfterOrder(trx, ref, cart?.id)
   return order
 }
 

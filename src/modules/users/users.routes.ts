@@ -1,5 +1,7 @@
 import { paged, rateLimited } from '../../shared/openapi.js'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { CartTokenHeader } from '../cart/cart.schemas.js'
+import { mergeGuestCart } from '../cart/cart.service.js'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import type { Config } from '../../config.js'
 import { sessionsRoutes } from '../sessions/sessions.routes.js'
@@ -28,6 +30,12 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
   const tags = ['auth']
   const secured = [{ bearerAuth: [] }]
 
+  /** Register and login sent with `X-Cart-Token`: the guest cart moves into the user's (a stale token is ignored). */
+  const mergeCartOf = async (request: FastifyRequest, userId: number): Promise<void> => {
+    const token = request.headers[CartTokenHeader]
+    if (typeof token === 'string') await mergeGuestCart(app.db, token, userId)
+  }
+
   app.post('/auth/register', {
     onRequest: app.authRateLimit,
     config: { invalidates: [] },
@@ -35,6 +43,7 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
     schema: { tags, summary: 'Register a customer', body: RegisterBody, response: rateLimited({ 201: RegisterResponse, ...errors, 429: ErrorResponse }) },
     handler: async (request, reply) => {
       const user = await service.registerCustomer(app.db, request.body)
+      await mergeCartOf(request, user.id)
       // The documented register and login answers carry the id as a string.
       return reply.code(201).send({ message: 'Usuario registrado correctamente', user: { ...user, id: String(user.id) } })
     },
@@ -53,6 +62,7 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
     handler: async (request) => {
       const { user, credentialsChangedAt } = await service.authenticateCredentials(app.db, request.body.email, request.body.password)
       const session = await startSession(app.db, user.id, credentialsChangedAt, refreshTokenTtlMs)
+      await mergeCartOf(request, user.id)
       return { token: app.signToken(user, session.sessionId), refreshToken: session.refreshToken, user: { ...user, id: String(user.id) } }
     },
   })
