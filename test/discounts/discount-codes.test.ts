@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { messages } from '../../src/shared/errors.js'
-import { redeem } from '../../src/modules/discounts/discounts.service.js'
+import { redeem, release } from '../../src/modules/discounts/discounts.service.js'
 import { useTestApp } from '../helpers/app.js'
 import { makeCategory, makeProduct } from '../helpers/catalog.js'
 import { bearer, type TestUser } from '../helpers/factories.js'
@@ -356,14 +356,18 @@ describe('DELETE /discount-codes/:id', () => {
     expect(again.json()).toEqual({ error: 'Código de descuento no encontrado' })
   })
 
-  it('refuses a used code with 409 (even once its order released it is not), keeping it and its redemptions', async () => {
+  it('refuses a used code with 409, keeping it and its redemption; once the order gives the use back it may go', async () => {
     const code = await create({ code: 'USED', type: 'fixed', value: 1 })
-    await redeem(shop.app.db, { codeId: code.id, orderId: await makeOrder(), userId: shop.customer.id, email: shop.customer.email, amountCents: 100 })
+    const orderId = await makeOrder()
+    await redeem(shop.app.db, { codeId: code.id, orderId, userId: shop.customer.id, email: shop.customer.email, amountCents: 100 })
     const res = await call(shop.admin, 'DELETE', `/discount-codes/${code.id}`)
     expect(res.statusCode).toBe(409)
     expect(res.json()).toEqual({ error: 'El código tiene usos: desactívalo en su lugar' })
     expect(await codeRows()).toHaveLength(1)
     expect(await shop.app.db.selectFrom('discount_redemptions').selectAll().execute()).toHaveLength(1)
+    await release(shop.app.db, orderId)
+    expect((await call(shop.admin, 'DELETE', `/discount-codes/${code.id}`)).statusCode).toBe(200)
+    expect(await codeRows()).toEqual([])
   })
 
   it('is for admins', async () => {
