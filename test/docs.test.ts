@@ -86,6 +86,7 @@ describe('docs/api.md describes the API the service serves', () => {
       tooManyImages: messages.tooManyImages('<n>' as unknown as number),
       tooManyImageFiles: messages.tooManyImageFiles(10),
       strayImagesField: messages.strayImagesField('<name>'),
+      discountMinSubtotal: messages.discountMinSubtotal('<amount>', '<currency>'),
     }
     for (const [name, message] of Object.entries(messages)) {
       const text = typeof message === 'string' ? message : samples[name]

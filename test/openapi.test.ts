@@ -176,13 +176,21 @@ describe('the OpenAPI document', () => {
 
   it('documents the paging headers where the lists send them', async () => {
     const paged = operations.filter(([, , , operation]) => operation.responses['200']?.headers?.['X-Total-Count']).map(([key]) => key)
-    expect(paged).toEqual(['GET /auth/users', 'GET /orders', 'GET /products', 'GET /webhooks/{id}/deliveries'])
+    expect(paged).toEqual([
+      'GET /auth/users',
+      'GET /orders',
+      'GET /discount-codes',
+      'GET /discount-codes/{id}/redemptions',
+      'GET /products',
+      'GET /webhooks/{id}/deliveries',
+    ])
     for (const key of paged) expect(Object.keys(operations.find(([k]) => k === key)?.[3].responses['200']?.headers ?? {})).toEqual(['X-Total-Count', 'Link'])
     // The file's admin and customer are the only users.
     for (const [url, count] of [
       ['/products', '0'],
       ['/orders', '0'],
       ['/auth/users', '2'],
+      ['/discount-codes', '0'],
     ]) {
       const response = await t.app.inject({ url, headers: bearer(t.admin) })
       expect(response.headers['x-total-count'], url).toBe(count)

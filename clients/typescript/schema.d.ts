@@ -472,6 +472,60 @@ export interface paths {
     patch: operations['updateShippingMethod']
     trace?: never
   }
+  '/discount-codes': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Discount codes, newest first, by part of the code and active or not (admin; X-Total-Count and Link headers) */
+    get: operations['listDiscountCodes']
+    put?: never
+    /** Add a discount code (admin) */
+    post: operations['createDiscountCode']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/discount-codes/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** One discount code (admin) */
+    get: operations['getDiscountCode']
+    put?: never
+    post?: never
+    /** Delete a discount code never used (admin; a used one is deactivated instead) */
+    delete: operations['deleteDiscountCode']
+    options?: never
+    head?: never
+    /** Change a discount code: any field but `code` (admin) */
+    patch: operations['updateDiscountCode']
+    trace?: never
+  }
+  '/discount-codes/{id}/redemptions': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** The orders that used a code, newest first (admin; X-Total-Count and Link headers) */
+    get: operations['listDiscountRedemptions']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/categories': {
     parameters: {
       query?: never
@@ -1239,6 +1293,42 @@ export interface components {
       }[]
       lowStockThreshold: number
     }
+    /** DiscountCode */
+    DiscountCode: {
+      id: number
+      code: string
+      /** @enum {string} */
+      type: 'percent' | 'fixed' | 'free_shipping'
+      /** @description `percent`: a percentage (12.5); `fixed`: an amount; `free_shipping`: null. */
+      value: number | null
+      minSubtotal: number | null
+      /** Format: date-time */
+      startsAt: string | null
+      /** Format: date-time */
+      endsAt: string | null
+      usageLimit: number | null
+      perCustomerLimit: number | null
+      /** @description Orders holding a redemption of the code. */
+      usageCount: number
+      productIds: number[]
+      categoryIds: number[]
+      active: boolean
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
+    }
+    /** DiscountRedemption */
+    DiscountRedemption: {
+      orderId: number
+      /** @description null: a guest order. */
+      userId: number | null
+      email: string
+      /** @description The discount the order got. */
+      amount: number
+      /** Format: date-time */
+      createdAt: string
+    }
     /**
      * Error
      * @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them.
@@ -1462,6 +1552,17 @@ export interface components {
         | 'variant_exists'
         | 'image_of_another_product'
         | 'last_variant'
+        | 'discount_code_exists'
+        | 'discount_code_not_found'
+        | 'discount_code_in_use'
+        | 'unknown_product'
+        | 'invalid_discount_code'
+        | 'discount_code_not_yet_valid'
+        | 'discount_code_expired'
+        | 'discount_code_used_up'
+        | 'discount_code_customer_limit'
+        | 'discount_code_not_applicable'
+        | 'discount_code_min_subtotal'
         | 'order_not_payable'
         | 'invalid_webhook_signature'
         | 'refund_failed'
@@ -4617,6 +4718,502 @@ export interface operations {
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  listDiscountCodes: {
+    parameters: {
+      query?: {
+        limit?: number
+        offset?: number
+        /** @description Part of the code, case ignored. */
+        q?: string
+        /** @description Only active (true) or inactive (false) codes. */
+        active?: boolean
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description How many items match, before paging. */
+          'X-Total-Count'?: number
+          /** @description RFC 8288 links to the first, previous, next and last pages (`rel="first"`, ...); absent when there is one page. */
+          Link?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['DiscountCode'][]
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  createDiscountCode: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description 3–50 letters, digits, hyphens and underscores; unique ignoring case. */
+          code: string
+          /** @enum {string} */
+          type: 'percent' | 'fixed' | 'free_shipping'
+          /** @description `percent`: 0.01–100 (a percentage); `fixed`: an amount above 0; `free_shipping`: none (absent or null). */
+          value?: number | string | null
+          /** @description The eligible lines’ subtotal the code needs; null: none. */
+          minSubtotal?: number | string | null
+          /** Format: date-time */
+          startsAt?: string | null
+          /** Format: date-time */
+          endsAt?: string | null
+          /** @description Orders the code may be used on in all; null: no limit. */
+          usageLimit?: number | null
+          /** @description Orders one customer (user id or e-mail) may use it on; null: no limit. */
+          perCustomerLimit?: number | null
+          /** @description The products the code applies to; with categoryIds empty too ([]), every product. */
+          productIds?: number[]
+          /** @description The categories (with their descendants) the code applies to. */
+          categoryIds?: number[]
+          active?: boolean
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['DiscountCode']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  getDiscountCode: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['DiscountCode']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  deleteDiscountCode: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  updateDiscountCode: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @enum {string} */
+          type?: 'percent' | 'fixed' | 'free_shipping'
+          /** @description `percent`: 0.01–100 (a percentage); `fixed`: an amount above 0; `free_shipping`: none (absent or null). */
+          value?: number | string | null
+          /** @description The eligible lines’ subtotal the code needs; null: none. */
+          minSubtotal?: number | string | null
+          /** Format: date-time */
+          startsAt?: string | null
+          /** Format: date-time */
+          endsAt?: string | null
+          /** @description Orders the code may be used on in all; null: no limit. */
+          usageLimit?: number | null
+          /** @description Orders one customer (user id or e-mail) may use it on; null: no limit. */
+          perCustomerLimit?: number | null
+          /** @description The products the code applies to; with categoryIds empty too ([]), every product. */
+          productIds?: number[]
+          /** @description The categories (with their descendants) the code applies to. */
+          categoryIds?: number[]
+          active?: boolean
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['DiscountCode']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  listDiscountRedemptions: {
+    parameters: {
+      query?: {
+        limit?: number
+        offset?: number
+      }
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description How many items match, before paging. */
+          'X-Total-Count'?: number
+          /** @description RFC 8288 links to the first, previous, next and last pages (`rel="first"`, ...); absent when there is one page. */
+          Link?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['DiscountRedemption'][]
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
         headers: {
           [name: string]: unknown
         }

@@ -369,6 +369,42 @@ export interface WebhooksTable {
   updated_at: Timestamp
 }
 
+export interface DiscountCodesTable {
+  id: Generated<number>
+  /** As written; unique ignoring case. */
+  code: string
+  type: 'percent' | 'fixed' | 'free_shipping'
+  /** percent: hundredths of a percent (1250 = 12.5 %); fixed: cents; free_shipping: null. */
+  value: number | null
+  min_subtotal_cents: number | null
+  starts_at: Timestamp | null
+  ends_at: Timestamp | null
+  usage_limit: number | null
+  per_customer_limit: number | null
+  usage_count: Generated<number>
+  /** JSON array of product ids; empty: every product. Ids of deleted products stay (they match nothing). */
+  product_ids: string
+  /** JSON array of category ids (each with its descendants); empty: every category. */
+  category_ids: string
+  /** 1 or 0. */
+  active: number
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface DiscountRedemptionsTable {
+  id: Generated<number>
+  code_id: number
+  /** One redemption per order. */
+  order_id: number
+  /** null for a guest. */
+  user_id: number | null
+  /** Lower-cased. */
+  email: string
+  amount_cents: number
+  created_at: Timestamp
+}
+
 export interface Database {
   users: UsersTable
   categories: CategoriesTable
@@ -399,6 +435,8 @@ export interface Database {
   refresh_tokens: RefreshTokensTable
   password_resets: PasswordResetsTable
   webhooks: WebhooksTable
+  discount_codes: DiscountCodesTable
+  discount_redemptions: DiscountRedemptionsTable
 }
 
 export type UserRow = Selectable<UsersTable>
@@ -416,3 +454,5 @@ export type AddressRow = Selectable<AddressesTable>
 export type ShippingMethodRow = Selectable<ShippingMethodsTable>
 export type PaymentRow = Selectable<PaymentsTable>
 export type WebhookRow = Selectable<WebhooksTable>
+export type DiscountCodeRow = Selectable<DiscountCodesTable>
+export type DiscountRedemptionRow = Selectable<DiscountRedemptionsTable>

@@ -89,6 +89,12 @@ async function sourceShop(): Promise<string> {
     await sql`insert into payment_jobs (name, next_run_at) values ('reconcile', ${t})`.execute(db)
     await sql`insert into outbox (id, channel, payload, status, next_attempt_at, created_at) values
       ('0b7c8a36-0000-4000-8000-000000000001', 'email', '{"template":"welcome"}', 'pending', ${t}, ${t})`.execute(db)
+    await sql`insert into discount_codes (id, code, type, value, min_subtotal_cents, starts_at, ends_at, usage_limit, per_customer_limit, usage_count,
+        product_ids, category_ids, active, created_at, updated_at) values
+      (1, 'Verano-10', 'percent', 1000, 5000, ${t}, null, 100, 1, 1, '[1,3]', '[2]', 1, ${t}, ${t}),
+      (3, 'ENVIO', 'free_shipping', null, null, null, null, null, null, 0, '[]', '[]', 0, ${t}, ${t})`.execute(db)
+    await sql`insert into discount_redemptions (code_id, order_id, user_id, email, amount_cents, created_at) values
+      (1, 2, 2, 'zoe@shop.test', 40, ${t})`.execute(db)
   })
   return url
 }
@@ -153,7 +159,18 @@ describe('copy-data', () => {
     expect(there.migratedTarget).toBe(true)
     expect(there.tables.every((t) => t.ok)).toBe(true)
     const counts = Object.fromEntries(there.tables.map((t) => [t.table, t.targetRows]))
-    expect(counts).toMatchObject({ users: 2, categories: 2, products: 4, product_counts: 3, orders: 2, order_items: 3, payment_events: 3, idempotency_keys: 2 })
+    expect(counts).toMatchObject({
+      users: 2,
+      categories: 2,
+      products: 4,
+      product_counts: 3,
+      orders: 2,
+      order_items: 3,
+      payment_events: 3,
+      idempotency_keys: 2,
+      discount_codes: 2,
+      discount_redemptions: 1,
+    })
     // Kysely's bookkeeping is not copied: the target's own migrations are recorded there.
     expect(Object.keys(counts)).not.toContain('kysely_migration')
 

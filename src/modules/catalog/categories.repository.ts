@@ -65,6 +65,25 @@ export async function categoryExists(db: Db, id: number): Promise<boolean> {
   return (await db.selectFrom('categories').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
 }
 
+/** Which of `ids` name a category (in no order). */
+export async function existingCategoryIds(db: Db, ids: readonly number[]): Promise<number[]> {
+  if (ids.length === 0) return []
+  return (await db.selectFrom('categories').select('id').where('id', 'in', ids).execute()).map((row) => row.id)
+}
+
+/** The ids of the categories `ids` and of all their descendants (unknown ids add nothing), in no order. */
+export async function subtreesIds(db: Db, ids: readonly number[]): Promise<number[]> {
+  if (ids.length === 0) return []
+  const rows = await db
+    .selectFrom('categories as d')
+    .innerJoin('categories as c', (join) => join.on(sql<SqlBool>`d.path like c.path || '%'`))
+    .select('d.id')
+    .distinct()
+    .where('c.id', 'in', ids)
+    .execute()
+  return rows.map((row) => row.id)
+}
+
 /** How deep a path is: `/1/` is 1 (a root), `/1/4/` 2. */
 export function pathDepth(path: string): number {
   return path.split('/').length - 2

@@ -9,6 +9,16 @@ import { type Category, type CategoryNode, type CreateCategoryInput, MAX_CATEGOR
 
 type Db = Kysely<Database>
 
+/** Which of `ids` name a category (in no order): for another module's references to categories. */
+export async function existingCategoryIds(db: Db, ids: readonly number[]): Promise<number[]> {
+  return repo.existingCategoryIds(db, ids)
+}
+
+/** The categories `ids` with all their descendants (materialized paths; unknown ids add nothing), in no order. */
+export async function categoriesWithDescendants(db: Db, ids: readonly number[]): Promise<number[]> {
+  return repo.subtreesIds(db, ids)
+}
+
 /** A category as the API shows it (typed from its response schema). */
 export type { Category, CategoryNode }
 

@@ -328,6 +328,12 @@ export async function countProducts(db: Db, dialect: Dialect, filter: ProductFil
   return count(db)
 }
 
+/** Which of `ids` name a product, whatever its status (in no order). */
+export async function existingProductIds(db: Db, ids: readonly number[]): Promise<number[]> {
+  if (ids.length === 0) return []
+  return (await db.selectFrom('products').select('id').where('id', 'in', ids).execute()).map((row) => row.id)
+}
+
 export async function findProductById(db: Db, id: number): Promise<ProductRow | undefined> {
   return db.selectFrom('products').select(COLUMNS).where('id', '=', id).executeTakeFirst()
 }

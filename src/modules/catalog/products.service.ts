@@ -154,6 +154,11 @@ export async function listProducts(ctx: Pick<CatalogContext, 'db' | 'dialect'>, 
 }
 
 /** What GET /products/:idOrSlug answers: the product, or where an old slug now lives. */
+/** Which of `ids` name a product, whatever its status (in no order): for another module's references to products. */
+export async function existingProductIds(db: Kysely<Database>, ids: readonly number[]): Promise<number[]> {
+  return repo.existingProductIds(db, ids)
+}
+
 export type ProductLookup = { product: Product } | { movedTo: string }
 
 /**

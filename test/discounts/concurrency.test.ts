@@ -1,0 +1,129 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest'
+import { checkCode, createDiscountCode, type DiscountCustomer, redeem } from '../../src/modules/discounts/discounts.service.js'
+import type { CreateDiscountCodeInput } from '../../src/modules/discounts/discounts.schemas.js'
+import { AppError } from '../../src/shared/errors.js'
+import { dialect, useTestApp } from '../helpers/app.js'
+import { backendPid, waitUntilBlockedBy } from '../helpers/pg-locks.js'
+import { countRows } from '../helpers/shop.js'
+
+// Real concurrency: on PostgreSQL the transactions run on a pool of 12 connections; on SQLite Kysely serialises
+// them on its single connection. Either way a code's limits must hold: each transaction stands for a checkout
+// (the order row, the code checked again, then the use counted), and a refused one rolls back whole.
+
+const t = useTestApp()
+beforeEach(async () => {
+  await t.app.db.deleteFrom('discount_redemptions').execute()
+  await t.app.db.deleteFrom('orders').execute()
+  await t.app.db.deleteFrom('discount_codes').execute()
+})
+
+const USED_UP = 'El código de descuento ha alcanzado su límite de usos'
+const CUSTOMER_LIMIT = 'Ya has usado este código de descuento el máximo de veces permitido'
+
+function makeCode(values: Partial<CreateDiscountCodeInput> & { code: string }) {
+  return createDiscountCode(t.app.db, { type: 'percent', value: 10, ...values } as CreateDiscountCodeInput)
+}
+
+/** A checkout's part of it, in one transaction: the order, the code's rules, the use. */
+function checkout(code: { id: number; code: string }, customer: DiscountCustomer & { email: string }, hold?: Promise<void>) {
+  return t.app.db.transaction().execute(async (trx) => {
+    const now = new Date().toISOString()
+    const order = await trx
+      .insertInto('orders')
+      .values({ user_id: customer.userId ?? 0, total_cents: 900, status: 'pending', created_at: now, updated_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    await checkCode(trx, { code: code.code, now, customer, lines: [{ productId: 1, categoryId: null, subtotalCents: 1000 }], currency: 'EUR' })
+    const redemption = await redeem(trx, { codeId: code.id, orderId: order.id, userId: customer.userId, email: customer.email, amountCents: 100 })
+    await hold
+    return redemption
+  })
+}
+
+function messagesOf(results: PromiseSettledResult<unknown>[]): string[] {
+  return results.flatMap((r) => {
+    if (r.status === 'fulfilled') return []
+    expect(r.reason).toBeInstanceOf(AppError)
+    expect((r.reason as AppError).statusCode).toBe(409)
+    return [(r.reason as AppError).message]
+  })
+}
+
+async function usageCount(id: number): Promise<number> {
+  return (await t.app.db.selectFrom('discount_codes').select('usage_count').where('id', '=', id).executeTakeFirstOrThrow()).usage_count
+}
+
+describe(`a code's limits under concurrency (${dialect})`, () => {
+  it('20 concurrent checkouts on usageLimit 1: exactly one order, the others the limit’s 409', async () => {
+    const code = await makeCode({ code: 'ONLY-ONE', usageLimit: 1 })
+    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => checkout(code, { userId: 100 + i, email: `buyer${i}@example.com` })))
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
+    expect(messagesOf(results)).toEqual(Array.from({ length: 19 }, () => USED_UP))
+    expect(await usageCount(code.id)).toBe(1)
+    expect(await countRows(t.app, 'discount_redemptions')).toBe(1)
+    // The refused checkouts rolled back their orders.
+    expect(await countRows(t.app, 'orders')).toBe(1)
+  })
+
+  it('usageLimit 5 with 20 racing: exactly 5', async () => {
+    const code = await makeCode({ code: 'FIVE', usageLimit: 5 })
+    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => checkout(code, { userId: 200 + i, email: `five${i}@example.com` })))
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5)
+    expect(messagesOf(results)).toEqual(Array.from({ length: 15 }, () => USED_UP))
+    expect(await usageCount(code.id)).toBe(5)
+    expect(await countRows(t.app, 'discount_redemptions')).toBe(5)
+  })
+
+  it('perCustomerLimit 1 without a usage limit: one customer racing with 10 checkouts (by user id or e-mail) gets one', async () => {
+    const code = await makeCode({ code: 'PER-CUSTOMER', perCustomerLimit: 1 })
+    // The user, under their e-mail in any case, and as a guest with that e-mail.
+    const customers = Array.from({ length: 10 }, (_, i) =>
+      i % 3 === 2 ? { userId: null, email: 'Ana@Example.com' } : { userId: 7, email: i % 2 === 0 ? 'ana@example.com' : 'ANA@example.com' },
+    )
+    const others = Array.from({ length: 5 }, (_, i) => ({ userId: 300 + i, email: `other${i}@example.com` }))
+    const results = await Promise.allSettled([...customers, ...others].map((customer) => checkout(code, customer)))
+    const ana = results.slice(0, 10)
+    expect(ana.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
+    expect(messagesOf(ana)).toEqual(Array.from({ length: 9 }, () => CUSTOMER_LIMIT))
+    // Everyone else got theirs.
+    expect(results.slice(10).every((r) => r.status === 'fulfilled')).toBe(true)
+    expect(await usageCount(code.id)).toBe(6)
+    const rows = await t.app.db.selectFrom('discount_redemptions').select(['user_id', 'email']).where('email', '=', 'ana@example.com').execute()
+    expect(rows).toHaveLength(1)
+  })
+})
+
+describe.skipIf(dialect !== 'postgres')('the per-customer count waits for the code’s row lock (PostgreSQL)', () => {
+  it('a second checkout of the same customer waits for the first to commit, then sees its redemption', async () => {
+    const code = await makeCode({ code: 'SERIAL', perCustomerLimit: 1 })
+    let release!: () => void
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    let firstPid = 0
+    let redeemed = false
+    const first = t.app.db.transaction().execute(async (trx) => {
+      firstPid = await backendPid(trx)
+      const now = new Date().toISOString()
+      const order = await trx
+        .insertInto('orders')
+        .values({ user_id: 7, total_cents: 900, status: 'pending', created_at: now, updated_at: now })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      await redeem(trx, { codeId: code.id, orderId: order.id, userId: 7, email: 'ana@example.com', amountCents: 100 })
+      redeemed = true
+      await hold
+    })
+    // The first has taken its use and holds the code's row, uncommitted.
+    await vi.waitUntil(() => redeemed, { timeout: 5000, interval: 5 })
+    const second = checkout(code, { userId: null, email: 'ANA@example.com' })
+    await waitUntilBlockedBy(t.app.db, firstPid)
+    release()
+    await first
+    const outcome = await second.then(
+      () => 'redeemed',
+      (error: unknown) => (error as Error).message,
+    )
+    expect(outcome).toBe(CUSTOMER_LIMIT)
+    expect(await usageCount(code.id)).toBe(1)
+    expect(await countRows(t.app, 'discount_redemptions')).toBe(1)
+  })
+})
