@@ -30,6 +30,8 @@ const operationIds: Record<string, string> = {
   'POST /carts': 'createGuestCart',
   'GET /cart': 'getCart',
   'PATCH /cart': 'updateCart',
+  'POST /cart/discount': 'applyCartDiscount',
+  'DELETE /cart/discount': 'removeCartDiscount',
   'POST /cart/add': 'addCartItem',
   'PUT /cart/item/:id': 'updateCartItem',
   'DELETE /cart/item/:id': 'removeCartItem',
