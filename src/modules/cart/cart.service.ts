@@ -27,7 +27,7 @@ export async function getCart(db: Db, userId: number): Promise<CartView> {
     sku: row.sku,
     available: row.status === 'active',
     quantity: row.quantity,
-    subtotal: centsToAmount(totals.lines[i]!.totalCents),
+    subtotal: centsToAmount(totals.lines[i]!.subtotalCents),
     product: { id: row.product_id, name: row.name, price: centsToAmount(row.price_cents), imageUrl: row.image_url },
   }))
   return { items, total: centsToAmount(totals.subtotalCents) }
