@@ -18,6 +18,7 @@ import type { OrderLifecycle } from './modules/orders/order-lifecycle.js'
 import { createOrdersDeps, type OrdersDeps } from './modules/orders/orders.service.js'
 import outboxPlugin, { type OutboxPluginOptions } from './modules/outbox/dispatcher.js'
 import { shippingRoutes } from './modules/shipping/shipping.routes.js'
+import { taxesRoutes } from './modules/taxes/taxes.routes.js'
 import paymentsPlugin, { createPaymentProvider } from './modules/payments/payments.plugin.js'
 import { PaymentsService } from './modules/payments/payments.service.js'
 import webhooksPlugin from './modules/webhooks/webhooks.plugin.js'
@@ -187,6 +188,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(ordersRoutes, { config, orders: services.orders })
   await app.register(addressesRoutes)
   await app.register(shippingRoutes)
+  await app.register(taxesRoutes)
   await app.register(catalogRoutes, { config, ...(options.imageHost ? { imageHost: options.imageHost } : {}) })
   // Webhook endpoints, and their channel and events in the outbox.
   await app.register(webhooksPlugin, { config })

@@ -512,3 +512,8 @@ export async function deleteProduct(ctx: CatalogContext, id: number): Promise<vo
   if (!keys) throw new AppError(404, 'productNotFound')
   for (const key of keys) await removeImageQuietly(ctx, key, 'product deleted')
 }
+
+/** Whether a product or a variant names the tax class (the taxes module then keeps the class). */
+export async function catalogUsesTaxClass(db: Kysely<Database>, code: string): Promise<boolean> {
+  return repo.usesTaxClass(db, code)
+}
