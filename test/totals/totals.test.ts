@@ -203,6 +203,10 @@ describe('computeTotals', () => {
       { unitCents: 100, quantity: 1 },
     ]
     expect(computeTotals({ lines: skipping, discount: { type: 'fixed', valueCents: 101 } }).lines.map((l) => l.discountCents)).toEqual([0, 51, 0, 50])
+    // A long cart of equal lines: 0.37 over 100 lines of 0.01, a cent each to the first 37; then a short cart again.
+    const long = computeTotals({ lines: Array.from({ length: 100 }, () => ({ unitCents: 1, quantity: 1 })), discount: { type: 'fixed', valueCents: 37 } })
+    expect(long.lines.map((l) => l.discountCents)).toEqual([...Array<number>(37).fill(1), ...Array<number>(63).fill(0)])
+    expect(computeTotals({ lines: equal, discount: { type: 'fixed', valueCents: 100 } }).lines.map((l) => l.discountCents)).toEqual([34, 33, 33])
   })
 
   it('percent codes round half-up; a fixed code takes at most the eligible subtotal; free shipping discounts shipping alone', () => {

@@ -262,39 +262,35 @@ export function computeTotals(input: TotalsInput): Totals {
   }
 }
 
+// The remainders of the largest-remainder split, kept between calls (grown for a longer cart), so that a call
+// allocates nothing but its result. The function is synchronous: no two calls share it at once.
+let remainders = new Float64Array(64)
+
 /**
  * Gives each eligible line floor(D × line / E), then the cents left one each to the lines of the largest fractional
  * parts (the remainders of D × line / E, over the same E, compared as integers), ties to the earlier line. The cents
- * left are fewer than the eligible lines; each is found by one pass over the lines, with no array of its own.
+ * left are fewer than the lines of a remainder above 0, so no line gets two.
  */
 function splitDiscount(input: readonly TotalsLine[], lines: TotalsLineResult[], discountCents: number, eligibleCents: number): void {
+  if (remainders.length < lines.length) remainders = new Float64Array(Math.max(lines.length, remainders.length * 2))
+  const left = remainders
   let given = 0
   for (let i = 0; i < lines.length; i++) {
-    if (input[i]!.eligible === false) continue
+    if (input[i]!.eligible === false) {
+      left[i] = -1
+      continue
+    }
     const share = mulDiv(discountCents, lines[i]!.subtotalCents, eligibleCents)
     lines[i]!.discountCents = share
+    left[i] = remainder
     given += share
   }
-  // The next line to get a cent is the one of the largest remainder after the last one's in the order (remainder
-  // descending, then line ascending), so that each pass needs only the last pick. Remainders are recomputed.
-  let lastRemainder = Infinity
-  let lastIndex = -1
-  for (let left = discountCents - given; left > 0; left--) {
-    let bestRemainder = -1
-    let bestIndex = -1
-    for (let i = 0; i < lines.length; i++) {
-      if (input[i]!.eligible === false) continue
-      mulDiv(discountCents, lines[i]!.subtotalCents, eligibleCents)
-      const r = remainder
-      const after = r < lastRemainder || (r === lastRemainder && i > lastIndex)
-      if (after && r > bestRemainder) {
-        bestRemainder = r
-        bestIndex = i
-      }
-    }
-    if (bestIndex < 0) break
-    lines[bestIndex]!.discountCents += 1
-    lastRemainder = bestRemainder
-    lastIndex = bestIndex
+  for (let cents = discountCents - given; cents > 0; cents--) {
+    // The largest remainder not yet served; `>` keeps the earlier of equal ones.
+    let best = -1
+    for (let i = 0; i < lines.length; i++) if (left[i]! > (best < 0 ? 0 : left[best]!)) best = i
+    if (best < 0) break
+    lines[best]!.discountCents += 1
+    left[best] = -1
   }
 }
