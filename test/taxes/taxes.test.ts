@@ -255,6 +255,11 @@ describe('tax rates', () => {
     expect(await list('?country=FR')).toEqual([])
     const bad = await call(shop.admin, 'GET', '/tax-rates?country=XX')
     expect([bad.statusCode, bad.json()]).toEqual([422, { error: 'country must be a valid ISO 3166-1 alpha-2 code' }])
+    // A parameter the list does not define is refused, as on every list.
+    for (const url of ['/tax-rates?region=Canarias', '/tax-classes?code=standard']) {
+      const unknown = await call(shop.admin, 'GET', url)
+      expect([unknown.statusCode, unknown.json()], url).toEqual([422, { error: `property ${url.includes('region') ? 'region' : 'code'} should not exist` }])
+    }
   })
 
   it('PATCH changes any field; a default name follows the rate, a given one stays, null sets the default back', async () => {
