@@ -215,7 +215,11 @@ async function buildServices(app: FastifyInstance, config: Config): Promise<Serv
   // The outbox is the event sink: e-mails and webhook deliveries are written in the change's transaction.
   const events: EventSink = app.outbox
   const provider = await createPaymentProvider(config)
-  const orders = createOrdersDeps(db, { provider: provider.name, currency: config.payments.currency }, events)
+  const orders = createOrdersDeps(db, { provider: provider.name, currency: config.payments.currency }, events, {
+    currency: config.payments.currency,
+    pricesIncludeTax: config.pricesIncludeTax,
+    shopCountry: config.shopCountry,
+  })
   const payments = new PaymentsService({
     db,
     provider,

@@ -181,6 +181,17 @@ export interface OrdersTable {
   shipping_address: Generated<string | null>
   shipping_method: Generated<string | null>
   note: Generated<string | null>
+  /** The breakdown at checkout (null on orders written before it was kept: no discount, no tax). */
+  currency: Generated<string | null>
+  prices_include_tax: Generated<number | null>
+  tax_country: Generated<string | null>
+  discount_total_cents: Generated<number | null>
+  shipping_discount_cents: Generated<number | null>
+  tax_total_cents: Generated<number | null>
+  /** JSON `{code, type, value}` of the code used, or null. */
+  discount: Generated<string | null>
+  /** JSON of the tax lines, as the API shows them. */
+  tax_lines: Generated<string | null>
 }
 
 export interface OrderItemsTable {
@@ -196,6 +207,14 @@ export interface OrderItemsTable {
   variant_id: Generated<number | null>
   sku: Generated<string | null>
   variant_title: Generated<string | null>
+  /** JSON `[{name, value}]` of the variant's option values then. */
+  options: Generated<string | null>
+  tax_class: Generated<string | null>
+  /** Hundredths of a percent (null: no tax). */
+  tax_rate: Generated<number | null>
+  discount_cents: Generated<number | null>
+  tax_cents: Generated<number | null>
+  total_cents: Generated<number | null>
 }
 
 export interface AddressesTable {

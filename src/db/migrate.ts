@@ -16,6 +16,7 @@ import * as optionValueKeyIndex from './migrations/2026-11-30T0000-option-value-
 import * as taxes from './migrations/2026-12-01T0000-taxes.js'
 import * as discountCodes from './migrations/2026-12-01T0100-discount-codes.js'
 import * as carts from './migrations/2026-12-01T0300-carts.js'
+import * as orderTotals from './migrations/2026-12-01T0400-order-totals.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -36,6 +37,7 @@ export const migrations: Record<string, Migration> = {
   '2026-12-01T0000-taxes': taxes,
   '2026-12-01T0100-discount-codes': discountCodes,
   '2026-12-01T0300-carts': carts,
+  '2026-12-01T0400-order-totals': orderTotals,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

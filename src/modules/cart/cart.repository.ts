@@ -293,11 +293,21 @@ export async function takeCartLines(db: Db, ref: CartRef) {
 }
 
 const takeUserLinesStatement = prepared((db, v: { userId: number }) =>
-  db.deleteFrom('cart_items').where('user_id', '=', v.userId).returning(['product_id', 'variant_id', 'quantity']),
+  db.deleteFrom('cart_items').where('user_id', '=', v.userId).returning(['id', 'product_id', 'variant_id', 'quantity']),
 )
 const takeGuestLinesStatement = prepared((db, v: { cartId: number }) =>
-  db.deleteFrom('cart_items').where('cart_id', '=', v.cartId).returning(['product_id', 'variant_id', 'quantity']),
+  db.deleteFrom('cart_items').where('cart_id', '=', v.cartId).returning(['id', 'product_id', 'variant_id', 'quantity']),
 )
+
+/** What pricing a cart needs of its lines' variants and products (status and name for the off-sale check). */
+export async function variantsForPricing(db: Db, variantIds: readonly number[]) {
+  return db
+    .selectFrom('product_variants as v')
+    .innerJoin('products as p', 'p.id', 'v.product_id')
+    .select(['v.id', 'v.product_id', 'v.price_cents', 'p.name', 'p.status', 'p.category_id', sql<string>`coalesce(v.tax_class, p.tax_class)`.as('tax_class')])
+    .where('v.id', 'in', variantIds)
+    .execute()
+}
 
 /** Narrows a statement on `cart_items` to one cart's lines (a user's by the lines' `user_id`). */
 function ofCart<Q extends { where: (column: 'cart_id' | 'user_id', op: '=', value: number) => Q }>(query: Q, ref: CartRef): Q {

@@ -209,8 +209,26 @@ export type CartLine = Awaited<ReturnType<typeof readCart>>['lines'][number]
  * transaction ends, so a racing change waits or finds the cart empty).
  */
 export async function takeCart(db: Db, ref: CartRef) {
-  const [cart, lines] = [await repo.findCart(db, ref), await repo.takeCartLines(db, ref)]
+  const cart = await repo.findCart(db, ref)
+  // Oldest line first, as the cart shows them (the discount's ties go to the line added first).
+  const lines = (await repo.takeCartLines(db, ref)).sort((a, b) => a.id - b.id)
   return { cart, lines }
+}
+
+/** The lines' variants and products as pricing needs them, in the lines' order (a variant gone since is left out). */
+export async function linesForPricing(db: Db, lines: ReadonlyArray<{ variant_id: number; quantity: number }>) {
+  const rows = new Map(
+    (
+      await repo.variantsForPricing(
+        db,
+        lines.map((line) => line.variant_id),
+      )
+    ).map((row) => [row.id, row]),
+  )
+  return lines.flatMap((line) => {
+    const row = rows.get(line.variant_id)
+    return row ? [{ ...row, product_id: row.product_id, quantity: line.quantity }] : []
+  })
 }
 
 /** After an order: the cart's choices are cleared (its lines went with the order); a guest cart is deleted. */
@@ -274,4 +292,9 @@ export async function mergeGuestCart(db: Db, token: string, userId: number): Pro
 /** Guest carts past their life, removed with their lines (a job; at most `limit` per call). */
 export async function sweepExpiredCarts(db: Db, limit = 500): Promise<number> {
   return repo.deleteExpiredCarts(db, nowIso(), limit)
+}
+
+/** The option values of these variants (`[{name, value}]` each, in option order), for order lines' snapshots. */
+export async function variantOptions(db: Db, variantIds: readonly number[]) {
+  return repo.optionsOfVariants(db, variantIds)
 }

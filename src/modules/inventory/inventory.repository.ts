@@ -13,6 +13,10 @@ export interface TakenVariant {
   sku: string | null
   title: string | null
   stock: number
+  /** The variant's own tax class (null: its product's). */
+  tax_class: string | null
+  /** Its option value ids, sorted ('' for a variant without options). */
+  values_key: string
 }
 
 /**
@@ -30,7 +34,7 @@ const takeVariantStockStatement = prepared((db, v: { variantId: number; quantity
     .set((eb) => ({ stock: eb('stock', '-', v.quantity) }))
     .where('id', '=', v.variantId)
     .where('stock', '>=', v.quantity)
-    .returning(['id', 'product_id', 'price_cents', 'sku', 'title', 'stock']),
+    .returning(['id', 'product_id', 'price_cents', 'sku', 'title', 'stock', 'tax_class', 'values_key']),
 )
 
 /** Moves the product's copy of its total stock by `delta`; the product as it is afterwards. */

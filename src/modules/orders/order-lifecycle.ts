@@ -6,6 +6,7 @@ import type { EventSink } from '../../shared/event-sink.js'
 import { nowIso } from '../../shared/time.js'
 import type { Inventory } from '../inventory/inventory.service.js'
 import { loadOrder, type PaymentDefaults } from './order-view.js'
+import { release as releaseCode } from '../discounts/discounts.service.js'
 import * as repo from './orders.repository.js'
 import type { OrderStatus } from './orders.schemas.js'
 
@@ -157,6 +158,8 @@ export class OrderLifecycle {
         // A line whose variant is gone (deleted with its product) has nothing to go back to.
         lines.flatMap((line) => (line.variant_id === null ? [] : [{ productId: line.product_id, variantId: line.variant_id, quantity: line.quantity }])),
       )
+      // A pending order cancelled (by its customer, an admin or the expiry) gives its code's use back; a paid one never does.
+      if (move.from === 'pending') await releaseCode(trx, move.orderId)
     }
     await repo.insertOrderEvent(trx, {
       order_id: move.orderId,

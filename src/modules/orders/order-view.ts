@@ -52,6 +52,14 @@ export interface OrderRecord {
   shipping_address: string | null
   shipping_method: string | null
   note: string | null
+  currency: string | null
+  prices_include_tax: number | null
+  tax_country: string | null
+  discount_total_cents: number | null
+  shipping_discount_cents: number | null
+  tax_total_cents: number | null
+  discount: string | null
+  tax_lines: string | null
 }
 
 export interface OrderLineRecord {
@@ -60,6 +68,15 @@ export interface OrderLineRecord {
   quantity: number
   price_cents: number
   name: string | null
+  variant_id: number | null
+  sku: string | null
+  variant_title: string | null
+  options: string | null
+  tax_class: string | null
+  tax_rate: number | null
+  discount_cents: number | null
+  tax_cents: number | null
+  total_cents: number | null
   product?: { id: number; name: string; image_url: string } | undefined
 }
 
@@ -87,6 +104,7 @@ export function toOrder(
     createdAt: record.created_at,
     updatedAt: record.updated_at,
     items: lines.map((line) => {
+      const subtotal = Number(line.price_cents) * line.quantity
       const item: OrderItem = {
         id: line.id,
         orderId: record.id,
@@ -94,6 +112,18 @@ export function toOrder(
         quantity: line.quantity,
         price: centsToAmount(line.price_cents),
         name: line.name ?? line.product?.name ?? null,
+        variantId: line.variant_id,
+        sku: line.sku,
+        variantTitle: line.variant_title,
+        options: line.options === null ? [] : (JSON.parse(line.options) as OrderItem['options']),
+        taxClass: line.tax_class,
+        taxRate: centsToAmount(line.tax_rate ?? 0),
+        discount: centsToAmount(Number(line.discount_cents ?? 0)),
+        tax: centsToAmount(Number(line.tax_cents ?? 0)),
+        total: centsToAmount(line.total_cents === null ? subtotal : Number(line.total_cents)),
+        // Shipments and refunds by line come with the after-sale; until then nothing is shipped or refunded by line.
+        fulfilledQuantity: 0,
+        refundedQuantity: 0,
       }
       if (line.product) item.product = { id: line.product.id, name: line.product.name, imageUrl: line.product.image_url }
       return item
@@ -103,6 +133,15 @@ export function toOrder(
     shippingAddress: record.shipping_address === null ? null : (JSON.parse(record.shipping_address) as AddressSnapshot),
     shippingMethod: record.shipping_method === null ? null : (JSON.parse(record.shipping_method) as ShippingMethodSnapshot),
     note: record.note,
+    currency: record.currency ?? defaults.currency,
+    // Orders from before the breakdown was kept carry no tax: their prices are what was charged.
+    pricesIncludeTax: record.prices_include_tax === null ? true : record.prices_include_tax === 1,
+    taxCountry: record.tax_country,
+    discountTotal: centsToAmount(Number(record.discount_total_cents ?? 0)),
+    shippingDiscount: centsToAmount(Number(record.shipping_discount_cents ?? 0)),
+    taxTotal: centsToAmount(Number(record.tax_total_cents ?? 0)),
+    discount: record.discount === null ? null : (JSON.parse(record.discount) as Order['discount']),
+    taxLines: record.tax_lines === null ? [] : (JSON.parse(record.tax_lines) as Order['taxLines']),
     payment: paymentSummary(
       payment ?? { provider: defaults.provider, status: 'unpaid', amount_cents: record.total_cents, currency: defaults.currency, refunded_cents: 0 },
     ),
@@ -153,6 +192,15 @@ export function rowsToOrders(
       quantity: row.quantity,
       price_cents: row.price_cents,
       name: row.item_name,
+      variant_id: row.variant_id,
+      sku: row.sku,
+      variant_title: row.variant_title,
+      options: row.options,
+      tax_class: row.tax_class,
+      tax_rate: row.tax_rate,
+      discount_cents: row.discount_cents,
+      tax_cents: row.tax_cents,
+      total_cents: row.item_total_cents,
       product:
         row.p_id !== null && row.p_name !== null && row.p_image_url !== null ? { id: row.p_id, name: row.p_name, image_url: row.p_image_url } : undefined,
     })

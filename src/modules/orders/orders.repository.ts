@@ -17,7 +17,31 @@ export interface CheckoutColumns {
   note: string | null
 }
 
-export type NewOrder = { user_id: number; total_cents: number; status: OrderStatus; created_at: string; updated_at: string } & CheckoutColumns
+/** The breakdown every order placed now keeps (the totals function's, at checkout). */
+export interface BreakdownColumns {
+  currency: string | null
+  prices_include_tax: number | null
+  tax_country: string | null
+  discount_total_cents: number | null
+  shipping_discount_cents: number | null
+  tax_total_cents: number | null
+  discount: string | null
+  tax_lines: string | null
+}
+
+export const noBreakdown: BreakdownColumns = {
+  currency: null,
+  prices_include_tax: null,
+  tax_country: null,
+  discount_total_cents: null,
+  shipping_discount_cents: null,
+  tax_total_cents: null,
+  discount: null,
+  tax_lines: null,
+}
+
+export type NewOrder = { user_id: number; total_cents: number; status: OrderStatus; created_at: string; updated_at: string } & CheckoutColumns &
+  BreakdownColumns
 
 export async function insertOrder(trx: Trx, order: NewOrder): Promise<OrderRow> {
   const [row] = (await insertOrderStatement(trx, order)).rows
@@ -39,11 +63,19 @@ const insertOrderStatement = prepared((db, order: NewOrder) =>
       shipping_address: order.shipping_address,
       shipping_method: order.shipping_method,
       note: order.note,
+      currency: order.currency,
+      prices_include_tax: order.prices_include_tax,
+      tax_country: order.tax_country,
+      discount_total_cents: order.discount_total_cents,
+      shipping_discount_cents: order.shipping_discount_cents,
+      tax_total_cents: order.tax_total_cents,
+      discount: order.discount,
+      tax_lines: order.tax_lines,
     })
     .returningAll(),
 )
 
-export async function setOrderTotals(trx: Trx, orderId: number, totals: { total_cents: number } & Partial<CheckoutColumns>): Promise<void> {
+export async function setOrderTotals(trx: Trx, orderId: number, totals: { total_cents: number } & Partial<CheckoutColumns & BreakdownColumns>): Promise<void> {
   await trx.updateTable('orders').set(totals).where('id', '=', orderId).execute()
 }
 
@@ -58,6 +90,12 @@ export async function insertOrderItems(
     quantity: number
     price_cents: number
     name: string
+    options: string | null
+    tax_class: string | null
+    tax_rate: number | null
+    discount_cents: number
+    tax_cents: number
+    total_cents: number
   }>,
 ) {
   return trx.insertInto('order_items').values(items).returningAll().execute()
@@ -110,6 +148,14 @@ function selectOrdersWithItems(db: Db | Trx) {
         'o.shipping_address',
         'o.shipping_method',
         'o.note',
+        'o.currency',
+        'o.prices_include_tax',
+        'o.tax_country',
+        'o.discount_total_cents',
+        'o.shipping_discount_cents',
+        'o.tax_total_cents',
+        'o.discount',
+        'o.tax_lines',
         'u.name as customer_name',
         'u.email as customer_email',
         'i.id as item_id',
@@ -117,6 +163,15 @@ function selectOrdersWithItems(db: Db | Trx) {
         'i.quantity',
         'i.price_cents',
         'i.name as item_name',
+        'i.variant_id',
+        'i.sku',
+        'i.variant_title',
+        'i.options',
+        'i.tax_class',
+        'i.tax_rate',
+        'i.discount_cents',
+        'i.tax_cents',
+        'i.total_cents as item_total_cents',
         'p.id as p_id',
         'p.name as p_name',
         'p.image_url as p_image_url',

@@ -4,6 +4,7 @@ import { AddressSnapshot, CreateAddressBody } from '../addresses/addresses.schem
 import { ShippingMethodSnapshot } from '../shipping/shipping.schemas.js'
 // Payments: `payment` on every order JSON.
 import { PaymentSummary } from '../payments/payments.schemas.js'
+import { TaxLine } from '../cart/cart.schemas.js'
 
 export const orderStatuses = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const
 export type OrderStatus = (typeof orderStatuses)[number]
@@ -54,7 +55,25 @@ export const UpdateStatusBody = {
 export const OrderItem = {
   title: 'OrderItem',
   type: 'object',
-  required: ['id', 'orderId', 'productId', 'quantity', 'price', 'name'],
+  required: [
+    'id',
+    'orderId',
+    'productId',
+    'quantity',
+    'price',
+    'name',
+    'variantId',
+    'sku',
+    'variantTitle',
+    'options',
+    'taxClass',
+    'taxRate',
+    'discount',
+    'tax',
+    'total',
+    'fulfilledQuantity',
+    'refundedQuantity',
+  ],
   properties: {
     id: { type: 'integer' },
     orderId: { type: 'integer' },
@@ -63,6 +82,20 @@ export const OrderItem = {
     price: { type: 'number' },
     /** The product's name at purchase (null only on lines written before names were kept, of a product deleted since). */
     name: { type: ['string', 'null'] },
+    variantId: { type: ['integer', 'null'], description: 'The variant bought (null on lines from before variants).' },
+    sku: { type: ['string', 'null'] },
+    variantTitle: { type: ['string', 'null'] },
+    options: {
+      type: 'array',
+      items: { type: 'object', required: ['name', 'value'], properties: { name: { type: 'string' }, value: { type: 'string' } } },
+    },
+    taxClass: { type: ['string', 'null'] },
+    taxRate: { type: 'number', description: 'Percent; 0 without a rate.' },
+    discount: { type: 'number', description: 'The line’s share of the code’s discount.' },
+    tax: { type: 'number' },
+    total: { type: 'number', description: 'price × quantity − discount (+ tax when prices exclude it).' },
+    fulfilledQuantity: { type: 'integer' },
+    refundedQuantity: { type: 'integer' },
     product: {
       type: 'object',
       required: ['id', 'name', 'imageUrl'],
@@ -87,6 +120,14 @@ export const Order = {
     'shippingAddress',
     'shippingMethod',
     'note',
+    'currency',
+    'pricesIncludeTax',
+    'taxCountry',
+    'discountTotal',
+    'shippingDiscount',
+    'taxTotal',
+    'discount',
+    'taxLines',
     'payment',
   ],
   properties: {
@@ -103,6 +144,23 @@ export const Order = {
     shippingAddress: { anyOf: [AddressSnapshot, { type: 'null' }] },
     shippingMethod: { anyOf: [ShippingMethodSnapshot, { type: 'null' }] },
     note: { type: ['string', 'null'] },
+    currency: { type: 'string' },
+    pricesIncludeTax: { type: 'boolean' },
+    taxCountry: { type: ['string', 'null'], description: 'null on orders from before taxes were kept.' },
+    discountTotal: { type: 'number' },
+    shippingDiscount: { type: 'number' },
+    taxTotal: { type: 'number' },
+    discount: {
+      anyOf: [
+        {
+          type: 'object',
+          required: ['code', 'type', 'value'],
+          properties: { code: { type: 'string' }, type: { type: 'string', enum: ['percent', 'fixed', 'free_shipping'] }, value: { type: ['number', 'null'] } },
+        },
+        { type: 'null' },
+      ],
+    },
+    taxLines: { type: 'array', items: TaxLine },
     /** Admin reads (GET) only; null once the user is deleted. */
     customer: {
       anyOf: [

@@ -15,9 +15,9 @@ import { type MoveRequest, OrderLifecycle } from './order-lifecycle.js'
 import { loadOrder, type OrderRecord, type PaymentDefaults, rowsToOrders, toOrder } from './order-view.js'
 import * as repo from './orders.repository.js'
 import type { ListOrdersQuery, Order, OrderStatus, PlaceOrderInput } from './orders.schemas.js'
-import { computeTotals } from '../totals/totals.js'
-import { cartAddress, cartMethod } from '../cart/cart-view.js'
-import { type CartRef, clearCartAfterOrder, takeCart } from '../cart/cart.service.js'
+import { cartAddress, cartCustomer, cartMethod, discountLines, type PricingSettings, priceCart, taxLinesView } from '../cart/cart-view.js'
+import { type CartRef, clearCartAfterOrder, linesForPricing, takeCart, variantOptions } from '../cart/cart.service.js'
+import { type CheckedCode, checkCode, type DiscountCustomer, redeem } from '../discounts/discounts.service.js'
 
 type Db = Kysely<Database>
 
@@ -30,16 +30,23 @@ export interface OrdersDeps {
   inventory: Inventory
   events: EventSink
   payments: PaymentDefaults
+  /** The currency, whether prices include tax, and the tax country without an address. */
+  pricing: PricingSettings
 }
 
 /**
  * The orders module's dependencies on one database: its inventory and lifecycle, with `events` going where the
  * caller says (app.ts: the outbox; a bench or a script: nowhere). app.ts then adds the payments' hook.
  */
-export function createOrdersDeps(db: Db, payments: PaymentDefaults = { provider: 'manual', currency: 'EUR' }, events: EventSink = noEvents): OrdersDeps {
+export function createOrdersDeps(
+  db: Db,
+  payments: PaymentDefaults = { provider: 'manual', currency: 'EUR' },
+  events: EventSink = noEvents,
+  pricing: PricingSettings = { currency: payments.currency, pricesIncludeTax: true, shopCountry: 'ES' },
+): OrdersDeps {
   const inventory = createInventory({ events })
   const lifecycle = new OrderLifecycle({ db, inventory, events, payments })
-  return { db, lifecycle, inventory, events, payments }
+  return { db, lifecycle, inventory, events, payments, pricing }
 }
 
 /** Steps of order creation, in order; named for the test-only failure seam. */
@@ -156,7 +163,9 @@ async function createOrderFromCart(
     // The key is claimed first: a racing request with the same key waits here, then fails on the primary key
     // and answers the winner's order, instead of finding the cart already emptied.
     await repo.deleteExpiredIdempotencyKey(trx, userId, key, idempotencyCutoff())
-    orderId = (await repo.insertOrder(trx, { user_id: userId, total_cents: 0, status: 'pending', created_at: now, updated_at: now, ...noCheckout })).id
+    orderId = (
+      await repo.insertOrder(trx, { user_id: userId, total_cents: 0, status: 'pending', created_at: now, updated_at: now, ...noCheckout, ...repo.noBreakdown })
+    ).id
     await repo.insertIdempotencyKey(trx, { user_id: userId, key, order_id: orderId, created_at: now })
     await step('key-claimed')
   }
@@ -181,6 +190,18 @@ async function createOrderFromCart(
     if (!shipsTo(method, address.country)) throw new AppError(422, 'shippingUnavailable', address.country)
   }
 
+  // The cart's code, checked again now: after the products' availability (an off-sale product answers first) and
+  // before stock. Its use is counted last, once the order row exists.
+  let code: CheckedCode | undefined
+  let customer: DiscountCustomer | undefined
+  if (cart?.discount_code != null) {
+    const rows = await linesForPricing(trx, lines)
+    const offSale = rows.find((row) => row.status !== 'active')
+    if (offSale) throw new AppError(409, 'productUnavailable', offSale.name)
+    customer = await cartCustomer(trx, ref, cart)
+    code = await checkCode(trx, { code: cart.discount_code, now: new Date(), customer, lines: discountLines(rows), currency: deps.pricing.currency })
+  }
+
   // A product taken off sale (a draft again, or archived) since it was added is not sold: the inventory refuses it.
   const reserved = await deps.inventory.reserve(
     trx,
@@ -188,14 +209,29 @@ async function createOrderFromCart(
   )
   await step('stock-reserved')
 
+  // The lines in the cart's order (the inventory takes them by id), at the prices the stock was taken at.
+  const byVariant = new Map(reserved.map((line) => [line.variant.id, line]))
+  const bought = lines.map((line) => byVariant.get(line.variant_id)!)
+  const priced = bought.map(({ product, variant, quantity }) => ({
+    product_id: product.id,
+    category_id: product.category_id,
+    tax_class: variant.tax_class ?? product.tax_class,
+    price_cents: variant.price_cents,
+    quantity,
+  }))
+  const { totals, taxCountry } = await priceCart(trx, deps.pricing, { lines: priced, method, address, code })
   // Prices may have risen since the lines were added; past the maximum the sums would stop being exact.
-  const totals = computeTotals({
-    lines: reserved.map(({ variant, quantity }) => ({ unitCents: variant.price_cents, quantity })),
-    shipping: method ? { priceCents: method.price_cents, freeOverCents: method.free_over_cents } : null,
-  })
   if (!totals.withinLimits) throw new AppError(409, 'amountTooLarge')
-  // A checkout order: a body with something in it, or a shop that ships. A plain order keeps the checkout columns null.
-  const isCheckout = ships || Object.keys(checkout).length > 0 || address !== undefined || method !== undefined || note !== undefined
+  // A checkout order: a body with something in it, a shop that ships, a code or a tax. A plain order keeps the
+  // checkout columns null.
+  const isCheckout =
+    ships ||
+    Object.keys(checkout).length > 0 ||
+    address !== undefined ||
+    method !== undefined ||
+    note !== undefined ||
+    code !== undefined ||
+    totals.taxTotalCents > 0
   const columns: repo.CheckoutColumns = isCheckout
     ? {
         subtotal_cents: totals.subtotalCents,
@@ -206,34 +242,67 @@ async function createOrderFromCart(
         note: note ?? null,
       }
     : noCheckout
+  const breakdown: repo.BreakdownColumns = {
+    currency: deps.pricing.currency,
+    prices_include_tax: deps.pricing.pricesIncludeTax ? 1 : 0,
+    tax_country: taxCountry,
+    discount_total_cents: totals.discountTotalCents,
+    shipping_discount_cents: totals.shippingDiscountCents,
+    tax_total_cents: totals.taxTotalCents,
+    discount: code ? JSON.stringify({ code: code.code.code, type: code.type, value: code.code.value }) : null,
+    tax_lines: JSON.stringify(taxLinesView(totals)),
+  }
 
   const totalCents = totals.totalCents
   if (orderId === undefined) {
-    orderId = (await repo.insertOrder(trx, { user_id: userId, total_cents: totalCents, status: 'pending', created_at: now, updated_at: now, ...columns })).id
+    orderId = (
+      await repo.insertOrder(trx, { user_id: userId, total_cents: totalCents, status: 'pending', created_at: now, updated_at: now, ...columns, ...breakdown })
+    ).id
   } else {
-    await repo.setOrderTotals(trx, orderId, { total_cents: totalCents, ...columns })
+    await repo.setOrderTotals(trx, orderId, { total_cents: totalCents, ...columns, ...breakdown })
   }
   await step('order-written')
 
   const id = orderId
+  const options = bought.some(({ variant }) => variant.values_key !== '')
+    ? await variantOptions(
+        trx,
+        bought.map(({ variant }) => variant.id),
+      )
+    : undefined
   const items = await repo.insertOrderItems(
     trx,
-    reserved.map(({ product, variant, quantity }) => ({
-      order_id: id,
-      product_id: product.id,
-      variant_id: variant.id,
-      sku: variant.sku,
-      variant_title: variant.title,
-      quantity,
-      price_cents: variant.price_cents,
-      name: product.name,
-    })),
+    bought.map(({ product, variant, quantity }, i) => {
+      const line = totals.lines[i]!
+      return {
+        order_id: id,
+        product_id: product.id,
+        variant_id: variant.id,
+        sku: variant.sku,
+        variant_title: variant.title,
+        quantity,
+        price_cents: variant.price_cents,
+        name: product.name,
+        options: JSON.stringify(options?.get(variant.id) ?? []),
+        tax_class: priced[i]!.tax_class,
+        tax_rate: line.taxRate,
+        discount_cents: line.discountCents,
+        tax_cents: line.taxCents,
+        total_cents: line.totalCents,
+      }
+    }),
   )
   await step('items-written')
 
+  // The code's use, counted last: a conditional update on the code under its lock (409 when used up meanwhile).
+  if (code) {
+    const email = customer?.email ?? ''
+    await redeem(trx, { codeId: code.code.id, orderId: id, userId, email, amountCents: totals.discountTotalCents })
+  }
+
   // The answer is built from what the transaction already holds: no read-back query.
   const products = new Map(reserved.map(({ product }) => [product.id, product]))
-  const record: OrderRecord = { id, user_id: userId, total_cents: totalCents, status: 'pending', created_at: now, updated_at: now, ...columns }
+  const record: OrderRecord = { id, user_id: userId, total_cents: totalCents, status: 'pending', created_at: now, updated_at: now, ...columns, ...breakdown }
   const orderLines = items.sort((a, b) => a.id - b.id).map((item) => ({ ...item, product: products.get(item.product_id) }))
   const order = toOrder(record, orderLines, null, deps.payments)
   // Events: order.created, and stock.low for each product this order took to the threshold or below.
