@@ -13,6 +13,7 @@ import * as catalog from './migrations/2026-11-28T0000-catalog.js'
 import * as catalogFilterIndexes from './migrations/2026-11-29T0100-catalog-filter-indexes.js'
 import * as productCountsLocks from './migrations/2026-11-29T0200-product-counts-locks.js'
 import * as optionValueKeyIndex from './migrations/2026-11-30T0000-option-value-key-index.js'
+import * as guestOrders from './migrations/2026-12-01T0200-guest-orders.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T0100-catalog-filter-indexes': catalogFilterIndexes,
   '2026-11-29T0200-product-counts-locks': productCountsLocks,
   '2026-11-30T0000-option-value-key-index': optionValueKeyIndex,
+  '2026-12-01T0200-guest-orders': guestOrders,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

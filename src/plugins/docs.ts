@@ -36,6 +36,7 @@ const operationIds: Record<string, string> = {
   'POST /orders': 'createOrder',
   'GET /orders/:id': 'getOrder',
   'POST /orders/:id/cancel': 'cancelOrder',
+  'POST /orders/lookup': 'lookupOrder',
   'POST /orders/:id/payment': 'payOrder',
   'PATCH /orders/:id/status': 'updateOrderStatus',
   'PUT /orders/:id/status': 'setOrderStatus',
@@ -173,7 +174,13 @@ async function docsPlugin(app: FastifyInstance): Promise<void> {
       // Relative: "Try it out" calls whatever address the page was opened at (PUBLIC_URL, an internal
       // name, localhost through a tunnel), not only PUBLIC_URL. Absolute URLs in answers still use it.
       servers: [{ url: '/' }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          // A guest's link to their order (docs/api.md, "Guest orders"); `?token=` works as well.
+          orderToken: { type: 'apiKey', in: 'header', name: 'X-Order-Token' },
+        },
+      },
     },
     transform: describeRoute,
     transformObject: (document) =>
