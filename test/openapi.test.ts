@@ -44,7 +44,11 @@ const PUBLIC = [
   'GET /products/{id}',
   'GET /products/facets',
   'GET /uploads/products/{name}',
+  'POST /orders/lookup',
 ].sort()
+
+/** The routes of one order that a guest's link opens: a bearer, or the order's token. */
+const ORDER_TOKEN = ['GET /orders/{id}', 'POST /orders/{id}/cancel', 'POST /orders/{id}/payment'].sort()
 
 const t = useTestApp()
 let doc: Document
@@ -85,7 +89,15 @@ describe('the OpenAPI document', () => {
         .map(([key]) => key)
         .sort(),
     ).toEqual(PUBLIC)
-    expect(declared.filter(([, security]) => security !== '[]').every(([, security]) => security === '[{"bearerAuth":[]}]')).toBe(true)
+    expect(
+      declared
+        .filter(([, security]) => security === '[{"bearerAuth":[]},{"orderToken":[]}]')
+        .map(([key]) => key)
+        .sort(),
+    ).toEqual(ORDER_TOKEN)
+    expect(
+      declared.filter(([key, security]) => security !== '[]' && !ORDER_TOKEN.includes(key)).every(([, security]) => security === '[{"bearerAuth":[]}]'),
+    ).toBe(true)
     for (const [key, method, path] of operations) {
       const response = await t.app.inject({ method: method as 'GET', url: concrete(path), ...(method === 'GET' || method === 'DELETE' ? {} : { payload: {} }) })
       if (PUBLIC.includes(key)) expect(response.statusCode, `${key} without a token`).not.toBe(401)
@@ -182,7 +194,13 @@ describe('the OpenAPI document', () => {
 
   it('documents the rate-limit headers on every answer of the rate-limited routes, and Retry-After on their 429', async () => {
     const limited = operations.filter(([, , , operation]) => operation.responses['429']).map(([key]) => key)
-    expect(limited).toEqual(['POST /auth/password-reset', 'POST /auth/password-reset/confirm', 'POST /auth/register', 'POST /auth/login'])
+    expect(limited).toEqual([
+      'POST /auth/password-reset',
+      'POST /auth/password-reset/confirm',
+      'POST /auth/register',
+      'POST /auth/login',
+      'POST /orders/lookup',
+    ])
     for (const key of limited) {
       const responses = operations.find(([k]) => k === key)?.[3].responses ?? {}
       for (const [status, response] of Object.entries(responses)) {
