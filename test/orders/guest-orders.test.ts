@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest'
 import { redactUrlToken } from '../../src/app.js'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { createOrderTokens, signOrderTokenUntil } from '../../src/modules/orders/order-token.js'
+import * as ordersRepo from '../../src/modules/orders/orders.repository.js'
 import { orderLink } from '../../src/modules/orders/orders.service.js'
+import { isUniqueViolation } from '../../src/shared/db-errors.js'
 import { renderEmail } from '../../src/modules/outbox/mail/templates.js'
 import { emailView } from '../../src/modules/outbox/mail/views.js'
 import { emailNotifications } from '../../src/modules/outbox/notifications.js'
@@ -453,6 +455,38 @@ describe('e-mails of a guest order', () => {
     expect(rendered.text).toContain('Hola, Ana:\n\nGracias por tu compra.')
     expect(rendered.text).not.toContain('enlace')
     expect(rendered.html).not.toContain('href')
+  })
+})
+
+describe('idempotency keys of a guest cart', () => {
+  it('are found, freed and raced within their cart’s scope, apart from users’ keys', async () => {
+    const db = shop.app.db
+    const first = await guestOrder(shop.app, 'keys@shop.test')
+    const second = await guestOrder(shop.app, 'keys@shop.test')
+    const cart = { cartTokenHash: 'cart-hash-1' }
+    const old = '2026-01-01T00:00:00.000Z'
+    await db.transaction().execute((trx) => ordersRepo.insertIdempotencyKey(trx, { scope: cart, key: 'k1', order_id: first.id, created_at: old }))
+    expect(await ordersRepo.findOrderIdByIdempotencyKey(db, cart, 'k1', old)).toBe(first.id)
+    // Another cart, or a user, with the same key: not this key.
+    expect(await ordersRepo.findOrderIdByIdempotencyKey(db, { cartTokenHash: 'cart-hash-2' }, 'k1', old)).toBeUndefined()
+    expect(await ordersRepo.findOrderIdByIdempotencyKey(db, { userId: shop.customer.id }, 'k1', old)).toBeUndefined()
+    // The same key in the same cart loses the race on the unique index.
+    const race = await db
+      .transaction()
+      .execute((trx) => ordersRepo.insertIdempotencyKey(trx, { scope: cart, key: 'k1', order_id: second.id, created_at: nowIso() }))
+      .catch((error: unknown) => error)
+    expect(isUniqueViolation(race)).toBe(true)
+    // Past its 24 hours the key is freed (only in its scope), then names a new order.
+    await db.transaction().execute((trx) => ordersRepo.deleteExpiredIdempotencyKey(trx, { userId: shop.customer.id }, 'k1', nowIso()))
+    expect(await ordersRepo.findOrderIdByIdempotencyKey(db, cart, 'k1', old)).toBe(first.id)
+    await db.transaction().execute(async (trx) => {
+      await ordersRepo.deleteExpiredIdempotencyKey(trx, cart, 'k1', nowIso())
+      await ordersRepo.insertIdempotencyKey(trx, { scope: cart, key: 'k1', order_id: second.id, created_at: nowIso() })
+    })
+    expect(await ordersRepo.findOrderIdByIdempotencyKey(db, cart, 'k1', old)).toBe(second.id)
+    expect(await db.selectFrom('idempotency_keys').selectAll().where('cart_token_hash', '=', 'cart-hash-1').execute()).toEqual([
+      { user_id: null, cart_token_hash: 'cart-hash-1', key: 'k1', order_id: second.id, created_at: expect.any(String) },
+    ])
   })
 })
 
