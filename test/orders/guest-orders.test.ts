@@ -207,7 +207,9 @@ describe('GET /orders/:id with an order token', () => {
       .executeTakeFirstOrThrow()
     // Stored without an e-mail of its own: the account's is read through the user.
     expect(row).toMatchObject({ guest: 0, email: null })
-    const res = await shop.app.inject({ url: `/orders/${row.id}`, headers: bearer(user) })
+    // Other query parameters are ignored, as before (only `token` is read).
+    const res = await shop.app.inject({ url: `/orders/${row.id}?utm_source=mail`, headers: bearer(user) })
+    expect(res.statusCode).toBe(200)
     expect(res.json()).toMatchObject({ id: row.id, userId: user.id, email: user.email, guest: false })
   })
 })
@@ -431,7 +433,7 @@ describe('POST /orders/lookup', () => {
 
 describe('e-mails of a guest order', () => {
   it('order-received goes to the guest’s e-mail with the link checkout answered (signed as of the order’s creation)', async () => {
-    const config = testConfig({ SHOP_URL: 'https://tienda.test/' })
+    const config = testConfig({ SHOP_URL: 'https://tienda.test/', ADMIN_NOTIFY_EMAIL: 'ops@shop.test' })
     const createdAt = '2026-12-01T10:00:00.000Z'
     const order = { id: 77, userId: null, guest: true, email: 'Guest@Shop.test', status: 'pending', createdAt, total: 25, items: [], shippingAddress: null }
     const rows = await emailNotifications(config)(undefined as never, { type: 'order.created', data: order })
@@ -439,6 +441,8 @@ describe('e-mails of a guest order', () => {
     const token = orderLink({ tokens: createOrderTokens(config.jwtSecret, config.guests.orderLinkTtlMs), shopUrl: '' }, 77, Date.parse(createdAt)).orderToken
     expect(mails).toEqual([
       { template: 'order-received', to: 'Guest@Shop.test', data: { name: '', order, link: `https://tienda.test/orders/77?token=${token}` } },
+      // The admins hear of a guest's order by its e-mail; their e-mail carries no link.
+      { template: 'admin-new-order', to: 'ops@shop.test', data: { name: '(invitado)', email: 'Guest@Shop.test', order } },
     ])
     const rendered = renderEmail('order-received', emailView(mails[0]!, { currency: 'EUR', publicUrl: 'http://shop.test' }))
     expect(rendered.text).toContain('Hola:\n')
