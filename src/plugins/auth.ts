@@ -267,6 +267,8 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
   const checkOrderToken = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const header = request.headers['x-order-token']
     const query = (request.query as Record<string, unknown> | undefined)?.token
+    // `?token=a&token=b` is no token of any order.
+    if (header === undefined && query !== undefined && typeof query !== 'string') throw new AppError(401, 'invalidOrderLink')
     const token = typeof header === 'string' ? header : typeof query === 'string' ? query : undefined
     if (token === undefined) {
       for (const hook of signedIn) await (hook as (request: FastifyRequest, reply: FastifyReply) => Promise<void>).call(app, request, reply)

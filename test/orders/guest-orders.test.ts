@@ -158,6 +158,10 @@ describe('GET /orders/:id with an order token', () => {
         expect({ token, status: res.statusCode, body: res.json() }).toEqual({ token, status: 401, body: BAD_LINK })
       }
     }
+    // Two tokens in the query are no token.
+    const twice = await shop.app.inject({ url: `/orders/${order.id}?token=${order.token}&token=${order.token}`, headers: bearer(shop.admin) })
+    expect(twice.statusCode).toBe(401)
+    expect(twice.json()).toEqual(BAD_LINK)
     // A token of an order does not open another order by its id either.
     const res = await shop.app.inject({ url: `/orders/${other.id}?token=${order.token}` })
     expect(res.statusCode).toBe(401)
