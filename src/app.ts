@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage } from 'node:http'
 import cors from '@fastify/cors'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
 import { connectDatabase, type DatabaseHandle } from './db/connect.js'
@@ -90,6 +90,11 @@ function genReqId(request: IncomingMessage): string {
 }
 
 /** Builds the whole service on a migrated database; used by the server, the CLI and the tests. */
+/** `url` with the value of its `token` query parameter replaced (an order token opens a guest's order). */
+export function redactUrlToken(url: string): string {
+  return url.replace(/([?&]token=)[^&#]*/g, '$1[redacted]')
+}
+
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const handle = options.database ?? connectDatabase(config.databaseUrl, { timeouts: config.postgres })
   await migrateToLatest(handle.db, handle.schema)
@@ -129,6 +134,17 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       redact: {
         paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.currentPassword', '*.token', '*.refreshToken'],
         censor: '[redacted]',
+      },
+      // Fastify's own request fields, but an order token in the query string (a guest's link) is not written down.
+      serializers: {
+        req: (request: FastifyRequest) => ({
+          method: request.method,
+          url: redactUrlToken(request.url),
+          version: request.headers['accept-version'] as string | undefined,
+          host: request.host,
+          remoteAddress: request.ip,
+          remotePort: request.socket?.remotePort,
+        }),
       },
     },
     trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],

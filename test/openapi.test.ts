@@ -45,7 +45,11 @@ const PUBLIC = [
   'GET /products/{id}',
   'GET /products/facets',
   'GET /uploads/products/{name}',
+  'POST /orders/lookup',
 ].sort()
+
+/** The routes of one order that a guest's link opens: a bearer, or the order's token. */
+const ORDER_TOKEN = ['GET /orders/{id}', 'POST /orders/{id}/cancel', 'POST /orders/{id}/payment'].sort()
 
 const t = useTestApp()
 let doc: Document
@@ -86,14 +90,18 @@ describe('the OpenAPI document', () => {
         .map(([key]) => key)
         .sort(),
     ).toEqual(PUBLIC)
-    // A bearer, or for the cart's routes a bearer or a guest's cart token.
+    // A bearer, or for the cart's routes a bearer or a guest's cart token, or for a guest's order routes its order token.
     const cartRoutes = declared.filter(([key]) => / \/cart(\/|$)/.test(key))
     expect(cartRoutes.length).toBeGreaterThanOrEqual(6)
     expect(cartRoutes.every(([, security]) => security === '[{"bearerAuth":[]},{"cartToken":[]}]')).toBe(true)
     expect(
       declared
-        .filter(([key, security]) => security !== '[]' && !cartRoutes.some(([cart]) => cart === key))
-        .every(([, security]) => security === '[{"bearerAuth":[]}]'),
+        .filter(([, security]) => security === '[{"bearerAuth":[]},{"orderToken":[]}]')
+        .map(([key]) => key)
+        .sort(),
+    ).toEqual(ORDER_TOKEN)
+    expect(
+      declared.filter(([key, security]) => security !== '[]' && !ORDER_TOKEN.includes(key) && !cartRoutes.some(([cart]) => cart === key)).every(([, security]) => security === '[{"bearerAuth":[]}]'),
     ).toBe(true)
     for (const [key, method, path] of operations) {
       const response = await t.app.inject({ method: method as 'GET', url: concrete(path), ...(method === 'GET' || method === 'DELETE' ? {} : { payload: {} }) })
@@ -199,7 +207,13 @@ describe('the OpenAPI document', () => {
 
   it('documents the rate-limit headers on every answer of the rate-limited routes, and Retry-After on their 429', async () => {
     const limited = operations.filter(([, , , operation]) => operation.responses['429']).map(([key]) => key)
-    expect(limited).toEqual(['POST /auth/password-reset', 'POST /auth/password-reset/confirm', 'POST /auth/register', 'POST /auth/login'])
+    expect(limited).toEqual([
+      'POST /auth/password-reset',
+      'POST /auth/password-reset/confirm',
+      'POST /auth/register',
+      'POST /auth/login',
+      'POST /orders/lookup',
+    ])
     for (const key of limited) {
       const responses = operations.find(([k]) => k === key)?.[3].responses ?? {}
       for (const [status, response] of Object.entries(responses)) {

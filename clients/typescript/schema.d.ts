@@ -340,7 +340,7 @@ export interface paths {
     }
     get?: never
     put?: never
-    /** Pay for one’s own pending order: the payment, and with Stripe the intent’s client secret */
+    /** Pay for one’s own pending order (or a guest’s, with its order token): the payment, and with Stripe the intent’s client secret */
     post: operations['payOrder']
     delete?: never
     options?: never
@@ -366,6 +366,23 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/orders/lookup': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** E-mail a fresh link to a guest order (the same 202 whether or not the order and e-mail match) */
+    post: operations['lookupOrder']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/orders/{id}': {
     parameters: {
       query?: never
@@ -373,7 +390,7 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** One order (someone else’s is not found) */
+    /** One order (someone else’s is not found); a guest’s with its order token */
     get: operations['getOrder']
     put?: never
     post?: never
@@ -392,7 +409,7 @@ export interface paths {
     }
     get?: never
     put?: never
-    /** Cancel one’s own pending order; the stock comes back */
+    /** Cancel one’s own pending order (a guest’s with its order token); the stock comes back */
     post: operations['cancelOrder']
     delete?: never
     options?: never
@@ -1481,7 +1498,9 @@ export interface components {
     /** Order */
     Order: {
       id: number
-      userId: number
+      userId: number | null
+      email: string | null
+      guest: boolean
       total: number
       /** @enum {string} */
       status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
@@ -1582,6 +1601,7 @@ export interface components {
         | 'user_not_found'
         | 'rate_limited'
         | 'invalid_reset_link'
+        | 'invalid_order_link'
         | 'route_not_found'
         | 'malformed_json'
         | 'payload_too_large'
@@ -3853,8 +3873,14 @@ export interface operations {
   }
   payOrder: {
     parameters: {
-      query?: never
-      header?: never
+      query?: {
+        /** @description An order token (a guest’s link): `<orderId>.<expiry>.<signature>`. Instead of a bearer; with one, the token decides. */
+        token?: string
+      }
+      header?: {
+        /** @description An order token (a guest’s link): `<orderId>.<expiry>.<signature>`. Instead of a bearer; with one, the token decides. */
+        'x-order-token'?: string
+      }
       path: {
         id: number
       }
@@ -3931,6 +3957,10 @@ export interface operations {
         status?: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
         /** @description Only this customer’s orders. Admins; a customer may give only their own id (another is 403). */
         userId?: number
+        /** @description true: guest orders only; false: account orders only. */
+        guest?: boolean
+        /** @description Only the orders of this e-mail (ignoring case): a guest’s, or the current one of an account. */
+        email?: string
       }
       header?: never
       path?: never
@@ -4122,10 +4152,84 @@ export interface operations {
       }
     }
   }
-  getOrder: {
+  lookupOrder: {
     parameters: {
       query?: never
       header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          orderId: number
+          /** Format: email */
+          email: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Message']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      429: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  getOrder: {
+    parameters: {
+      query?: {
+        /** @description An order token (a guest’s link): `<orderId>.<expiry>.<signature>`. Instead of a bearer; with one, the token decides. */
+        token?: string
+      }
+      header?: {
+        /** @description An order token (a guest’s link): `<orderId>.<expiry>.<signature>`. Instead of a bearer; with one, the token decides. */
+        'x-order-token'?: string
+      }
       path: {
         id: number
       }
@@ -4206,8 +4310,14 @@ export interface operations {
   }
   cancelOrder: {
     parameters: {
-      query?: never
-      header?: never
+      query?: {
+        /** @description An order token (a guest’s link): `<orderId>.<expiry>.<signature>`. Instead of a bearer; with one, the token decides. */
+        token?: string
+      }
+      header?: {
+        /** @description An order token (a guest’s link): `<orderId>.<expiry>.<signature>`. Instead of a bearer; with one, the token decides. */
+        'x-order-token'?: string
+      }
       path: {
         id: number
       }

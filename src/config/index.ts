@@ -2,6 +2,7 @@ import type { AdminAccount } from '../modules/users/admin-account.js'
 import { devJwtSecret, readAuth } from './auth.js'
 import { readCatalog } from './catalog.js'
 import { readDatabase } from './database.js'
+import { type GuestsConfig, readGuests } from './guests.js'
 import { type HttpTimeouts, readHttp } from './http.js'
 import { type MailConfig, readMail } from './mail.js'
 import { readObservability, type TracingProtocol } from './observability.js'
@@ -14,7 +15,7 @@ import { readStorage, type StorageConfig } from './storage.js'
 import { readTaxes } from './taxes.js'
 import { readWebhooks } from './webhooks.js'
 
-export type { HttpTimeouts, MailConfig, PaymentsConfig, SessionsConfig, StorageConfig, TracingProtocol }
+export type { GuestsConfig, HttpTimeouts, MailConfig, PaymentsConfig, SessionsConfig, StorageConfig, TracingProtocol }
 
 /**
  * Everything the service reads from its environment, validated once at boot. Each group of fields is read
@@ -44,6 +45,9 @@ export interface Config {
   // sessions.ts
   /** Sessions and password reset (src/modules/sessions). */
   readonly sessions: SessionsConfig
+  // guests.ts
+  /** Guest checkout: whether it is on, a guest cart's life, an order link's life. */
+  readonly guests: GuestsConfig
   // redis.ts
   readonly redisUrl: string | null
   /** Bounded waits toward Redis (the auth rate limit fails open, so these bound what an outage costs a login). */
@@ -121,6 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...readTaxes(read),
     ...readObservability(read, http),
     ...readSessions(read, http),
+    ...readGuests(read),
   }
   if (read.problems.length > 0) throw new ConfigError(read.problems)
   // Outside production an unset JWT_SECRET is generated once (only now: a bad configuration writes nothing).

@@ -168,8 +168,8 @@ export interface CartItemsTable {
 
 export interface OrdersTable {
   id: Generated<number>
-  /** No foreign key: orders are kept for the books when a user is deleted. */
-  user_id: number
+  /** No foreign key: orders are kept for the books when a user is deleted. Null on guest orders (only). */
+  user_id: number | null
   total_cents: number
   status: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
   created_at: Timestamp
@@ -192,6 +192,10 @@ export interface OrdersTable {
   discount: Generated<string | null>
   /** JSON of the tax lines, as the API shows them. */
   tax_lines: Generated<string | null>
+  /** 1 on a guest order (no account, `user_id` null), 0 on an account order. */
+  guest: Generated<number>
+  /** The guest's e-mail as given at checkout; null on account orders, whose e-mail is their user's. */
+  email: Generated<string | null>
 }
 
 export interface OrderItemsTable {
@@ -273,8 +277,11 @@ export interface TaxRatesTable {
   updated_at: Timestamp
 }
 
+/** An `Idempotency-Key` of POST /orders, scoped to a user or (guest checkout) to a cart: exactly one of the two is set. */
 export interface IdempotencyKeysTable {
-  user_id: number
+  user_id: number | null
+  /** The hash of the guest cart's token, as the cart stores it. */
+  cart_token_hash: Generated<string | null>
   key: string
   order_id: number
   created_at: Timestamp

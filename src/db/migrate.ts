@@ -15,6 +15,7 @@ import * as productCountsLocks from './migrations/2026-11-29T0200-product-counts
 import * as optionValueKeyIndex from './migrations/2026-11-30T0000-option-value-key-index.js'
 import * as taxes from './migrations/2026-12-01T0000-taxes.js'
 import * as discountCodes from './migrations/2026-12-01T0100-discount-codes.js'
+import * as guestOrders from './migrations/2026-12-01T0200-guest-orders.js'
 import * as carts from './migrations/2026-12-01T0300-carts.js'
 import * as orderTotals from './migrations/2026-12-01T0400-order-totals.js'
 
@@ -36,6 +37,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-30T0000-option-value-key-index': optionValueKeyIndex,
   '2026-12-01T0000-taxes': taxes,
   '2026-12-01T0100-discount-codes': discountCodes,
+  '2026-12-01T0200-guest-orders': guestOrders,
   '2026-12-01T0300-carts': carts,
   '2026-12-01T0400-order-totals': orderTotals,
 }

@@ -2,6 +2,7 @@ import { createSigner, createVerifier } from 'fast-jwt'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
+import { createOrderTokens, type OrderTokens } from '../modules/orders/order-token.js'
 import { findSessionState } from '../modules/sessions/sessions.repository.js'
 import { findUserAuthState } from '../modules/users/users.repository.js'
 import { AppError } from '../shared/errors.js'
@@ -30,6 +31,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by `authenticate` and `requireRole`; routes without them never read it. */
     user: AuthUser
+    /**
+     * Set by `orderAccess` when the request opened its order with an order token (a guest's link) instead of a
+     * bearer: the order the token opens, which is the route's `:id`. Undefined otherwise (then `user` is set).
+     */
+    orderToken: { orderId: number } | undefined
   }
   interface FastifyInstance {
     /**
@@ -50,6 +56,14 @@ declare module 'fastify' {
      * issued at `issuedAt` (ms; now by default). The same arguments sign the same token.
      */
     signToken: (user: { id: number; role: Role }, sessionId?: number, issuedAt?: number) => string
+    /** Order tokens (src/modules/orders/order-token.ts): sign one for a guest's order, or check one. */
+    orderTokens: OrderTokens
+    /**
+     * onRequest hooks of the routes of one order (`:id`) that a guest's link opens: with an order token (`?token=`
+     * or `X-Order-Token`), the token alone decides (401 `invalidOrderLink` unless it is a valid, unexpired token
+     * of this order) and sets `request.orderToken`; without one, `authenticate`.
+     */
+    orderAccess: onRequestHookHandler[]
   }
 }
 
@@ -242,7 +256,30 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
     }
     return [authenticate, checkRole]
   }
-  app.decorate('authenticate', requireRole('customer', 'admin'))
+  const signedIn = requireRole('customer', 'admin')
+  app.decorate('authenticate', signedIn)
+
+  const orderTokens = createOrderTokens(jwtSecret, options.config.guests.orderLinkTtlMs)
+  app.decorate('orderTokens', orderTokens)
+  app.decorateRequest('orderToken', undefined)
+  // The token decides when there is one, whatever bearer comes with it: a signed-in customer opening a guest's
+  // link (their browser sends their bearer) sees that order, which their account does not own.
+  const checkOrderToken = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const header = request.headers['x-order-token']
+    const query = (request.query as Record<string, unknown> | undefined)?.token
+    // `?token=a&token=b` is no token of any order.
+    if (header === undefined && query !== undefined && typeof query !== 'string') throw new AppError(401, 'invalidOrderLink')
+    const token = typeof header === 'string' ? header : typeof query === 'string' ? query : undefined
+    if (token === undefined) {
+      for (const hook of signedIn) await (hook as (request: FastifyRequest, reply: FastifyReply) => Promise<void>).call(app, request, reply)
+      return
+    }
+    const orderId = orderTokens.orderOf(token)
+    const id = (request.params as { id?: unknown } | undefined)?.id
+    if (orderId === undefined || String(orderId) !== id) throw new AppError(401, 'invalidOrderLink')
+    request.orderToken = { orderId }
+  }
+  app.decorate('orderAccess', [checkOrderToken])
   app.decorate('requireRole', requireRole)
   app.decorate('viewer', async (request: FastifyRequest): Promise<AuthUser | undefined> => {
     if (request.headers.authorization === undefined) return undefined

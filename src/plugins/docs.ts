@@ -40,6 +40,7 @@ const operationIds: Record<string, string> = {
   'POST /orders': 'createOrder',
   'GET /orders/:id': 'getOrder',
   'POST /orders/:id/cancel': 'cancelOrder',
+  'POST /orders/lookup': 'lookupOrder',
   'POST /orders/:id/payment': 'payOrder',
   'PATCH /orders/:id/status': 'updateOrderStatus',
   'PUT /orders/:id/status': 'setOrderStatus',
@@ -196,6 +197,8 @@ async function docsPlugin(app: FastifyInstance): Promise<void> {
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
           // A guest cart (POST /carts); the order's link token for a guest's order.
           cartToken: { type: 'apiKey', in: 'header', name: 'X-Cart-Token' },
+          // A guest's link to their order (docs/api.md, "Guest orders"); `?token=` works as well.
+          orderToken: { type: 'apiKey', in: 'header', name: 'X-Order-Token' },
         },
       },
     },

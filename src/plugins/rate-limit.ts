@@ -11,6 +11,11 @@ declare module 'fastify' {
     authRateLimit: onRequestHookHandler
     /** onRequest hook shared by the password-reset request and confirm: login's rule, a counter of their own. */
     passwordResetRateLimit: onRequestHookHandler
+    /**
+     * onRequest hook of the public routes that find a guest's order from what the guest knows (POST /orders/lookup,
+     * and the withdrawal function's when it comes): login's rule, one counter of their own shared by all of them.
+     */
+    guestOrderRateLimit: onRequestHookHandler
   }
 }
 
@@ -18,6 +23,8 @@ declare module 'fastify' {
 export const REDIS_KEY_PREFIX = 'shop-api:auth-rate-limit:'
 /** The password-reset counters: `shop-api:password-reset-rate-limit:<ip>`. */
 export const RESET_REDIS_KEY_PREFIX = 'shop-api:password-reset-rate-limit:'
+/** The guest-order counters (POST /orders/lookup): `shop-api:guest-order-rate-limit:<ip>`. */
+export const GUEST_ORDER_REDIS_KEY_PREFIX = 'shop-api:guest-order-rate-limit:'
 
 /** Reconnect attempts back off up to this delay, so the limit counts again within about a second of Redis returning. */
 const MAX_RECONNECT_DELAY_MS = 1000
@@ -156,8 +163,13 @@ async function rateLimitPlugin(app: FastifyInstance, options: { config: Config; 
   // The same rule with a counter of its own (in memory each limiter has its own store; in Redis, its prefix).
   const checkReset = app.createRateLimit({ max, timeWindow: windowMs, redisKeyPrefix: RESET_REDIS_KEY_PREFIX } as Parameters<typeof app.createRateLimit>[0])
 
+  const checkGuestOrder = app.createRateLimit({ max, timeWindow: windowMs, redisKeyPrefix: GUEST_ORDER_REDIS_KEY_PREFIX } as Parameters<
+    typeof app.createRateLimit
+  >[0])
+
   app.decorate('authRateLimit', limitWith(check))
   app.decorate('passwordResetRateLimit', limitWith(checkReset))
+  app.decorate('guestOrderRateLimit', limitWith(checkGuestOrder))
 }
 
 /** An onRequest hook answering 429 past the limit, with the IETF draft's headers on every answer. */

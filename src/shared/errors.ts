@@ -51,6 +51,9 @@ export const messages = {
   variantIdMissing: 'variantId should not be empty',
   variantOfAnotherProduct: 'La variante no pertenece al producto',
   guestEmailRequired: 'El email es obligatorio',
+  // Guest orders: an order token (the link to a guest's order) that is bad, expired or another order's.
+  invalidOrderLink: 'Enlace inválido o caducado',
+  orderLookupRequested: 'Si los datos coinciden, te enviaremos un enlace a tu pedido',
   // Addresses, shipping and checkout.
   addressNotFound: 'Dirección no encontrada',
   addressDeleted: 'Dirección eliminada',
@@ -172,6 +175,7 @@ export const errorCodes = {
   user_not_found: { status: 404, title: 'User not found' },
   rate_limited: { status: 429, title: 'Too many attempts' },
   invalid_reset_link: { status: 400, title: 'Invalid or expired reset link' },
+  invalid_order_link: { status: 401, title: 'Invalid or expired order link' },
   route_not_found: { status: 404, title: 'Route not found' },
   malformed_json: { status: 400, title: 'Malformed JSON body' },
   payload_too_large: { status: 413, title: 'Payload too large' },
@@ -313,6 +317,7 @@ export const messageCodes = {
   amountTooLarge: 'amount_too_large',
   orderNotFound: 'order_not_found',
   transitionNotAllowed: 'transition_not_allowed',
+  invalidOrderLink: 'invalid_order_link',
   addressNotFound: 'address_not_found',
   invalidCountry: 'validation_failed',
   shippingMethodNotFound: 'shipping_method_not_found',
@@ -405,6 +410,7 @@ export const successMessages = [
   'passwordUpdated',
   'cartItemRemoved',
   'cartCleared',
+  'orderLookupRequested',
   'addressDeleted',
   'shippingMethodDeleted',
   'discountCodeDeleted',

@@ -81,6 +81,8 @@ describe('migration 2026-11-24T0000-addresses-shipping', () => {
       expect(res.json()).toEqual({
         id: order.id,
         userId: user.id,
+        email: 'old@example.com',
+        guest: false,
         total: 13,
         status: 'pending',
         createdAt: now,

@@ -67,6 +67,8 @@ describe('checkout with shipping', () => {
     expect(body).toEqual({
       id: expect.any(Number),
       userId: user.id,
+      email: user.email,
+      guest: false,
       total: 29.9,
       status: 'pending',
       createdAt: expect.any(String),
@@ -154,6 +156,8 @@ describe('checkout with shipping', () => {
       const body = res.json()
       expect(Object.keys(body).sort()).toEqual([
         'createdAt',
+        'email',
+        'guest',
         'id',
         'items',
         'note',

@@ -66,6 +66,8 @@ describe('POST /orders', () => {
     expect(body).toEqual({
       id: expect.any(Number),
       userId: user.id,
+      email: user.email,
+      guest: false,
       total: 60.07,
       status: 'pending',
       createdAt: expect.stringMatching(ISO),
@@ -164,6 +166,8 @@ describe('POST /orders', () => {
     expect(body).toEqual({
       id: expect.any(Number),
       userId: user.id,
+      email: user.email,
+      guest: false,
       total: 9,
       status: 'pending',
       createdAt: expect.stringMatching(ISO),

@@ -50,7 +50,8 @@ function StatusChip({ status }: { status: OrderStatus }) {
 
 const filters = [<SelectInput key="status" source="status" choices={statusChoices} alwaysOn emptyText="All statuses" label="Status" />]
 
-const customer = (order: Order) => (order.customer ? `${order.customer.name} <${order.customer.email}>` : `User #${order.userId}`)
+const customer = (order: Order) =>
+  order.guest ? `Guest <${order.email ?? ''}>` : order.customer ? `${order.customer.name} <${order.customer.email}>` : `User #${order.userId}`
 
 /**
  * The customer the list is filtered by (the Users page's "Orders" link: `?filter={"userId":…}`), said above the list,

@@ -97,7 +97,7 @@ export class OrderLifecycle {
    * Locks the order row until the transaction ends (PostgreSQL; SQLite runs one transaction at a time) and returns
    * its status. Every path that changes an order or its payment takes this lock first.
    */
-  async lock(trx: Trx, orderId: number, ownerId?: number): Promise<{ status: OrderStatus; user_id: number } | undefined> {
+  async lock(trx: Trx, orderId: number, ownerId?: number): Promise<{ status: OrderStatus; user_id: number | null } | undefined> {
     return trx
       .selectFrom('orders')
       .select(['status', 'user_id'])

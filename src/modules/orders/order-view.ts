@@ -42,7 +42,15 @@ export function paymentSummary(row: PaymentColumns): PaymentSummary {
 /** An order as stored, in the shape both the joined read and the checkout transaction have it. */
 export interface OrderRecord {
   id: number
-  user_id: number
+  /** Null on a guest order. */
+  user_id: number | null
+  /** 1 on a guest order. */
+  guest: number
+  /**
+   * The order's e-mail: the guest's (the column), or on an account order its user's (null once the user is
+   * deleted). The joined read takes it from the users table; checkout, from what it read.
+   */
+  email: string | null
   total_cents: number
   status: OrderStatus
   created_at: string
@@ -80,7 +88,7 @@ export interface OrderLineRecord {
   product?: { id: number; name: string; image_url: string } | undefined
 }
 
-/** Who ordered, for admin reads: null once the user is deleted. */
+/** Who ordered, for admin reads: null on a guest order, and once the user is deleted. */
 type Customer = { id: number; name: string; email: string } | null
 
 /**
@@ -99,6 +107,8 @@ export function toOrder(
   const order: Order = {
     id: record.id,
     userId: record.user_id,
+    email: record.email,
+    guest: record.guest === 1,
     total: centsToAmount(record.total_cents),
     status: record.status,
     createdAt: record.created_at,
@@ -174,11 +184,15 @@ export function rowsToOrders(
         : null
     const extra = admin
       ? {
-          customer: row.customer_name !== null && row.customer_email !== null ? { id: row.user_id, name: row.customer_name, email: row.customer_email } : null,
+          // A guest order has none; an account order's user may have been deleted.
+          customer:
+            row.user_id !== null && row.customer_name !== null && row.customer_email !== null
+              ? { id: row.user_id, name: row.customer_name, email: row.customer_email }
+              : null,
           nextStatuses: admin.nextStatuses(row.status),
         }
       : {}
-    orders.push(toOrder(row, current.lines, payment, defaults, extra))
+    orders.push(toOrder({ ...row, email: row.guest === 1 ? row.email : row.customer_email }, current.lines, payment, defaults, extra))
   }
   for (const row of rows) {
     if (current?.first.id !== row.id) {
@@ -209,7 +223,7 @@ export function rowsToOrders(
   return orders
 }
 
-/** One order, or 404; with `ownerId`, only when it belongs to that user. */
+/** One order, or 404; with `ownerId`, only when it belongs to that user (a guest order belongs to no user). */
 export async function loadOrder(
   db: Db,
   defaults: PaymentDefaults,

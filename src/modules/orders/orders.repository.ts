@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Transaction } from 'kysely'
+import { type Insertable, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely'
 import { prepared } from '../../db/prepared.js'
 import type { Database, OrderEventsTable, OrderRow } from '../../db/database.js'
 import type { OrderStatus } from './orders.schemas.js'
@@ -40,16 +40,28 @@ export const noBreakdown: BreakdownColumns = {
   tax_lines: null,
 }
 
-export type NewOrder = { user_id: number; total_cents: number; status: OrderStatus; created_at: string; updated_at: string } & CheckoutColumns &
+/**
+ * An order row to write: an account order names its user (`user_id`; `guest` and `email` left out), a guest order
+ * has `user_id: null`, `guest: true` and the guest's `email` (the table's check refuses any other mix).
+ */
+export type NewOrder = {
+  user_id: number | null
+  total_cents: number
+  status: OrderStatus
+  created_at: string
+  updated_at: string
+  guest?: boolean
+  email?: string | null
+} & CheckoutColumns &
   BreakdownColumns
 
 export async function insertOrder(trx: Trx, order: NewOrder): Promise<OrderRow> {
-  const [row] = (await insertOrderStatement(trx, order)).rows
+  const [row] = (await insertOrderStatement(trx, { ...order, guest: order.guest === true ? 1 : 0, email: order.email ?? null })).rows
   if (!row) throw new Error('insert into orders returned no row')
   return row
 }
 
-const insertOrderStatement = prepared((db, order: NewOrder) =>
+const insertOrderStatement = prepared((db, order: Omit<NewOrder, 'guest' | 'email'> & { guest: number; email: string | null }) =>
   db
     .insertInto('orders')
     .values({
@@ -71,6 +83,8 @@ const insertOrderStatement = prepared((db, order: NewOrder) =>
       tax_total_cents: order.tax_total_cents,
       discount: order.discount,
       tax_lines: order.tax_lines,
+      guest: order.guest,
+      email: order.email,
     })
     .returningAll(),
 )
@@ -101,13 +115,26 @@ export async function insertOrderItems(
   return trx.insertInto('order_items').values(items).returningAll().execute()
 }
 
+/** The e-mail of the user an account order is placed for (what the order's `email` shows). */
+export async function findAccountEmail(trx: Trx, userId: number): Promise<string | undefined> {
+  return (await trx.selectFrom('users').select('email').where('id', '=', userId).executeTakeFirst())?.email
+}
+
 // ---- idempotency keys ----
 
-export async function findOrderIdByIdempotencyKey(db: Db, userId: number, key: string, notBefore: string) {
-  const row = await db
-    .selectFrom('idempotency_keys')
-    .select('order_id')
-    .where('user_id', '=', userId)
+/** Whose `Idempotency-Key` it is: a user's, or a guest cart's (the hash of its token, as the cart stores it). */
+export type IdempotencyScope = { userId: number } | { cartTokenHash: string }
+
+function scopeColumns(scope: IdempotencyScope): { user_id: number | null; cart_token_hash: string | null } {
+  return 'userId' in scope ? { user_id: scope.userId, cart_token_hash: null } : { user_id: null, cart_token_hash: scope.cartTokenHash }
+}
+
+function inScope<O>(qb: SelectQueryBuilder<Database, 'idempotency_keys', O>, scope: IdempotencyScope) {
+  return 'userId' in scope ? qb.where('user_id', '=', scope.userId) : qb.where('cart_token_hash', '=', scope.cartTokenHash)
+}
+
+export async function findOrderIdByIdempotencyKey(db: Db, scope: IdempotencyScope, key: string, notBefore: string) {
+  const row = await inScope(db.selectFrom('idempotency_keys').select('order_id'), scope)
     .where('key', '=', key)
     .where('created_at', '>=', notBefore)
     .executeTakeFirst()
@@ -115,13 +142,26 @@ export async function findOrderIdByIdempotencyKey(db: Db, userId: number, key: s
 }
 
 /** Frees a key whose 24 hours are over, so it can name a new order. */
-export async function deleteExpiredIdempotencyKey(trx: Trx, userId: number, key: string, before: string): Promise<void> {
-  await trx.deleteFrom('idempotency_keys').where('user_id', '=', userId).where('key', '=', key).where('created_at', '<', before).execute()
+export async function deleteExpiredIdempotencyKey(trx: Trx, scope: IdempotencyScope, key: string, before: string): Promise<void> {
+  const columns = scopeColumns(scope)
+  await trx
+    .deleteFrom('idempotency_keys')
+    .$if(columns.user_id !== null, (qb) => qb.where('user_id', '=', columns.user_id as number))
+    .$if(columns.cart_token_hash !== null, (qb) => qb.where('cart_token_hash', '=', columns.cart_token_hash as string))
+    .where('key', '=', key)
+    .where('created_at', '<', before)
+    .execute()
 }
 
-/** The primary key (user_id, key) decides a race between requests with the same key: the loser gets a unique violation. */
-export async function insertIdempotencyKey(trx: Trx, row: { user_id: number; key: string; order_id: number; created_at: string }) {
-  await trx.insertInto('idempotency_keys').values(row).execute()
+/**
+ * The unique index of the key's scope, (user_id, key) or (cart_token_hash, key), decides a race between requests
+ * with the same key: the loser gets a unique violation.
+ */
+export async function insertIdempotencyKey(trx: Trx, row: { scope: IdempotencyScope; key: string; order_id: number; created_at: string }) {
+  await trx
+    .insertInto('idempotency_keys')
+    .values({ ...scopeColumns(row.scope), key: row.key, order_id: row.order_id, created_at: row.created_at })
+    .execute()
 }
 
 // ---- reading orders (one joined query, never one per line) ----
@@ -156,6 +196,8 @@ function selectOrdersWithItems(db: Db | Trx) {
         'o.tax_total_cents',
         'o.discount',
         'o.tax_lines',
+        'o.guest',
+        'o.email',
         'u.name as customer_name',
         'u.email as customer_email',
         'i.id as item_id',
@@ -195,30 +237,52 @@ export async function findOrderWithItems(db: Db | Trx, id: number, ownerId?: num
     .execute()
 }
 
+/** What an order list keeps. `email` is lower-case: a guest order's e-mail, or the current e-mail of an account order's user. */
+export interface OrderFilter {
+  userId?: number
+  status?: OrderStatus
+  guest?: boolean
+  email?: string
+}
+
+function filtered<O>(qb: SelectQueryBuilder<Database, 'orders', O>, filter: OrderFilter): SelectQueryBuilder<Database, 'orders', O> {
+  const { userId, status, guest, email } = filter
+  return (
+    qb
+      .$if(userId !== undefined, (q) => q.where('user_id', '=', userId as number))
+      .$if(status !== undefined, (q) => q.where('status', '=', status as OrderStatus))
+      .$if(guest !== undefined, (q) => q.where('guest', '=', guest ? 1 : 0))
+      // lower(email) is what orders_email_idx holds; users' e-mails are stored lower-case (users.email is unique).
+      .$if(email !== undefined, (q) =>
+        q.where((eb) =>
+          eb.or([
+            eb(sql<string>`lower(email)`, '=', email as string),
+            eb(
+              'user_id',
+              'in',
+              eb
+                .selectFrom('users')
+                .select('users.id')
+                .where('users.email', '=', email as string),
+            ),
+          ]),
+        ),
+      )
+  )
+}
+
 /** A page of orders, newest first, each with its lines; the page is cut before the join so `limit` counts orders. */
-export async function listOrdersWithItems(
-  db: Db,
-  filter: { userId?: number; status?: OrderStatus; limit: number; offset: number },
-): Promise<OrderWithItemRow[]> {
-  const page = db
-    .selectFrom('orders')
-    .select('id')
-    .$if(filter.userId !== undefined, (qb) => qb.where('user_id', '=', filter.userId as number))
-    .$if(filter.status !== undefined, (qb) => qb.where('status', '=', filter.status as OrderStatus))
-    .orderBy('id', 'desc')
-    .limit(filter.limit)
-    .offset(filter.offset)
+export async function listOrdersWithItems(db: Db, filter: OrderFilter & { limit: number; offset: number }): Promise<OrderWithItemRow[]> {
+  const page = filtered(db.selectFrom('orders').select('id'), filter).orderBy('id', 'desc').limit(filter.limit).offset(filter.offset)
   return selectOrdersWithItems(db).where('o.id', 'in', page).orderBy('o.id', 'desc').orderBy('i.id').execute()
 }
 
 /** How many orders match the list's filter, before paging (X-Total-Count). */
-export async function countOrders(db: Db, filter: { userId?: number; status?: OrderStatus }): Promise<number> {
-  const row = await db
-    .selectFrom('orders')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .$if(filter.userId !== undefined, (qb) => qb.where('user_id', '=', filter.userId as number))
-    .$if(filter.status !== undefined, (qb) => qb.where('status', '=', filter.status as OrderStatus))
-    .executeTakeFirstOrThrow()
+export async function countOrders(db: Db, filter: OrderFilter): Promise<number> {
+  const row = await filtered(
+    db.selectFrom('orders').select((eb) => eb.fn.countAll<number | string>().as('n')),
+    filter,
+  ).executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -238,6 +302,14 @@ export async function findOrderStatus(trx: Db | Trx, id: number, ownerId?: numbe
 export async function updateOrderStatus(trx: Trx, id: number, from: OrderStatus, to: OrderStatus, now: string): Promise<boolean> {
   const result = await trx.updateTable('orders').set({ status: to, updated_at: now }).where('id', '=', id).where('status', '=', from).executeTakeFirst()
   return Number(result.numUpdatedRows) > 0
+}
+
+/**
+ * What a lookup compares: the order's kind and e-mail. Read the same way whether the order exists or not, so a
+ * lookup takes about as long either way.
+ */
+export async function findOrderContact(db: Db | Trx, id: number) {
+  return db.selectFrom('orders').select(['id', 'guest', 'email']).where('id', '=', id).executeTakeFirst()
 }
 
 export async function listOrderLines(trx: Trx, orderId: number) {

@@ -2,9 +2,15 @@ import { paged } from '../../shared/openapi.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
 import { rejectBody } from '../../shared/no-body.js'
-import { ErrorResponse, IdParams, type SchemaTypes, ValidationError } from '../../shared/validation.js'
+import { messages } from '../../shared/errors.js'
+import { rateLimited } from '../../shared/openapi.js'
+import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes, ValidationError } from '../../shared/validation.js'
+import { trimTextFields } from '../users/trim-text-fields.js'
 import {
   ListOrdersQuery,
+  OrderLookupBody,
+  OrderTokenHeaders,
+  OrderTokenQuery,
   Order,
   OrderList,
   PlaceOrderBody,
@@ -38,6 +44,8 @@ function orderListPath(query: ListOrdersQuery, offset: number): string {
   const search = new URLSearchParams({ limit: String(query.limit), offset: String(offset) })
   if (query.status) search.set('status', query.status)
   if (query.userId !== undefined) search.set('userId', String(query.userId))
+  if (query.guest !== undefined) search.set('guest', String(query.guest))
+  if (query.email !== undefined) search.set('email', query.email)
   return `/orders?${search.toString()}`
 }
 
@@ -52,6 +60,7 @@ function orderPageLinks(publicUrl: string, query: ListOrdersQuery, total: number
 
 export async function ordersRoutes(fastify: FastifyInstance, options: { config: Config; orders: service.OrdersDeps }): Promise<void> {
   const { publicUrl } = options.config
+  const linkSettings = { tokens: fastify.orderTokens, shopUrl: options.config.sessions.shopUrl }
   const { orders } = options
   const app = fastify.withTypeProvider<SchemaTypes>()
   const tags = ['orders']
@@ -95,19 +104,58 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
     },
   })
 
+  // A guest's link: the order token instead of a bearer (app.orderAccess).
+  const orderSecurity: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { orderToken: [] }]
+
+  app.post('/orders/lookup', {
+    onRequest: app.guestOrderRateLimit,
+    config: { invalidates: [] },
+    preValidation: trimTextFields,
+    schema: {
+      tags,
+      summary: 'E-mail a fresh link to a guest order (the same 202 whether or not the order and e-mail match)',
+      body: OrderLookupBody,
+      response: rateLimited({ 202: MessageResponse, 422: ErrorResponse, 429: ErrorResponse }),
+    },
+    handler: async (request, reply) => {
+      await service.requestOrderLink(orders, request.body, linkSettings)
+      return reply.code(202).send({ message: messages.orderLookupRequested })
+    },
+  })
+
   app.get('/orders/:id', {
-    onRequest: app.authenticate,
-    schema: { tags, summary: 'One order (someone else’s is not found)', security, params: IdParams, response: { 200: Order, ...errors } },
-    handler: async (request) => service.getOrder(orders, request.user, request.params.id),
+    onRequest: app.orderAccess,
+    schema: {
+      tags,
+      summary: 'One order (someone else’s is not found); a guest’s with its order token',
+      security: orderSecurity,
+      params: IdParams,
+      querystring: OrderTokenQuery,
+      headers: OrderTokenHeaders,
+      response: { 200: Order, ...errors },
+    },
+    handler: async (request) =>
+      request.orderToken ? service.getOrderByToken(orders, request.params.id) : service.getOrder(orders, request.user, request.params.id),
   })
 
   app.post('/orders/:id/cancel', {
-    onRequest: app.authenticate,
+    onRequest: app.orderAccess,
     // Cancelling puts stock back.
     config: { invalidates: ['catalog'] },
     preValidation: rejectBody,
-    schema: { tags, summary: 'Cancel one’s own pending order; the stock comes back', security, params: IdParams, response: { 200: Order, ...errors } },
-    handler: async (request) => service.cancelOwnOrder(orders, request.user.id, request.params.id, request.log),
+    schema: {
+      tags,
+      summary: 'Cancel one’s own pending order (a guest’s with its order token); the stock comes back',
+      security: orderSecurity,
+      params: IdParams,
+      querystring: OrderTokenQuery,
+      headers: OrderTokenHeaders,
+      response: { 200: Order, ...errors },
+    },
+    handler: async (request) =>
+      request.orderToken
+        ? service.cancelOrderByToken(orders, request.params.id, request.log)
+        : service.cancelOwnOrder(orders, request.user.id, request.params.id, request.log),
   })
 
   const statusRoute = {

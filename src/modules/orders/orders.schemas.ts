@@ -2,6 +2,7 @@ import type { FromSchema } from 'json-schema-to-ts'
 import { PageQueryProperties } from '../../shared/validation.js'
 import { AddressSnapshot, CreateAddressBody } from '../addresses/addresses.schemas.js'
 import { ShippingMethodSnapshot } from '../shipping/shipping.schemas.js'
+import { email as userEmail } from '../users/users.schemas.js'
 // Payments: `payment` on every order JSON.
 import { PaymentSummary } from '../payments/payments.schemas.js'
 import { TaxLine } from '../cart/cart.schemas.js'
@@ -34,12 +35,39 @@ export const PlaceOrderBody = {
   additionalProperties: false,
 } as const
 
+const orderToken = {
+  type: 'string',
+  maxLength: 100,
+  description: 'An order token (a guest’s link): `<orderId>.<expiry>.<signature>`. Instead of a bearer; with one, the token decides.',
+} as const
+
+/** `?token=`: the order token of a guest's link, on the routes of one order it opens. */
+export const OrderTokenQuery = { type: 'object', properties: { token: orderToken } } as const
+
+/** `X-Order-Token`: the same token as a header. */
+export const OrderTokenHeaders = { type: 'object', properties: { 'x-order-token': orderToken } } as const
+
+/** POST /orders/lookup: a guest asks for a new link to their order. */
+export const OrderLookupBody = {
+  type: 'object',
+  required: ['orderId', 'email'],
+  properties: { orderId: positiveId, email: userEmail },
+  additionalProperties: false,
+} as const
+
 export const ListOrdersQuery = {
   type: 'object',
   properties: {
     ...PageQueryProperties,
     status: { type: 'string', enum: orderStatuses },
     userId: { ...positiveId, description: 'Only this customer’s orders. Admins; a customer may give only their own id (another is 403).' },
+    guest: { type: 'boolean', description: 'true: guest orders only; false: account orders only.' },
+    email: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 254,
+      description: 'Only the orders of this e-mail (ignoring case): a guest’s, or the current one of an account.',
+    },
   },
   additionalProperties: false,
 } as const
@@ -110,6 +138,8 @@ export const Order = {
   required: [
     'id',
     'userId',
+    'email',
+    'guest',
     'total',
     'status',
     'createdAt',
@@ -132,7 +162,11 @@ export const Order = {
   ],
   properties: {
     id: { type: 'integer' },
-    userId: { type: 'integer' },
+    /** Null on a guest order. */
+    userId: { type: ['integer', 'null'] },
+    /** A guest's e-mail, or an account order's user's (null once that user is deleted). */
+    email: { type: ['string', 'null'] },
+    guest: { type: 'boolean' },
     total: { type: 'number' },
     status: { type: 'string', enum: orderStatuses },
     createdAt: { type: 'string', format: 'date-time' },
@@ -161,7 +195,7 @@ export const Order = {
       ],
     },
     taxLines: { type: 'array', items: TaxLine },
-    /** Admin reads (GET) only; null once the user is deleted. */
+    /** Admin reads (GET) only; null on a guest order, and once the user is deleted. */
     customer: {
       anyOf: [
         { type: 'object', required: ['id', 'name', 'email'], properties: { id: { type: 'integer' }, name: { type: 'string' }, email: { type: 'string' } } },
@@ -178,6 +212,7 @@ export const OrderList = { type: 'array', items: Order } as const
 
 export type PlaceOrderInput = FromSchema<typeof PlaceOrderBody>
 export type UpdateStatusInput = FromSchema<typeof UpdateStatusBody>
+export type OrderLookupInput = FromSchema<typeof OrderLookupBody>
 /** `product` is present while the product exists. */
 export type OrderItem = FromSchema<typeof OrderItem>
 export type Order = FromSchema<typeof Order>

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely'
+import { type Kysely, PostgresAdapter, sql, type Transaction } from 'kysely'
 import type { Database, ShippingMethodRow } from '../../db/database.js'
 import type { AuthUser } from '../../plugins/auth.js'
 import { isUniqueViolation } from '../../shared/db-errors.js'
@@ -10,11 +10,13 @@ import { ValidationError } from '../../shared/validation.js'
 import { addressInputToSnapshot, findOwnAddressSnapshot } from '../addresses/addresses.service.js'
 import type { AddressSnapshot } from '../addresses/addresses.schemas.js'
 import { createInventory, type Inventory } from '../inventory/inventory.service.js'
+import { enqueueEmail } from '../outbox/outbox.js'
 import { findActiveShippingMethod, shipsTo, shopShips } from '../shipping/shipping.service.js'
 import { type MoveRequest, OrderLifecycle } from './order-lifecycle.js'
 import { loadOrder, type OrderRecord, type PaymentDefaults, rowsToOrders, toOrder } from './order-view.js'
 import * as repo from './orders.repository.js'
-import type { ListOrdersQuery, Order, OrderStatus, PlaceOrderInput } from './orders.schemas.js'
+import { orderLinkUrl, type OrderTokens } from './order-token.js'
+import type { ListOrdersQuery, Order, OrderLookupInput, OrderStatus, PlaceOrderInput } from './orders.schemas.js'
 import { cartAddress, cartCustomer, cartMethod, discountLines, type PricingSettings, priceCart, taxLinesView } from '../cart/cart-view.js'
 import { type CartRef, clearCartAfterOrder, linesForPricing, takeCart, variantOptions } from '../cart/cart.service.js'
 import { type CheckedCode, checkCode, type DiscountCustomer, redeem } from '../discounts/discounts.service.js'
@@ -103,7 +105,7 @@ export async function placeOrder(
     throw new ValidationError(messages.addressIdAndInline, 'shippingAddressId')
   const key = options.idempotencyKey
   if (key !== undefined) {
-    const existing = await repo.findOrderIdByIdempotencyKey(db, userId, key, idempotencyCutoff())
+    const existing = await repo.findOrderIdByIdempotencyKey(db, { userId }, key, idempotencyCutoff())
     if (existing !== undefined) return { order: await loadOrder(db, deps.payments, existing), created: false }
   }
   try {
@@ -114,7 +116,7 @@ export async function placeOrder(
   } catch (error) {
     // Lost a race for the same key: the winner's order is the answer.
     if (key !== undefined && isUniqueViolation(error)) {
-      const winner = await repo.findOrderIdByIdempotencyKey(db, userId, key, idempotencyCutoff())
+      const winner = await repo.findOrderIdByIdempotencyKey(db, { userId }, key, idempotencyCutoff())
       if (winner !== undefined) return { order: await loadOrder(db, deps.payments, winner), created: false }
     }
     throw error
@@ -162,11 +164,9 @@ async function createOrderFromCart(
   if (key !== undefined) {
     // The key is claimed first: a racing request with the same key waits here, then fails on the primary key
     // and answers the winner's order, instead of finding the cart already emptied.
-    await repo.deleteExpiredIdempotencyKey(trx, userId, key, idempotencyCutoff())
-    orderId = (
-      await repo.insertOrder(trx, { user_id: userId, total_cents: 0, status: 'pending', created_at: now, updated_at: now, ...noCheckout, ...repo.noBreakdown })
-    ).id
-    await repo.insertIdempotencyKey(trx, { user_id: userId, key, order_id: orderId, created_at: now })
+    await repo.deleteExpiredIdempotencyKey(trx, { userId }, key, idempotencyCutoff())
+    orderId = (await repo.insertOrder(trx, { user_id: userId, total_cents: 0, status: 'pending', created_at: now, updated_at: now, ...noCheckout, ...repo.noBreakdown })).id
+    await repo.insertIdempotencyKey(trx, { scope: { userId }, key, order_id: orderId, created_at: now })
     await step('key-claimed')
   }
 
@@ -302,7 +302,9 @@ async function createOrderFromCart(
 
   // The answer is built from what the transaction already holds: no read-back query.
   const products = new Map(reserved.map(({ product }) => [product.id, product]))
-  const record: OrderRecord = { id, user_id: userId, total_cents: totalCents, status: 'pending', created_at: now, updated_at: now, ...columns, ...breakdown }
+  // An account order's e-mail is its user's.
+  const email = (await repo.findAccountEmail(trx, userId)) ?? null
+  const record: OrderRecord = { id, user_id: userId, guest: 0, email, total_cents: totalCents, status: 'pending', created_at: now, updated_at: now, ...columns, ...breakdown }
   const orderLines = items.sort((a, b) => a.id - b.id).map((item) => ({ ...item, product: products.get(item.product_id) }))
   const order = toOrder(record, orderLines, null, deps.payments)
   // Events: order.created, and stock.low for each product this order took to the threshold or below.
@@ -327,7 +329,12 @@ export async function listOrders(deps: OrdersDeps, caller: AuthUser, query: List
   const admin = caller.role === 'admin'
   if (!admin && query.userId !== undefined && query.userId !== caller.id) throw new AppError(403, 'requiresRoles', ['admin'])
   const userId = admin ? query.userId : caller.id
-  const filter = { ...(userId !== undefined ? { userId } : {}), ...(query.status ? { status: query.status } : {}) }
+  const filter: repo.OrderFilter = {
+    ...(userId !== undefined ? { userId } : {}),
+    ...(query.status ? { status: query.status } : {}),
+    ...(query.guest !== undefined ? { guest: query.guest } : {}),
+    ...(query.email !== undefined ? { email: query.email.trim().toLowerCase() } : {}),
+  }
   const [rows, total] = await Promise.all([repo.listOrdersWithItems(db, { ...filter, limit: query.limit, offset: query.offset }), repo.countOrders(db, filter)])
   return { orders: rowsToOrders(rows, deps.payments, admin ? deps.lifecycle : undefined), total }
 }
@@ -345,4 +352,54 @@ export async function changeOrderStatus(deps: OrdersDeps, caller: AuthUser, id: 
 export async function cancelOwnOrder(deps: OrdersDeps, userId: number, id: number, log: MoveRequest['log']): Promise<Order> {
   await deps.lifecycle.move({ orderId: id, to: 'cancelled', cause: 'customer', actorId: userId, ownerId: userId, log })
   return loadOrder(deps.db, deps.payments, id, { ownerId: userId })
+}
+
+/** A guest's order as its order token opens it: the order as its owner reads it (no `customer`, no `nextStatuses`). */
+export async function getOrderByToken(deps: OrdersDeps, id: number): Promise<Order> {
+  return loadOrder(deps.db, deps.payments, id)
+}
+
+/** The guest cancels their `pending` order through its link (the token named it); the stock comes back. */
+export async function cancelOrderByToken(deps: OrdersDeps, id: number, log: MoveRequest['log']): Promise<Order> {
+  await deps.lifecycle.move({ orderId: id, to: 'cancelled', cause: 'customer', actorId: null, log })
+  return loadOrder(deps.db, deps.payments, id)
+}
+
+// ---- links to a guest's order ----
+
+/** What a link to a guest's order needs: the tokens (app.orderTokens) and the storefront's address (SHOP_URL). */
+export interface OrderLinkSettings {
+  tokens: OrderTokens
+  /** Without a trailing slash. */
+  shopUrl: string
+}
+
+/**
+ * An order token for `orderId`, valid GUEST_ORDER_LINK_TTL from `issuedAt` (ms; now by default), and the link that
+ * carries it. Guest checkout signs as of the order's `createdAt`: its 201, a replay of it and the order-received
+ * e-mail then carry the very same token.
+ */
+export function orderLink(settings: OrderLinkSettings, orderId: number, issuedAt?: number): { orderToken: string; link: string } {
+  const orderToken = settings.tokens.sign(orderId, issuedAt)
+  return { orderToken, link: orderLinkUrl(settings.shopUrl, orderId, orderToken) }
+}
+
+/**
+ * POST /orders/lookup: e-mails a fresh link to a guest order whose e-mail is `email` (ignoring case). Account
+ * orders and anything that does not match get nothing, and the caller answers the same 202 either way. Both ways do
+ * the same work short of the e-mail's row (the order read by id, a token signed, one transaction), so the answer
+ * takes about as long whether or not the data matched.
+ */
+export async function requestOrderLink(deps: OrdersDeps, input: OrderLookupInput, settings: OrderLinkSettings): Promise<void> {
+  const { db } = deps
+  const email = input.email.trim().toLowerCase()
+  const { link } = orderLink(settings, input.orderId)
+  await db.transaction().execute(async (trx) => {
+    // As the password-reset request: a commit that wrote a row waits for its WAL flush on PostgreSQL, one that
+    // wrote none does not, which would tell a match from a miss. The e-mail does not need that wait.
+    if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`set local synchronous_commit = off`.execute(trx)
+    const order = await repo.findOrderContact(trx, input.orderId)
+    if (order?.guest !== 1 || order.email === null || order.email.toLowerCase() !== email) return
+    await enqueueEmail(trx, { template: 'guest-order-link', to: order.email, data: { order: { id: order.id }, link } })
+  })
 }

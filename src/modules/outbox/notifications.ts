@@ -1,19 +1,27 @@
 import type { Config } from '../../config.js'
+import { createOrderTokens, orderLinkUrl } from '../orders/order-token.js'
 import type { EventListener } from './events.js'
 import { type EmailMessage, emailRows } from './outbox.js'
 
 interface OrderData {
   id: number
   userId: number | null
+  guest?: boolean
+  email?: string | null
   status: string
+  createdAt?: string
+  shippingAddress?: { fullName?: string } | null
 }
 
 /**
  * The shop's e-mails, queued from its events in the change's own transaction: the customer hears of their order
- * (received, paid, shipped, cancelled); the admins of ADMIN_NOTIFY_EMAIL of each new order and of low stock.
+ * (received, paid, shipped, cancelled; a guest with a link to the order); the admins of ADMIN_NOTIFY_EMAIL of each new
+ * order and of low stock.
  */
 export function emailNotifications(config: Config): EventListener {
   const admins = config.mail.adminNotify
+  const tokens = createOrderTokens(config.jwtSecret, config.guests.orderLinkTtlMs)
+  const shopUrl = config.sessions.shopUrl
   return async (trx, event) => {
     const messages: EmailMessage[] = []
     if (event.type === 'stock.low') {
@@ -22,14 +30,26 @@ export function emailNotifications(config: Config): EventListener {
     }
     if (!event.type.startsWith('order.')) return []
     const order = event.data as OrderData
-    const customer =
-      order.userId === null ? undefined : await trx.selectFrom('users').select(['name', 'email']).where('id', '=', order.userId).executeTakeFirst()
+    // A guest is written to at the order's e-mail, by the name on its address, with a fresh link to the order;
+    // an account's customer at their account's e-mail (none once the user is deleted).
+    const guest = order.guest === true && typeof order.email === 'string'
+    const customer = guest
+      ? { name: order.shippingAddress?.fullName ?? '', email: order.email as string }
+      : order.userId === null
+        ? undefined
+        : await trx.selectFrom('users').select(['name', 'email']).where('id', '=', order.userId).executeTakeFirst()
+    // order-received carries the token checkout answered (signed as of the order's creation: the same token); the
+    // later e-mails a fresh one.
+    const signedAt = event.type === 'order.created' && order.createdAt !== undefined ? Date.parse(order.createdAt) : Date.now()
     const toCustomer = (template: EmailMessage['template']) => {
-      if (customer) messages.push({ template, to: customer.email, data: { name: customer.name, order } })
+      if (!customer) return
+      const link = guest ? { link: orderLinkUrl(shopUrl, order.id, tokens.sign(order.id, signedAt)) } : {}
+      messages.push({ template, to: customer.email, data: { name: customer.name, order, ...link } })
     }
     if (event.type === 'order.created') {
       toCustomer('order-received')
-      for (const to of admins) messages.push({ template: 'admin-new-order', to, data: { name: customer?.name ?? '', email: customer?.email ?? '', order } })
+      const name = guest ? `${customer?.name ? `${customer.name} ` : ''}(invitado)` : (customer?.name ?? '')
+      for (const to of admins) messages.push({ template: 'admin-new-order', to, data: { name, email: customer?.email ?? '', order } })
     } else if (event.type === 'order.paid') toCustomer('order-paid')
     else if (event.type === 'order.cancelled') toCustomer('order-cancelled')
     else if (event.type === 'order.status_changed' && order.status === 'shipped') toCustomer('order-shipped')

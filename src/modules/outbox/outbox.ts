@@ -7,7 +7,15 @@ type Db = Kysely<Database> | Transaction<Database>
 
 /** The e-mails the shop sends; each has its templates under src/modules/outbox/mail/templates/. */
 export type EmailTemplate =
-  'password-reset' | 'order-received' | 'order-paid' | 'order-shipped' | 'order-cancelled' | 'admin-new-order' | 'admin-low-stock' | 'admin-payment-disputed'
+  | 'password-reset'
+  | 'order-received'
+  | 'order-paid'
+  | 'order-shipped'
+  | 'order-cancelled'
+  | 'guest-order-link'
+  | 'admin-new-order'
+  | 'admin-low-stock'
+  | 'admin-payment-disputed'
 
 export interface EmailMessage {
   template: EmailTemplate

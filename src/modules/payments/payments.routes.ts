@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { rejectBody } from '../../shared/no-body.js'
 import { ErrorResponse, IdParams, type SchemaTypes } from '../../shared/validation.js'
+import { OrderTokenHeaders, OrderTokenQuery } from '../orders/orders.schemas.js'
 import { PaymentAnswer } from './payments.schemas.js'
 import type { PaymentsService } from './payments.service.js'
 
@@ -10,17 +11,20 @@ export async function paymentsRoutes(fastify: FastifyInstance, options: { paymen
   const app = fastify.withTypeProvider<SchemaTypes>()
 
   app.post('/orders/:id/payment', {
-    onRequest: app.authenticate,
+    // A bearer (one's own order), or the order's token (a guest's link).
+    onRequest: app.orderAccess,
     // A payment changes no product.
     config: { invalidates: [] },
     preValidation: rejectBody,
     schema: {
       tags: ['payments'],
-      summary: 'Pay for one’s own pending order: the payment, and with Stripe the intent’s client secret',
-      security: [{ bearerAuth: [] }],
+      summary: 'Pay for one’s own pending order (or a guest’s, with its order token): the payment, and with Stripe the intent’s client secret',
+      security: [{ bearerAuth: [] }, { orderToken: [] }],
       params: IdParams,
+      querystring: OrderTokenQuery,
+      headers: OrderTokenHeaders,
       response: { 200: PaymentAnswer, ...errors },
     },
-    handler: async (request) => options.payments.startPayment(request.user.id, request.params.id, request.log),
+    handler: async (request) => options.payments.startPayment(request.orderToken ? null : request.user.id, request.params.id, request.log),
   })
 }

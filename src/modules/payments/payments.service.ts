@@ -119,13 +119,14 @@ export class PaymentsService {
   // ---- POST /orders/:id/payment ----
 
   /**
-   * The payment of the caller's own pending order. With Stripe: the order's PaymentIntent, created once under an
+   * The payment of the caller's own pending order (`ownerId`), or of the order a guest's link opened (`ownerId` null). With Stripe: the order's PaymentIntent, created once under an
    * idempotency key (racing calls get the same one), the same one while it can be paid, a new one once canceled.
    */
-  async startPayment(userId: number, orderId: number, log: PaymentsLog = this.log): Promise<PaymentAnswer> {
+  async startPayment(ownerId: number | null, orderId: number, log: PaymentsLog = this.log): Promise<PaymentAnswer> {
     const { db, config } = this
     const order = await repo.findOrderForPayment(db, orderId)
-    if (!order || order.user_id !== userId) throw new AppError(404, 'orderNotFound')
+    // `ownerId` null: the order was opened by its order token (a guest's link), which names it.
+    if (!order || (ownerId !== null && order.user_id !== ownerId)) throw new AppError(404, 'orderNotFound')
     if (order.status !== 'pending') throw new AppError(409, 'orderNotPayable')
     const existing = await repo.findPayment(db, orderId)
     const provider = this.remote
