@@ -10,7 +10,6 @@ import { configWarnings } from './config-warnings.js'
 import { adminRoutes } from './modules/admin/admin.routes.js'
 import { addressesRoutes } from './modules/addresses/addresses.routes.js'
 import { cartRoutes } from './modules/cart/cart.routes.js'
-import { defaultCartSettings } from './modules/cart/cart.service.js'
 import { catalogRoutes } from './modules/catalog/catalog.routes.js'
 import { healthRoutes } from './modules/health/health.routes.js'
 import { ordersRoutes } from './modules/orders/orders.routes.js'
@@ -202,8 +201,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(healthRoutes)
   await app.register(usersRoutes, { config })
   await app.register(cartRoutes, {
-    // GUEST_CART_TTL and GUEST_CHECKOUT join the configuration with guest orders.
-    cart: defaultCartSettings,
+    cart: { guestCartTtlMs: config.guests.cartTtlMs, guestCheckout: config.guests.checkout },
     pricing: { currency: config.payments.currency, pricesIncludeTax: config.pricesIncludeTax, shopCountry: config.shopCountry },
     jobs: options.jobs ?? true,
   })

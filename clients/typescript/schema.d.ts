@@ -358,7 +358,7 @@ export interface paths {
     /** Orders, newest first: the caller’s own, or all for an admin (`userId`: one customer’s) */
     get: operations['listOrders']
     put?: never
-    /** Turn the cart into an order (201), with an optional checkout body; a repeated Idempotency-Key answers the first order (200) */
+    /** Turn the cart into an order (201), with an optional checkout body; a repeated Idempotency-Key answers the first order (200). A guest orders their cart with X-Cart-Token: the answer adds `orderToken`. */
     post: operations['createOrder']
     delete?: never
     options?: never
@@ -1514,12 +1514,28 @@ export interface components {
       shippingAddress: components['schemas']['AddressSnapshot'] | null
       shippingMethod: components['schemas']['ShippingMethodSnapshot'] | null
       note: string | null
+      currency: string
+      pricesIncludeTax: boolean
+      /** @description null on orders from before taxes were kept. */
+      taxCountry: string | null
+      discountTotal: number
+      shippingDiscount: number
+      taxTotal: number
+      discount: {
+        code: string
+        /** @enum {string} */
+        type: 'percent' | 'fixed' | 'free_shipping'
+        value: number | null
+      } | null
+      taxLines: components['schemas']['TaxLine'][]
       customer?: {
         id: number
         name: string
         email: string
       } | null
       payment: components['schemas']['Payment']
+      /** @description A guest checkout’s answer only: the token that opens this order (`X-Order-Token` or `?token=`). */
+      orderToken?: string
       nextStatuses?: ('pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled')[]
     }
     /** OrderItem */
@@ -1530,6 +1546,24 @@ export interface components {
       quantity: number
       price: number
       name: string | null
+      /** @description The variant bought (null on lines from before variants). */
+      variantId: number | null
+      sku: string | null
+      variantTitle: string | null
+      options: {
+        name: string
+        value: string
+      }[]
+      taxClass: string | null
+      /** @description Percent; 0 without a rate. */
+      taxRate: number
+      /** @description The line’s share of the code’s discount. */
+      discount: number
+      tax: number
+      /** @description price × quantity − discount (+ tax when prices exclude it). */
+      total: number
+      fulfilledQuantity: number
+      refundedQuantity: number
       product?: {
         id: number
         name: string
@@ -4068,6 +4102,11 @@ export interface operations {
           }
           shippingMethodId?: number
           note?: string
+          /**
+           * Format: email
+           * @description Guests only (with `X-Cart-Token`): the order’s e-mail.
+           */
+          email?: string
         }
       }
     }

@@ -11,6 +11,35 @@ import { cartOf, countRows, deleteProduct, fillCart, stockOf } from '../helpers/
 
 const t = useTestApp()
 
+/** What every order line adds to the fields it always had, for a line without options, code or tax. */
+function plainLine(total: number) {
+  return {
+    variantId: expect.any(Number),
+    sku: null,
+    variantTitle: null,
+    options: [],
+    taxClass: 'standard',
+    taxRate: 0,
+    discount: 0,
+    tax: 0,
+    total,
+    fulfilledQuantity: 0,
+    refundedQuantity: 0,
+  }
+}
+
+/** What every order adds to the fields it always had, for an order without code or tax. */
+const plainBreakdown = {
+  currency: 'EUR',
+  pricesIncludeTax: true,
+  taxCountry: 'ES',
+  discountTotal: 0,
+  shippingDiscount: 0,
+  taxTotal: 0,
+  discount: null,
+  taxLines: [],
+}
+
 beforeEach(async () => {
   await t.app.db.deleteFrom('shipping_methods').execute()
 })
@@ -81,6 +110,7 @@ describe('checkout with shipping', () => {
           quantity: 2,
           price: 12.5,
           name: 'Blue Mug',
+          ...plainLine(25),
           product: { id: product.id, name: 'Blue Mug', imageUrl: expect.any(String) },
         },
       ],
@@ -89,6 +119,7 @@ describe('checkout with shipping', () => {
       shippingAddress: madridSnapshot,
       shippingMethod: { id: methodId, name: 'Standard', price: 4.9 },
       note: 'Ring twice',
+      ...plainBreakdown,
       payment: { provider: 'manual', status: 'unpaid', amount: 29.9, currency: 'EUR', refundedAmount: 0 },
     })
     expect(await stockOf(t.app, product.id)).toBe(8)
@@ -137,7 +168,9 @@ describe('checkout with shipping', () => {
     await deleteProduct(t.app, product.id)
     read = (await t.app.inject({ method: 'GET', url: `/orders/${placed.id}`, headers: bearer(user) })).json()
     expect(read).toMatchObject({ shippingAddress: madridSnapshot, shippingMethod: { id: methodId, name: 'Courier', price: 7 }, total: 32 })
-    expect(read.items).toEqual([{ id: expect.any(Number), orderId: placed.id, productId: product.id, quantity: 2, price: 12.5, name: 'Old Name' }])
+    expect(read.items).toEqual([
+      { id: expect.any(Number), orderId: placed.id, productId: product.id, quantity: 2, price: 12.5, name: 'Old Name', ...plainLine(25) },
+    ])
   })
 
   it('without any shipping method, a body with an address and a note makes a checkout order with no shipping', async () => {
@@ -154,25 +187,30 @@ describe('checkout with shipping', () => {
       const res = await order(user, payload)
       expect(res.statusCode).toBe(201)
       const body = res.json()
-      expect(Object.keys(body).sort()).toEqual([
-        'createdAt',
-        'email',
-        'guest',
-        'id',
-        'items',
-        'note',
-        'payment',
-        'shippingAddress',
-        'shippingMethod',
-        'shippingTotal',
-        'status',
-        'subtotal',
-        'total',
-        'updatedAt',
-        'userId',
-      ])
+      expect(Object.keys(body).sort()).toEqual(
+        [
+          'createdAt',
+          'email',
+          'guest',
+          'id',
+          'items',
+          'note',
+          'payment',
+          'shippingAddress',
+          'shippingMethod',
+          'shippingTotal',
+          'status',
+          'subtotal',
+          'total',
+          'updatedAt',
+          'userId',
+          ...Object.keys(plainBreakdown),
+        ].sort(),
+      )
       expect(body).toMatchObject({ subtotal: body.total, shippingTotal: 0, shippingAddress: null, shippingMethod: null, note: null })
-      expect(Object.keys(body.items[0]).sort()).toEqual(['id', 'name', 'orderId', 'price', 'product', 'productId', 'quantity'])
+      expect(Object.keys(body.items[0]).sort()).toEqual(
+        ['id', 'name', 'orderId', 'price', 'product', 'productId', 'quantity', ...Object.keys(plainLine(0))].sort(),
+      )
     }
   })
 

@@ -89,7 +89,11 @@ const insertOrderStatement = prepared((db, order: Omit<NewOrder, 'guest' | 'emai
     .returningAll(),
 )
 
-export async function setOrderTotals(trx: Trx, orderId: number, totals: { total_cents: number } & Partial<CheckoutColumns & BreakdownColumns>): Promise<void> {
+export async function setOrderTotals(
+  trx: Trx,
+  orderId: number,
+  totals: { total_cents: number; email?: string | null } & Partial<CheckoutColumns & BreakdownColumns>,
+): Promise<void> {
   await trx.updateTable('orders').set(totals).where('id', '=', orderId).execute()
 }
 

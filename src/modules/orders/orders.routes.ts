@@ -2,7 +2,9 @@ import { paged } from '../../shared/openapi.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
 import { rejectBody } from '../../shared/no-body.js'
-import { messages } from '../../shared/errors.js'
+import { AppError, messages } from '../../shared/errors.js'
+import { CartTokenHeader } from '../cart/cart.schemas.js'
+import { findGuestCartId, hashCartToken } from '../cart/cart.service.js'
 import { rateLimited } from '../../shared/openapi.js'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes, ValidationError } from '../../shared/validation.js'
 import { trimTextFields } from '../users/trim-text-fields.js'
@@ -35,8 +37,16 @@ async function checkOrderBody(request: FastifyRequest): Promise<void> {
     return
   }
   if (typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('body should be empty', 'body')
-  const unknown = Object.keys(body).find((field) => !checkoutFields.has(field))
+  // `email` is a guest's: a user's orders go to their account's e-mail.
+  const unknown = Object.keys(body).find((field) => !checkoutFields.has(field) || (field === 'email' && request.guestBuyer === undefined))
   if (unknown !== undefined) throw new ValidationError(`property ${unknown} should not exist`, unknown)
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** POST /orders with `X-Cart-Token` and no bearer: the guest's cart. */
+    guestBuyer: service.GuestBuyer | undefined
+  }
 }
 
 /** `/orders` with the list's parameters in one fixed order, as the service read them (what `Link` points to). */
@@ -66,23 +76,39 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
   const tags = ['orders']
   const security = [{ bearerAuth: [] }]
 
+  app.decorateRequest('guestBuyer', undefined)
+  /** A bearer orders the user's cart; without one, `X-Cart-Token` orders a guest cart (while guest checkout is on). */
+  const buyer = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const token = request.headers[CartTokenHeader]
+    if (request.headers.authorization !== undefined || typeof token !== 'string') {
+      for (const hook of app.authenticate) await (hook as unknown as (r: FastifyRequest, s: FastifyReply) => Promise<void>).call(app, request, reply)
+      return
+    }
+    if (!options.config.guests.checkout) throw new AppError(403, 'guestCheckoutDisabled')
+    request.guestBuyer = { cartId: await findGuestCartId(app.db, token), cartTokenHash: hashCartToken(token) }
+  }
+
   app.post('/orders', {
-    onRequest: app.authenticate,
+    onRequest: buyer,
     // An order takes stock: product reads show it.
     config: { invalidates: ['catalog'] },
     preValidation: checkOrderBody,
     schema: {
       tags,
-      summary: 'Turn the cart into an order (201), with an optional checkout body; a repeated Idempotency-Key answers the first order (200)',
-      security,
+      summary:
+        'Turn the cart into an order (201), with an optional checkout body; a repeated Idempotency-Key answers the first order (200). A guest orders their cart with X-Cart-Token: the answer adds `orderToken`.',
+      security: [{ bearerAuth: [] }, { cartToken: [] }],
       headers: PlaceOrderHeaders,
       body: PlaceOrderBody,
       response: { 200: Order, 201: Order, ...errors },
     },
     handler: async (request, reply) => {
       const checkout: PlaceOrderInput = request.body
-      const { order, created } = await service.placeOrder(orders, request.user.id, { idempotencyKey: request.headers['idempotency-key'] }, checkout)
-      return reply.code(created ? 201 : 200).send(order)
+      const guest = request.guestBuyer
+      const { order, created } = await service.placeOrder(orders, guest ?? request.user.id, { idempotencyKey: request.headers['idempotency-key'] }, checkout)
+      // A guest's link to their order, signed as of the order's creation: the replay answers the same token.
+      const answer = guest ? { ...order, orderToken: service.orderLink(linkSettings, order.id, Date.parse(order.createdAt)).orderToken } : order
+      return reply.code(created ? 201 : 200).send(answer)
     },
   })
 

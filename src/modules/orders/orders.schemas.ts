@@ -31,6 +31,7 @@ export const PlaceOrderBody = {
     shippingAddress: CreateAddressBody,
     shippingMethodId: positiveId,
     note: { type: 'string', maxLength: 1000 },
+    email: { type: 'string', format: 'email', maxLength: 254, description: 'Guests only (with `X-Cart-Token`): the order’s e-mail.' },
   },
   additionalProperties: false,
 } as const
@@ -203,6 +204,7 @@ export const Order = {
       ],
     },
     payment: PaymentSummary,
+    orderToken: { type: 'string', description: 'A guest checkout’s answer only: the token that opens this order (`X-Order-Token` or `?token=`).' },
     /** Admin reads only: the statuses an admin may move this order to now (the lifecycle's table). */
     nextStatuses: { type: 'array', items: { type: 'string', enum: orderStatuses } },
   },

@@ -17,7 +17,7 @@ import { loadOrder, type OrderRecord, type PaymentDefaults, rowsToOrders, toOrde
 import * as repo from './orders.repository.js'
 import { orderLinkUrl, type OrderTokens } from './order-token.js'
 import type { ListOrdersQuery, Order, OrderLookupInput, OrderStatus, PlaceOrderInput } from './orders.schemas.js'
-import { cartAddress, cartCustomer, cartMethod, discountLines, type PricingSettings, priceCart, taxLinesView } from '../cart/cart-view.js'
+import { cartAddress, cartMethod, discountLines, type PricingSettings, priceCart, taxLinesView } from '../cart/cart-view.js'
 import { type CartRef, clearCartAfterOrder, linesForPricing, takeCart, variantOptions } from '../cart/cart.service.js'
 import { type CheckedCode, checkCode, type DiscountCustomer, redeem } from '../discounts/discounts.service.js'
 
@@ -95,7 +95,7 @@ export type CheckoutInput = PlaceOrderInput
  */
 export async function placeOrder(
   deps: OrdersDeps,
-  userId: number,
+  buyer: number | GuestBuyer,
   options: PlaceOrderOptions = {},
   checkout: CheckoutInput = {},
 ): Promise<{ order: Order; created: boolean }> {
@@ -103,24 +103,33 @@ export async function placeOrder(
   // Body fields come first (422), before a repeated key is answered or anything is read.
   if (checkout.shippingAddressId !== undefined && checkout.shippingAddress !== undefined)
     throw new ValidationError(messages.addressIdAndInline, 'shippingAddressId')
+  const ref: CartRef = typeof buyer === 'number' ? { userId: buyer } : { cartId: buyer.cartId }
+  // A guest's key is scoped to their cart (its token's hash, which outlives the cart row an order deletes).
+  const scope: repo.IdempotencyScope = typeof buyer === 'number' ? { userId: buyer } : { cartTokenHash: buyer.cartTokenHash }
   const key = options.idempotencyKey
   if (key !== undefined) {
-    const existing = await repo.findOrderIdByIdempotencyKey(db, { userId }, key, idempotencyCutoff())
+    const existing = await repo.findOrderIdByIdempotencyKey(db, scope, key, idempotencyCutoff())
     if (existing !== undefined) return { order: await loadOrder(db, deps.payments, existing), created: false }
   }
   try {
     const order = await retryOnDeadlock(() =>
-      db.transaction().execute((trx) => createOrderFromCart(deps, trx, { userId }, key, checkout, options.afterStep ?? (() => undefined))),
+      db.transaction().execute((trx) => createOrderFromCart(deps, trx, ref, scope, key, checkout, options.afterStep ?? (() => undefined))),
     )
     return { order, created: true }
   } catch (error) {
     // Lost a race for the same key: the winner's order is the answer.
     if (key !== undefined && isUniqueViolation(error)) {
-      const winner = await repo.findOrderIdByIdempotencyKey(db, { userId }, key, idempotencyCutoff())
+      const winner = await repo.findOrderIdByIdempotencyKey(db, scope, key, idempotencyCutoff())
       if (winner !== undefined) return { order: await loadOrder(db, deps.payments, winner), created: false }
     }
     throw error
   }
+}
+
+/** A guest checking out: their cart (the `X-Cart-Token` it was opened with, as its stored hash). */
+export interface GuestBuyer {
+  cartId: number
+  cartTokenHash: string
 }
 
 /** The address and method a checkout's body names (404 when unknown, someone else's or inactive). */
@@ -151,30 +160,36 @@ async function createOrderFromCart(
   deps: OrdersDeps,
   trx: Transaction<Database>,
   ref: CartRef,
+  scope: repo.IdempotencyScope,
   key: string | undefined,
   checkout: CheckoutInput,
   step: NonNullable<PlaceOrderOptions['afterStep']>,
 ): Promise<Order> {
   const now = nowIso()
-  const userId = ref.userId
-  // Guest orders arrive with the orders' guest columns.
-  if (userId === undefined) throw new AppError(401, 'noUser')
+  const userId = ref.userId ?? null
+  const guest = userId === null
   const noCheckout: repo.CheckoutColumns = { subtotal_cents: null, shipping_cents: null, shipping_address: null, shipping_method: null, note: null }
   let orderId: number | undefined
   if (key !== undefined) {
     // The key is claimed first: a racing request with the same key waits here, then fails on the primary key
     // and answers the winner's order, instead of finding the cart already emptied.
-    await repo.deleteExpiredIdempotencyKey(trx, { userId }, key, idempotencyCutoff())
-    orderId = (await repo.insertOrder(trx, { user_id: userId, total_cents: 0, status: 'pending', created_at: now, updated_at: now, ...noCheckout, ...repo.noBreakdown })).id
-    await repo.insertIdempotencyKey(trx, { scope: { userId }, key, order_id: orderId, created_at: now })
+    await repo.deleteExpiredIdempotencyKey(trx, scope, key, idempotencyCutoff())
+    // A guest's e-mail is known further on: the row holds a stand-in until then (the table wants one on a guest order).
+    const claim = { user_id: userId, guest, email: guest ? '-' : null, total_cents: 0, status: 'pending' as const, created_at: now, updated_at: now }
+    orderId = (await repo.insertOrder(trx, { ...claim, ...noCheckout, ...repo.noBreakdown })).id
+    await repo.insertIdempotencyKey(trx, { scope, key, order_id: orderId, created_at: now })
     await step('key-claimed')
   }
 
-  const chosen = await resolveCheckoutReferences(trx, userId, checkout)
+  const chosen = await resolveCheckoutReferences(trx, userId ?? undefined, checkout)
 
   const { cart, lines } = await takeCart(trx, ref)
   if (lines.length === 0) throw new AppError(400, 'cartEmpty')
   await step('cart-taken')
+
+  // The order's e-mail: a guest's from the body or the cart (required), an account's its user's.
+  const email = guest ? (checkout.email?.toLowerCase() ?? cart?.email ?? null) : ((await repo.findAccountEmail(trx, userId)) ?? null)
+  if (guest && email === null) throw new AppError(422, 'guestEmailRequired')
 
   // What the body leaves out, the cart's kept choices give (an address or method gone since counts as none).
   const address =
@@ -198,7 +213,7 @@ async function createOrderFromCart(
     const rows = await linesForPricing(trx, lines)
     const offSale = rows.find((row) => row.status !== 'active')
     if (offSale) throw new AppError(409, 'productUnavailable', offSale.name)
-    customer = await cartCustomer(trx, ref, cart)
+    customer = { userId, email }
     code = await checkCode(trx, { code: cart.discount_code, now: new Date(), customer, lines: discountLines(rows), currency: deps.pricing.currency })
   }
 
@@ -256,10 +271,20 @@ async function createOrderFromCart(
   const totalCents = totals.totalCents
   if (orderId === undefined) {
     orderId = (
-      await repo.insertOrder(trx, { user_id: userId, total_cents: totalCents, status: 'pending', created_at: now, updated_at: now, ...columns, ...breakdown })
+      await repo.insertOrder(trx, {
+        user_id: userId,
+        guest,
+        email: guest ? email : null,
+        total_cents: totalCents,
+        status: 'pending',
+        created_at: now,
+        updated_at: now,
+        ...columns,
+        ...breakdown,
+      })
     ).id
   } else {
-    await repo.setOrderTotals(trx, orderId, { total_cents: totalCents, ...columns, ...breakdown })
+    await repo.setOrderTotals(trx, orderId, { total_cents: totalCents, ...(guest ? { email } : {}), ...columns, ...breakdown })
   }
   await step('order-written')
 
@@ -295,16 +320,22 @@ async function createOrderFromCart(
   await step('items-written')
 
   // The code's use, counted last: a conditional update on the code under its lock (409 when used up meanwhile).
-  if (code) {
-    const email = customer?.email ?? ''
-    await redeem(trx, { codeId: code.code.id, orderId: id, userId, email, amountCents: totals.discountTotalCents })
-  }
+  if (code) await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '', amountCents: totals.discountTotalCents })
 
   // The answer is built from what the transaction already holds: no read-back query.
   const products = new Map(reserved.map(({ product }) => [product.id, product]))
-  // An account order's e-mail is its user's.
-  const email = (await repo.findAccountEmail(trx, userId)) ?? null
-  const record: OrderRecord = { id, user_id: userId, guest: 0, email, total_cents: totalCents, status: 'pending', created_at: now, updated_at: now, ...columns, ...breakdown }
+  const record: OrderRecord = {
+    id,
+    user_id: userId,
+    guest: guest ? 1 : 0,
+    email,
+    total_cents: totalCents,
+    status: 'pending',
+    created_at: now,
+    updated_at: now,
+    ...columns,
+    ...breakdown,
+  }
   const orderLines = items.sort((a, b) => a.id - b.id).map((item) => ({ ...item, product: products.get(item.product_id) }))
   const order = toOrder(record, orderLines, null, deps.payments)
   // Events: order.created, and stock.low for each product this order took to the threshold or below.
