@@ -18,6 +18,8 @@ import { WebhookCreate, WebhookEdit, WebhookList } from './pages/webhooks'
 import WebhookIcon from '@mui/icons-material/Webhook'
 import ShippingIcon from '@mui/icons-material/LocalShipping'
 import { ShippingMethodCreate, ShippingMethodEdit, ShippingMethodList } from './pages/shippingMethods'
+import DiscountIcon from '@mui/icons-material/LocalOffer'
+import { DiscountCodeCreate, DiscountCodeEdit, DiscountCodeList } from './pages/discountCodes'
 
 const dataProvider = createDataProvider(api)
 
@@ -67,6 +69,15 @@ export function App() {
         edit={ShippingMethodEdit}
         icon={ShippingIcon}
         recordRepresentation="name"
+      />
+      <Resource
+        name="discount-codes"
+        options={{ label: 'Discount codes' }}
+        list={DiscountCodeList}
+        create={DiscountCodeCreate}
+        edit={DiscountCodeEdit}
+        icon={DiscountIcon}
+        recordRepresentation="code"
       />
       <Resource name="webhooks" list={WebhookList} create={WebhookCreate} edit={WebhookEdit} icon={WebhookIcon} recordRepresentation="url" />
       <Resource name="users" list={UserList} create={UserCreate} edit={UserEdit} icon={PeopleIcon} recordRepresentation="email" />

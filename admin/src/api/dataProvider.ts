@@ -1,5 +1,6 @@
 import { combineDataProviders, type DataProvider } from 'react-admin'
 import { categoriesProvider } from './categories'
+import { discountCodesProvider } from './discountCodes'
 import { ordersProvider } from './orders'
 import { productsProvider } from './products'
 import type { Api } from './resource'
@@ -23,6 +24,7 @@ export function createDataProvider(api: Api): ShopDataProvider {
     users: usersProvider(api),
     webhooks: webhooksProvider(api),
     'shipping-methods': shippingMethodsProvider(api),
+    'discount-codes': discountCodesProvider(api),
     stats: statsProvider(api),
   }
   const combined = combineDataProviders((resource) => {
