@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { createShopClient } from '../../clients/typescript/index.js'
 import { errorCode, type ErrorCode } from '../../admin/src/api/answers'
 import { createDataProvider } from '../../admin/src/api/dataProvider'
+import { listRedemptions } from '../../admin/src/api/discountCodes'
 import { createVariants, missingCombinations, updateVariant, type Variant } from '../../admin/src/api/variants'
 import { addImages, moved, reorderImages, updateImageAlt } from '../../admin/src/api/images'
 
@@ -383,5 +384,88 @@ describe('the dashboard’s data providers', () => {
       { method: 'PATCH', url: '/webhooks/3', json: { active: false } },
       { method: 'GET', url: '/admin/api/stats?days=7' },
     ])
+  })
+
+  it('list discount codes by q and active, create one, and change only what changed, never its code', async () => {
+    const code = {
+      id: 6,
+      code: 'SUMMER10',
+      type: 'percent',
+      value: 12.5,
+      minSubtotal: null,
+      startsAt: '2026-12-01T00:00:00.000Z',
+      endsAt: null,
+      usageLimit: 100,
+      perCustomerLimit: null,
+      usageCount: 2,
+      productIds: [7],
+      categoryIds: [],
+      active: true,
+      createdAt: at,
+      updatedAt: at,
+    }
+    const { dataProvider, sent } = fakeShop({
+      'GET /discount-codes': { body: [code], headers: { 'X-Total-Count': '26' } },
+      'POST /discount-codes': (request) => ({ status: 201, body: { ...code, ...(request.json as object) } }),
+      'PATCH /discount-codes/6': (request) => ({ body: { ...code, ...(request.json as object) } }),
+      'GET /discount-codes/6': { body: code },
+      'DELETE /discount-codes/6': problem(409, 'discount_code_in_use', 'El código tiene usos: desactívalo en su lugar'),
+    })
+    const list = await dataProvider.getList('discount-codes', { ...page(2), filter: { q: 'summ', active: 'false' } })
+    expect(list.total).toBe(26)
+    // A date-time input gives the browser's local time: sent as the UTC instant it is.
+    const local = '2026-12-24T09:30'
+    await dataProvider.create('discount-codes', {
+      data: {
+        code: ' WINTER ',
+        type: 'free_shipping',
+        value: 10,
+        startsAt: local,
+        endsAt: null,
+        usageLimit: '',
+        productIds: [],
+        categoryIds: [3],
+        active: true,
+      },
+    })
+    // Unchanged: the instant as typed in the input or as the record had it, the ids, the empty limit.
+    await dataProvider.update('discount-codes', {
+      id: 6,
+      data: { ...code, code: 'OTHER', startsAt: '2026-12-01T00:00:00.000Z', usageLimit: 100, perCustomerLimit: '' },
+      previousData: code,
+    })
+    // A new type goes with its value; an emptied limit is none (null).
+    await dataProvider.update('discount-codes', { id: 6, data: { ...code, type: 'fixed', usageLimit: '' }, previousData: code })
+    await dataProvider.update('discount-codes', { id: 6, data: { ...code, type: 'free_shipping', endsAt: local }, previousData: code })
+    const refused = await failed(dataProvider.delete('discount-codes', { id: 6, previousData: code }))
+    expect(errorCode(refused)).toBe('discount_code_in_use')
+    expect(sent.map(({ method, url, json }) => ({ method, url, json }))).toEqual([
+      { method: 'GET', url: '/discount-codes?limit=25&offset=25&q=summ&active=false', json: undefined },
+      {
+        method: 'POST',
+        url: '/discount-codes',
+        json: {
+          code: 'WINTER',
+          type: 'free_shipping',
+          value: null,
+          minSubtotal: null,
+          startsAt: new Date(local).toISOString(),
+          endsAt: null,
+          usageLimit: null,
+          perCustomerLimit: null,
+          productIds: [],
+          categoryIds: [3],
+          active: true,
+        },
+      },
+      { method: 'GET', url: '/discount-codes/6', json: undefined },
+      { method: 'PATCH', url: '/discount-codes/6', json: { type: 'fixed', value: 12.5, usageLimit: null } },
+      { method: 'PATCH', url: '/discount-codes/6', json: { type: 'free_shipping', value: null, endsAt: new Date(local).toISOString() } },
+      { method: 'DELETE', url: '/discount-codes/6', json: undefined },
+    ])
+    const redemption = { orderId: 40, userId: null, email: 'ana@example.com', amount: 5.01, createdAt: at }
+    const shop = fakeShop({ 'GET /discount-codes/6/redemptions': { body: [redemption], headers: { 'X-Total-Count': '11' } } })
+    expect(await listRedemptions(shop.api, 6, { limit: 10, offset: 10 })).toEqual({ data: [redemption], total: 11 })
+    expect(shop.sent).toEqual([{ method: 'GET', url: '/discount-codes/6/redemptions?limit=10&offset=10' }])
   })
 })
