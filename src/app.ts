@@ -20,6 +20,7 @@ import { createOrdersDeps, type OrdersDeps } from './modules/orders/orders.servi
 import outboxPlugin, { type OutboxPluginOptions } from './modules/outbox/dispatcher.js'
 import { shippingRoutes } from './modules/shipping/shipping.routes.js'
 import { discountsRoutes } from './modules/discounts/discounts.routes.js'
+import { taxesRoutes } from './modules/taxes/taxes.routes.js'
 import paymentsPlugin, { createPaymentProvider } from './modules/payments/payments.plugin.js'
 import { PaymentsService } from './modules/payments/payments.service.js'
 import webhooksPlugin from './modules/webhooks/webhooks.plugin.js'
@@ -185,9 +186,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(healthRoutes)
   await app.register(usersRoutes, { config })
   await app.register(cartRoutes, {
-    // GUEST_CART_TTL, GUEST_CHECKOUT, PRICES_INCLUDE_TAX and SHOP_COUNTRY join the configuration with taxes and guest orders.
+    // GUEST_CART_TTL and GUEST_CHECKOUT join the configuration with guest orders.
     cart: defaultCartSettings,
-    pricing: { currency: config.payments.currency, pricesIncludeTax: true, shopCountry: 'ES' },
+    pricing: { currency: config.payments.currency, pricesIncludeTax: config.pricesIncludeTax, shopCountry: config.shopCountry },
     jobs: options.jobs ?? true,
   })
   await app.register(paymentsPlugin, { config, payments: services.payments, jobs: options.jobs ?? true })
@@ -195,6 +196,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(addressesRoutes)
   await app.register(shippingRoutes)
   await app.register(discountsRoutes, { config })
+  await app.register(taxesRoutes)
   await app.register(catalogRoutes, { config, ...(options.imageHost ? { imageHost: options.imageHost } : {}) })
   // Webhook endpoints, and their channel and events in the outbox.
   await app.register(webhooksPlugin, { config })

@@ -44,6 +44,21 @@ describe('configuration', () => {
     expect(problemsOf({ CATALOG_CACHE_MAX_BYTES: '64MB' })).toEqual(['CATALOG_CACHE_MAX_BYTES must be an integer between 0 and 17179869184 (got "64MB")'])
   })
 
+  it('PRICES_INCLUDE_TAX: true by default, true/false/1/0 in any case; anything else stops the start-up with one line', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).pricesIncludeTax).toBe(true)
+    for (const no of ['false', 'FALSE', '0']) expect(loadConfig({ DATA_DIR: dataDir(), PRICES_INCLUDE_TAX: no }).pricesIncludeTax, no).toBe(false)
+    for (const yes of ['true', 'True', '1']) expect(loadConfig({ DATA_DIR: dataDir(), PRICES_INCLUDE_TAX: yes }).pricesIncludeTax, yes).toBe(true)
+    expect(problemsOf({ PRICES_INCLUDE_TAX: 'yes' })).toEqual(['PRICES_INCLUDE_TAX must be true or false (got "yes")'])
+  })
+
+  it('SHOP_COUNTRY: ES by default; an ISO 3166-1 alpha-2 code in upper case, anything else stops the start-up with one line', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).shopCountry).toBe('ES')
+    expect(loadConfig({ DATA_DIR: dataDir(), SHOP_COUNTRY: ' PT ' }).shopCountry).toBe('PT')
+    for (const bad of ['es', 'XX', 'ESP', 'Spain']) {
+      expect(problemsOf({ SHOP_COUNTRY: bad })).toEqual([`SHOP_COUNTRY must be an ISO 3166-1 alpha-2 country code in upper case, such as ES (got "${bad}")`])
+    }
+  })
+
   it('JWT_EXPIRES_IN: a bare number is seconds; zero or a word is refused', () => {
     expect(loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir(), JWT_EXPIRES_IN: '3600' }).jwtExpiresIn).toBe('3600s')
     expect(loadConfig({ NODE_ENV: 'test', DATA_DIR: dataDir(), JWT_EXPIRES_IN: '12h' }).jwtExpiresIn).toBe('12h')

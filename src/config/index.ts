@@ -11,6 +11,7 @@ import { readRedis } from './redis.js'
 import { readService } from './service.js'
 import { readSessions, type SessionsConfig } from './sessions.js'
 import { readStorage, type StorageConfig } from './storage.js'
+import { readTaxes } from './taxes.js'
 import { readWebhooks } from './webhooks.js'
 
 export type { HttpTimeouts, MailConfig, PaymentsConfig, SessionsConfig, StorageConfig, TracingProtocol }
@@ -65,6 +66,11 @@ export interface Config {
   readonly maxVariantsPerProduct: number
   /** How many images a product may have (MAX_IMAGES_PER_PRODUCT, 1–100). */
   readonly maxImagesPerProduct: number
+  // taxes.ts
+  /** PRICES_INCLUDE_TAX (default true): prices and shipping are entered with tax in them (the totals module). */
+  readonly pricesIncludeTax: boolean
+  /** SHOP_COUNTRY (default ES): the tax country of a cart or an order without a shipping address. */
+  readonly shopCountry: string
   // payments.ts
   readonly payments: PaymentsConfig
   // mail.ts
@@ -112,6 +118,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...readMail(read, http),
     ...readWebhooks(read),
     ...readCatalog(read),
+    ...readTaxes(read),
     ...readObservability(read, http),
     ...readSessions(read, http),
   }

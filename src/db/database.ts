@@ -223,6 +223,33 @@ export interface ShippingMethodsTable {
   free_over_cents: number | null
   /** 1 or 0. */
   active: number
+  /** A tax_classes code. */
+  tax_class: Generated<string>
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface TaxClassesTable {
+  id: Generated<number>
+  /** 1–30 of a-z, 0-9 and _; never changes. */
+  code: string
+  name: string
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface TaxRatesTable {
+  id: Generated<number>
+  /** ISO 3166-1 alpha-2. */
+  country: string
+  /** As entered; null: the country's own rate. */
+  region: string | null
+  /** `region` in lower case, '' for none: the key of one rate per country, region and class. */
+  region_key: string
+  tax_class: string
+  /** Hundredths of a percent: 21 % is 2100. */
+  rate: number
+  name: string
   created_at: Timestamp
   updated_at: Timestamp
 }
@@ -425,6 +452,8 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable
   addresses: AddressesTable
   shipping_methods: ShippingMethodsTable
+  tax_classes: TaxClassesTable
+  tax_rates: TaxRatesTable
   payments: PaymentsTable
   payment_events: PaymentEventsTable
   payment_jobs: PaymentJobsTable
@@ -452,6 +481,8 @@ export type OrderRow = Selectable<OrdersTable>
 export type OrderItemRow = Selectable<OrderItemsTable>
 export type AddressRow = Selectable<AddressesTable>
 export type ShippingMethodRow = Selectable<ShippingMethodsTable>
+export type TaxClassRow = Selectable<TaxClassesTable>
+export type TaxRateRow = Selectable<TaxRatesTable>
 export type PaymentRow = Selectable<PaymentsTable>
 export type WebhookRow = Selectable<WebhooksTable>
 export type DiscountCodeRow = Selectable<DiscountCodesTable>

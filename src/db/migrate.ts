@@ -13,6 +13,7 @@ import * as catalog from './migrations/2026-11-28T0000-catalog.js'
 import * as catalogFilterIndexes from './migrations/2026-11-29T0100-catalog-filter-indexes.js'
 import * as productCountsLocks from './migrations/2026-11-29T0200-product-counts-locks.js'
 import * as optionValueKeyIndex from './migrations/2026-11-30T0000-option-value-key-index.js'
+import * as taxes from './migrations/2026-12-01T0000-taxes.js'
 import * as discountCodes from './migrations/2026-12-01T0100-discount-codes.js'
 import * as carts from './migrations/2026-12-01T0300-carts.js'
 
@@ -32,6 +33,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29T0100-catalog-filter-indexes': catalogFilterIndexes,
   '2026-11-29T0200-product-counts-locks': productCountsLocks,
   '2026-11-30T0000-option-value-key-index': optionValueKeyIndex,
+  '2026-12-01T0000-taxes': taxes,
   '2026-12-01T0100-discount-codes': discountCodes,
   '2026-12-01T0300-carts': carts,
 }

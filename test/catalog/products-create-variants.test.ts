@@ -211,3 +211,33 @@ describe('POST /products in JSON with options and variants', () => {
     expect((res.json() as Product).variants).toMatchObject([{ title: null, sku: 'SEN-1', price: 4, stock: 7, compareAtPrice: null }])
   })
 })
+
+describe('a tax class no class has', () => {
+  const unknown = { error: 'La clase de impuesto no existe' }
+
+  it('a form or JSON create: 422 La clase de impuesto no existe, no row, no file', async () => {
+    const before = await rowCounts()
+    const files = storedImages(t.config)
+    const form = await sendProductForm(t.app, { user: t.admin, fields: { name: 'Lujo', price: '1', taxClass: 'luxury' } })
+    expect([form.statusCode, form.json()]).toEqual([422, unknown])
+    const json = await postJson({ name: 'Lujo', price: 1, taxClass: 'luxury' })
+    expect([json.statusCode, json.json()]).toEqual([422, unknown])
+    expect(await rowCounts()).toEqual(before)
+    expect(storedImages(t.config)).toEqual(files)
+  })
+
+  it('an update: 422, the product unchanged', async () => {
+    const product = await makeProduct(t.app, { name: 'Intacto' })
+    const res = await patchJson(product.id, { name: 'Cambiado', taxClass: 'luxury' })
+    expect([res.statusCode, res.json()]).toEqual([422, unknown])
+    const row = await t.app.db.selectFrom('products').select(['name', 'tax_class']).where('id', '=', product.id).executeTakeFirstOrThrow()
+    expect(row).toEqual({ name: 'Intacto', tax_class: 'standard' })
+  })
+
+  it('a class added through /tax-classes can be named', async () => {
+    const added = await t.app.inject({ method: 'POST', url: '/tax-classes', headers: bearer(t.admin), payload: { code: 'luxury', name: 'Lujo' } })
+    expect(added.statusCode).toBe(201)
+    const res = await postJson({ name: 'Lujo', price: 1, taxClass: 'luxury' })
+    expect([res.statusCode, (res.json() as Product).taxClass]).toEqual([201, 'luxury'])
+  })
+})

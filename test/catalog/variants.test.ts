@@ -397,3 +397,20 @@ describe('DELETE /variants/:id', () => {
     expect(events).toEqual([])
   })
 })
+
+describe('a tax class no class has', () => {
+  it('POST /products/:id/variants and PATCH /variants/:id: 422 La clase de impuesto no existe, nothing written', async () => {
+    const product = await optionedProduct()
+    const before = await variantCount(product.id)
+    const created = await createVariants(product.id, { options: { color: 'Rojo', Talla: 'M' }, price: 5, taxClass: 'luxury' })
+    expect([created.statusCode, created.json()]).toEqual([422, { error: 'La clase de impuesto no existe' }])
+    expect(await variantCount(product.id)).toBe(before)
+    const variant = (await getProduct(product.id)).variants[0]!
+    const patched = await send('PATCH', `/variants/${variant.id}`, { stock: 99, taxClass: 'luxury' })
+    expect([patched.statusCode, patched.json()]).toEqual([422, { error: 'La clase de impuesto no existe' }])
+    const row = await t.app.db.selectFrom('product_variants').select(['stock', 'tax_class']).where('id', '=', variant.id).executeTakeFirstOrThrow()
+    expect(row).toEqual({ stock: variant.stock, tax_class: null })
+    // A class that exists is taken.
+    expect((await send('PATCH', `/variants/${variant.id}`, { taxClass: 'super_reduced' })).json()).toMatchObject({ taxClass: 'super_reduced' })
+  })
+})

@@ -25,7 +25,7 @@ async function methodRows() {
 }
 
 describe('POST /shipping-methods', () => {
-  it('creates a method with the defaults: every country, never free, active', async () => {
+  it('creates a method with the defaults: every country, never free, active, tax class standard', async () => {
     const res = await call(shop.admin, 'POST', '/shipping-methods', { name: 'Standard', price: 4.9 })
     expect(res.statusCode).toBe(201)
     const body = res.json()
@@ -36,9 +36,20 @@ describe('POST /shipping-methods', () => {
       countries: [],
       freeOver: null,
       active: true,
+      taxClass: 'standard',
       createdAt: expect.stringMatching(ISO),
       updatedAt: body.createdAt,
     })
+    expect((await methodRows()).map((row) => row.tax_class)).toEqual(['standard'])
+  })
+
+  it('takes a tax class; an unknown one is 422 La clase de impuesto no existe, and nothing is written', async () => {
+    const body = await create({ name: 'Reduced', price: 3, taxClass: 'reduced' })
+    expect(body.taxClass).toBe('reduced')
+    const res = await call(shop.admin, 'POST', '/shipping-methods', { name: 'Unknown', price: 3, taxClass: 'luxury' })
+    expect([res.statusCode, res.json()]).toEqual([422, { error: messages.taxClassUnknown }])
+    expect(messages.taxClassUnknown).toBe('La clase de impuesto no existe')
+    expect((await methodRows()).map((row) => [row.name, row.tax_class])).toEqual([['Reduced', 'reduced']])
   })
 
   it('takes countries, freeOver, active, and prices as decimal strings', async () => {
@@ -114,6 +125,17 @@ describe('PATCH / DELETE /shipping-methods/:id', () => {
     const res = await call(shop.admin, 'PATCH', `/shipping-methods/${method.id}`, { price: '3.5', freeOver: null, countries: ['FR'], active: false })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ ...method, price: 3.5, freeOver: null, countries: ['FR'], active: false, updatedAt: expect.stringMatching(ISO) })
+  })
+
+  it('changes the tax class; an unknown class is 422 (before the 404) and changes nothing', async () => {
+    const method = await create({ name: 'Std', price: 3 })
+    const res = await call(shop.admin, 'PATCH', `/shipping-methods/${method.id}`, { taxClass: 'zero' })
+    expect([res.statusCode, res.json().taxClass]).toEqual([200, 'zero'])
+    for (const url of [`/shipping-methods/${method.id}`, '/shipping-methods/999999']) {
+      const refused = await call(shop.admin, 'PATCH', url, { name: 'Renamed', taxClass: 'luxury' })
+      expect([refused.statusCode, refused.json()]).toEqual([422, { error: 'La clase de impuesto no existe' }])
+    }
+    expect((await methodRows()).map((row) => [row.name, row.tax_class])).toEqual([['Std', 'zero']])
   })
 
   it('answers an unknown method with 404 Método de envío no encontrado (after validation)', async () => {

@@ -4,8 +4,11 @@ import { centsToAmount } from '../../shared/money.js'
 import type { AddressSnapshot } from '../addresses/addresses.schemas.js'
 import { findOwnAddressSnapshot } from '../addresses/addresses.service.js'
 import { findActiveShippingMethod } from '../shipping/shipping.service.js'
-import { computeTotals } from '../totals/totals.js'
-import { type CartRecord, type CartRef, readCart } from './cart.service.js'
+import { taxRatesFor } from '../taxes/taxes.service.js'
+import { computeTotals, type Totals, type TotalsDiscount } from '../totals/totals.js'
+import { type CheckedCode, type CodeEvaluation, checkCode, type DiscountCustomer, type DiscountLine, evaluateCode } from '../discounts/discounts.service.js'
+import { getUser } from '../users/users.service.js'
+import { type CartRecord, type CartRef, type CartSettings, readCart, setCartDiscountCode } from './cart.service.js'
 import type { CartView } from './cart.schemas.js'
 
 type Db = Kysely<Database>
@@ -30,6 +33,90 @@ export async function cartMethod(db: Db, cart: CartRecord | undefined): Promise<
   return cart?.shipping_method_id != null ? findActiveShippingMethod(db, cart.shipping_method_id) : undefined
 }
 
+/** Who the cart's code counts for: the user (and their account's e-mail), or the guest cart's e-mail. */
+export async function cartCustomer(db: Db, ref: CartRef, cart: CartRecord | undefined): Promise<DiscountCustomer> {
+  if (ref.userId !== undefined) return { userId: ref.userId, email: (await getUser(db, ref.userId)).email }
+  return { userId: null, email: cart?.email ?? null }
+}
+
+/** The cart's lines as a discount code sees them. */
+export function discountLines(lines: ReadonlyArray<{ product_id: number; category_id: number | null; price_cents: number; quantity: number }>): DiscountLine[] {
+  return lines.map((line) => ({ productId: line.product_id, categoryId: line.category_id, subtotalCents: line.price_cents * line.quantity }))
+}
+
+/**
+ * POST /cart/discount: checks the code against the cart now (the first failed rule answers: 404 unknown or
+ * inactive, then the 409s), then keeps it on the cart, replacing any other. Checkout checks it again.
+ */
+export async function applyCartDiscount(db: Db, ref: CartRef, settings: CartSettings, pricing: PricingSettings, code: string): Promise<void> {
+  const { cart, lines } = await readCart(db, ref)
+  const checked = await checkCode(db, {
+    code,
+    now: new Date(),
+    customer: await cartCustomer(db, ref, cart),
+    lines: discountLines(lines),
+    currency: pricing.currency,
+  })
+  await setCartDiscountCode(db, ref, settings, checked.code.code)
+}
+
+/** A line as the price of a cart needs it. */
+export interface PricedLine {
+  product_id: number
+  category_id: number | null
+  tax_class: string
+  price_cents: number
+  quantity: number
+}
+
+/**
+ * The one way a cart is priced, for its view and for checkout: the tax rates of its lines' and its method's
+ * classes in the tax country (the shipping address's, else SHOP_COUNTRY; a region's rate beats the country's),
+ * the code when it applies, and the totals function.
+ */
+export async function priceCart(
+  db: Db,
+  pricing: PricingSettings,
+  input: { lines: readonly PricedLine[]; method: ShippingMethodRow | undefined; address: AddressSnapshot | undefined; code: CheckedCode | undefined },
+): Promise<{ totals: Totals; taxCountry: string }> {
+  const taxCountry = input.address?.country ?? pricing.shopCountry
+  const classes = new Set(input.lines.map((line) => line.tax_class))
+  if (input.method) classes.add(input.method.tax_class)
+  const rates = await taxRatesFor(db, { country: taxCountry, region: input.address?.region }, classes)
+  const code = input.code
+  const totals = computeTotals({
+    lines: input.lines.map((line, i) => ({
+      unitCents: line.price_cents,
+      quantity: line.quantity,
+      eligible: code ? code.eligible[i] === true : false,
+      tax: rates.get(line.tax_class) ?? null,
+    })),
+    shipping: input.method
+      ? { priceCents: input.method.price_cents, freeOverCents: input.method.free_over_cents, tax: rates.get(input.method.tax_class) ?? null }
+      : null,
+    discount: code ? totalsDiscount(code) : null,
+    pricesIncludeTax: pricing.pricesIncludeTax,
+  })
+  return { totals, taxCountry }
+}
+
+function totalsDiscount(code: CheckedCode): TotalsDiscount {
+  if (code.type === 'percent') return { type: 'percent', percent: code.storedValue ?? 0 }
+  if (code.type === 'fixed') return { type: 'fixed', valueCents: code.storedValue ?? 0 }
+  return { type: 'free_shipping' }
+}
+
+/** Tax lines as the API shows them: amounts and the rate (a percentage) as numbers. */
+export function taxLinesView(totals: Totals) {
+  return totals.taxLines.map((line) => ({
+    name: line.name,
+    taxClass: line.taxClass,
+    rate: centsToAmount(line.rate),
+    base: centsToAmount(line.baseCents),
+    amount: centsToAmount(line.amountCents),
+  }))
+}
+
 /**
  * GET /cart: the lines and the full breakdown, from the totals function with the cart's method, code and tax
  * country, so what the customer sees is what checkout charges.
@@ -37,10 +124,17 @@ export async function cartMethod(db: Db, cart: CartRecord | undefined): Promise<
 export async function getCartView(db: Db, ref: CartRef, pricing: PricingSettings): Promise<CartView> {
   const { cart, lines } = await readCart(db, ref)
   const [address, method] = cart ? await Promise.all([cartAddress(db, ref, cart), cartMethod(db, cart)]) : [undefined, undefined]
-  const totals = computeTotals({
-    lines: lines.map((row) => ({ unitCents: row.price_cents, quantity: row.quantity })),
-    shipping: method ? { priceCents: method.price_cents, freeOverCents: method.free_over_cents } : null,
-  })
+  const evaluation =
+    cart?.discount_code != null
+      ? await evaluateCode(db, {
+          code: cart.discount_code,
+          now: new Date(),
+          customer: await cartCustomer(db, ref, cart),
+          lines: discountLines(lines),
+          currency: pricing.currency,
+        })
+      : undefined
+  const { totals, taxCountry } = await priceCart(db, pricing, { lines, method, address, code: evaluation?.applicable ? evaluation : undefined })
   const items = lines.map((row, i) => {
     const line = totals.lines[i]!
     return {
@@ -52,10 +146,10 @@ export async function getCartView(db: Db, ref: CartRef, pricing: PricingSettings
       options: row.options,
       available: row.status === 'active',
       quantity: row.quantity,
-      subtotal: centsToAmount(line.totalCents),
-      discount: 0,
-      taxRate: 0,
-      tax: 0,
+      subtotal: centsToAmount(line.subtotalCents),
+      discount: centsToAmount(line.discountCents),
+      taxRate: centsToAmount(line.taxRate),
+      tax: centsToAmount(line.taxCents),
       total: centsToAmount(line.totalCents),
       product: { id: row.product_id, name: row.name, price: centsToAmount(row.price_cents), imageUrl: row.image_url },
     }
@@ -63,18 +157,30 @@ export async function getCartView(db: Db, ref: CartRef, pricing: PricingSettings
   return {
     items,
     subtotal: centsToAmount(totals.subtotalCents),
-    discountTotal: 0,
-    shippingTotal: centsToAmount(totals.shippingCents),
-    taxTotal: 0,
+    discountTotal: centsToAmount(totals.discountTotalCents),
+    shippingTotal: centsToAmount(totals.shippingTotalCents),
+    taxTotal: centsToAmount(totals.taxTotalCents),
     total: centsToAmount(totals.totalCents),
     currency: pricing.currency,
     pricesIncludeTax: pricing.pricesIncludeTax,
-    taxCountry: address?.country ?? pricing.shopCountry,
+    taxCountry,
     email: cart?.email ?? null,
     shippingAddress: address ?? null,
     shippingMethod: method ? { id: method.id, name: method.name, price: centsToAmount(method.price_cents) } : null,
     note: cart?.note ?? null,
-    discount: null,
-    taxLines: [],
+    discount: cart?.discount_code != null && evaluation ? discountView(cart.discount_code, evaluation) : null,
+    taxLines: taxLinesView(totals),
+  }
+}
+
+/** The cart's code as the view shows it: `{code, type, value, applicable, reason}` (type and value null once the code is gone). */
+function discountView(typed: string, evaluation: CodeEvaluation) {
+  const code = evaluation.code
+  return {
+    code: code?.code ?? typed,
+    type: code?.type ?? null,
+    value: code?.value ?? null,
+    applicable: evaluation.applicable,
+    reason: evaluation.applicable ? null : evaluation.reason,
   }
 }

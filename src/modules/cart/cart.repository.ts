@@ -175,7 +175,7 @@ function listLines(db: Db) {
       'p.name',
       'p.status',
       'p.category_id',
-      'p.tax_class',
+      sql<string>`coalesce(v.tax_class, p.tax_class)`.as('tax_class'),
       'v.price_cents',
       'p.image_url',
       'v.title',

@@ -3,8 +3,8 @@ import { AppError, messages } from '../../shared/errors.js'
 import { rejectBody } from '../../shared/no-body.js'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import type { PricingSettings } from './cart-view.js'
-import { getCartView } from './cart-view.js'
-import { AddToCartBody, CartItem, CartTokenHeader, CartView, GuestCart, UpdateCartBody, UpdateCartItemBody } from './cart.schemas.js'
+import { applyCartDiscount, getCartView } from './cart-view.js'
+import { AddToCartBody, ApplyDiscountBody, CartItem, CartTokenHeader, CartView, GuestCart, UpdateCartBody, UpdateCartItemBody } from './cart.schemas.js'
 import * as service from './cart.service.js'
 
 declare module 'fastify' {
@@ -100,6 +100,33 @@ export async function cartRoutes(fastify: FastifyInstance, options: CartRoutesOp
     },
     handler: async (request) => {
       await service.updateCartChoices(app.db, request.cartRef, settings, request.body)
+      return getCartView(app.db, request.cartRef, pricing)
+    },
+  })
+
+  app.post('/cart/discount', {
+    onRequest,
+    config,
+    schema: {
+      tags,
+      summary: 'Apply a discount code to the cart (one per cart: a new one replaces it)',
+      security,
+      body: ApplyDiscountBody,
+      response: { 200: CartView, ...errors },
+    },
+    handler: async (request) => {
+      await applyCartDiscount(app.db, request.cartRef, settings, pricing, request.body.code)
+      return getCartView(app.db, request.cartRef, pricing)
+    },
+  })
+
+  app.delete('/cart/discount', {
+    onRequest,
+    config,
+    preValidation: rejectBody,
+    schema: { tags, summary: 'Remove the cart’s discount code', security, response: { 200: CartView, ...errors } },
+    handler: async (request) => {
+      await service.setCartDiscountCode(app.db, request.cartRef, settings, null)
       return getCartView(app.db, request.cartRef, pricing)
     },
   })

@@ -40,6 +40,13 @@ export const UpdateCartBody = {
   minProperties: 1,
 } as const
 
+export const ApplyDiscountBody = {
+  type: 'object',
+  required: ['code'],
+  properties: { code: { type: 'string', minLength: 1, maxLength: 50, description: 'Any case.' } },
+  additionalProperties: false,
+} as const
+
 export const GuestCart = {
   title: 'GuestCart',
   type: 'object',

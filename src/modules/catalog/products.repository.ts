@@ -1,4 +1,14 @@
-import { CompiledQuery, type Expression, type Insertable, type Kysely, type RawBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
+import {
+  CompiledQuery,
+  type Expression,
+  type Insertable,
+  type Kysely,
+  type RawBuilder,
+  type Transaction,
+  type SelectQueryBuilder,
+  type SqlBool,
+  sql,
+} from 'kysely'
 import type { Database, ProductRow, ProductStatus, ProductsTable } from '../../db/database.js'
 import type { Dialect } from '../../db/connect.js'
 import { PRODUCT_COLUMNS } from './product-view.js'
@@ -419,4 +429,11 @@ export async function currentSlugTaken(db: Db, slug: string, exceptId?: number):
 /** `slug` is now a product's own: it stops redirecting anywhere. */
 export async function forgetOldSlug(db: Db, slug: string): Promise<void> {
   await db.deleteFrom('product_slugs').where('slug', '=', slug).execute()
+}
+
+/** Whether a product, or a variant of its own class, names the tax class. */
+export async function usesTaxClass(db: Db | Transaction<Database>, code: string): Promise<boolean> {
+  const product = await db.selectFrom('products').select('id').where('tax_class', '=', code).limit(1).executeTakeFirst()
+  if (product) return true
+  return (await db.selectFrom('product_variants').select('id').where('tax_class', '=', code).limit(1).executeTakeFirst()) !== undefined
 }

@@ -13,6 +13,7 @@ import { ValidationError } from '../../shared/validation.js'
 import type { ImageHost } from '../images/image-host.js'
 import { discardSpooledImage, type ProductForm, productImageKey, type SpooledImage } from '../images/image-upload.js'
 import { ImageKeyTakenError } from '../images/image-key-taken.js'
+import { assertTaxClassExists } from '../taxes/taxes.service.js'
 import type { EventSink } from '../../shared/event-sink.js'
 import { categoryExists, subtreeIds } from './categories.repository.js'
 import * as images from './product-images.repository.js'
@@ -285,6 +286,12 @@ async function assertCategoryExists(ctx: CatalogContext, categoryId: number | nu
   if (categoryId != null && !(await categoryExists(ctx.db, categoryId))) throw new AppError(422, 'categoryMissing')
 }
 
+/** The category and the tax class a product names exist (else 422), checked together where the category is. */
+async function assertReferencesExist(ctx: CatalogContext, fields: ProductFieldsInput): Promise<void> {
+  await assertCategoryExists(ctx, fields.categoryId)
+  if (fields.taxClass !== undefined) await assertTaxClassExists(ctx.db, fields.taxClass)
+}
+
 /** Stores a spooled image under a fresh key; any host failure is the documented upload-failure 500. */
 export async function storeImage(ctx: Pick<CatalogContext, 'images' | 'log'>, image: SpooledImage): Promise<{ key: string; url: string }> {
   for (let attempt = 0; ; attempt += 1) {
@@ -319,7 +326,7 @@ export async function createProduct(ctx: CatalogContext, form: ProductForm): Pro
     if (!form.image) throw new AppError(400, 'imageRequired')
     const image = form.image
     const fields = parseProductFields(formFields(form), { create: true, text: true })
-    await assertCategoryExists(ctx, fields.categoryId)
+    await assertReferencesExist(ctx, fields)
     const stored = await storeImage(ctx, image)
     try {
       return await createFromFields(ctx, fields, stored)
@@ -353,7 +360,7 @@ export async function createProductFromJson(ctx: CatalogContext, body: unknown):
   } else if (raw.variants !== undefined) {
     throw new ValidationError('options should not be empty', 'options')
   }
-  await assertCategoryExists(ctx, fields.categoryId)
+  await assertReferencesExist(ctx, fields)
   if (fields.status !== undefined && fields.status !== 'draft') throw new AppError(409, 'imagelessProduct')
   try {
     return await createFromFields(ctx, { ...fields, status: 'draft' }, null, structure)
@@ -431,7 +438,7 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
   if (Object.keys(fields).length === 0 && !image) throw new ValidationError('body must contain at least one field', 'body')
   const current = await repo.findProductById(ctx.db, id)
   if (!current) throw new AppError(404, 'productNotFound')
-  await assertCategoryExists(ctx, fields.categoryId)
+  await assertReferencesExist(ctx, fields)
   // Active and archived products are shown with their image: one without (a draft made in JSON) stays a draft.
   if (fields.status !== undefined && fields.status !== 'draft' && current.image_key === '' && !image) throw new AppError(409, 'imagelessProduct')
   // A product of several variants has a price, a stock, a SKU and a compare-at price per variant.
@@ -516,4 +523,9 @@ export async function deleteProduct(ctx: CatalogContext, id: number): Promise<vo
   })
   if (!keys) throw new AppError(404, 'productNotFound')
   for (const key of keys) await removeImageQuietly(ctx, key, 'product deleted')
+}
+
+/** Whether a product or a variant names the tax class (the taxes module then keeps the class). */
+export async function catalogUsesTaxClass(db: Kysely<Database>, code: string): Promise<boolean> {
+  return repo.usesTaxClass(db, code)
 }

@@ -8,6 +8,7 @@ import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
 import { loadImages, productFromRows, toProduct } from './product-view.js'
 import type { Product, VariantView } from './products.schemas.js'
+import { assertTaxClassExists } from '../taxes/taxes.service.js'
 import * as repo from './variants.repository.js'
 import { parseNewOption, parseNewVariants, parseOptionChange, parseValueChange, parseVariantInput, type VariantInput } from './variants.schemas.js'
 
@@ -323,6 +324,7 @@ export async function addVariants(trx: Trx, limits: VariantLimits, productId: nu
   const state = await loadState(trx, productId)
   const resolved = inputs.map((input) => resolveOptions(state, input))
   for (const input of inputs) await assertImageOfProduct(trx, productId, input.imageId)
+  for (const input of inputs) if (input.taxClass) await assertTaxClassExists(trx, input.taxClass)
   if (state.variants.length + inputs.length > limits.maxVariants) throw new AppError(409, 'tooManyVariants', limits.maxVariants)
   const skus = new Set<string>()
   const keys = new Set(state.variants.map((v) => v.values_key))
@@ -431,6 +433,7 @@ export async function updateVariant(ctx: VariantsContext, variantId: number, bod
         const variant = findVariant(state, variantId)
         const resolved = input.options !== undefined ? resolveOptions(state, input) : undefined
         await assertImageOfProduct(trx, productId, input.imageId)
+        if (input.taxClass) await assertTaxClassExists(trx, input.taxClass)
         await assertSkuFree(trx, input.sku, variant.id)
         let valueChange: { title: string | null; values_key: string } | undefined
         if (resolved) {

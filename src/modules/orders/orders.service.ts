@@ -199,7 +199,7 @@ async function createOrderFromCart(
   const columns: repo.CheckoutColumns = isCheckout
     ? {
         subtotal_cents: totals.subtotalCents,
-        shipping_cents: totals.shippingCents,
+        shipping_cents: totals.shippingTotalCents,
         shipping_address: address ? JSON.stringify(address) : null,
         // The method as it was (its list price); what was charged is shippingTotal.
         shipping_method: method ? JSON.stringify({ id: method.id, name: method.name, price: centsToAmount(method.price_cents) }) : null,

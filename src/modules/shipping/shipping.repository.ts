@@ -38,3 +38,8 @@ export async function deleteShippingMethod(db: Db, id: number): Promise<boolean>
   const result = await db.deleteFrom('shipping_methods').where('id', '=', id).executeTakeFirst()
   return Number(result.numDeletedRows) > 0
 }
+
+/** Whether a method names the tax class. */
+export async function usesTaxClass(db: Db, code: string): Promise<boolean> {
+  return (await db.selectFrom('shipping_methods').select('id').where('tax_class', '=', code).limit(1).executeTakeFirst()) !== undefined
+}

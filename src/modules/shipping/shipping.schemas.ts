@@ -13,6 +13,7 @@ const methodFields = {
   countries: { type: 'array', items: CountryCode, maxItems: 300, uniqueItems: true },
   freeOver: { anyOf: [...amount.anyOf, { type: 'null' }], description: 'The subtotal from which the method costs 0; null: never free.' },
   active: { type: 'boolean' },
+  taxClass: { type: 'string', minLength: 1, maxLength: 200, description: 'The tax class of its price; `standard` when left out.' },
 } as const
 
 export const CreateShippingMethodBody = {
@@ -41,7 +42,7 @@ export const ListShippingMethodsQuery = {
 export const ShippingMethod = {
   title: 'ShippingMethod',
   type: 'object',
-  required: ['id', 'name', 'price', 'countries', 'freeOver', 'active', 'createdAt', 'updatedAt'],
+  required: ['id', 'name', 'price', 'countries', 'freeOver', 'active', 'taxClass', 'createdAt', 'updatedAt'],
   properties: {
     id: { type: 'integer' },
     name: { type: 'string' },
@@ -49,6 +50,7 @@ export const ShippingMethod = {
     countries: { type: 'array', items: { type: 'string' } },
     freeOver: { type: ['number', 'null'] },
     active: { type: 'boolean' },
+    taxClass: { type: 'string' },
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
   },

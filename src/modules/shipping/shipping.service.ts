@@ -4,6 +4,7 @@ import { AppError, messages } from '../../shared/errors.js'
 import { centsToAmount, parseCents } from '../../shared/money.js'
 import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
+import { assertTaxClassExists } from '../taxes/taxes.service.js'
 import * as repo from './shipping.repository.js'
 import type { CreateShippingMethodInput, ListShippingMethodsQuery, ShippingMethod, UpdateShippingMethodInput } from './shipping.schemas.js'
 
@@ -52,6 +53,7 @@ export function shippingMethodRowToMethod(row: ShippingMethodRow): ShippingMetho
     countries: methodCountries(row),
     freeOver: row.free_over_cents === null ? null : centsToAmount(row.free_over_cents),
     active: row.active === 1,
+    taxClass: row.tax_class,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }
@@ -67,6 +69,7 @@ export async function listShippingMethods(db: Db, query: ListShippingMethodsQuer
 export async function createShippingMethod(db: Db, input: CreateShippingMethodInput): Promise<ShippingMethod> {
   const priceCents = parseAmount('price', input.price)
   const freeOverCents = input.freeOver === undefined || input.freeOver === null ? null : parseAmount('freeOver', input.freeOver)
+  if (input.taxClass !== undefined) await assertTaxClassExists(db, input.taxClass)
   const now = nowIso()
   const row = await repo.insertShippingMethod(db, {
     name: input.name,
@@ -74,6 +77,7 @@ export async function createShippingMethod(db: Db, input: CreateShippingMethodIn
     countries: JSON.stringify(input.countries ?? []),
     free_over_cents: freeOverCents,
     active: input.active === false ? 0 : 1,
+    ...(input.taxClass !== undefined ? { tax_class: input.taxClass } : {}),
     created_at: now,
     updated_at: now,
   })
@@ -88,6 +92,10 @@ export async function updateShippingMethod(db: Db, id: number, input: UpdateShip
   if (input.countries !== undefined) changes.countries = JSON.stringify(input.countries)
   if (input.freeOver !== undefined) changes.free_over_cents = input.freeOver === null ? null : parseAmount('freeOver', input.freeOver)
   if (input.active !== undefined) changes.active = input.active ? 1 : 0
+  if (input.taxClass !== undefined) {
+    await assertTaxClassExists(db, input.taxClass)
+    changes.tax_class = input.taxClass
+  }
   const row = await repo.updateShippingMethod(db, id, changes)
   if (!row) throw new AppError(404, 'shippingMethodNotFound')
   return shippingMethodRowToMethod(row)
@@ -97,4 +105,9 @@ export async function updateShippingMethod(db: Db, id: number, input: UpdateShip
 export async function deleteShippingMethod(db: Db, id: number): Promise<{ message: string }> {
   if (!(await repo.deleteShippingMethod(db, id))) throw new AppError(404, 'shippingMethodNotFound')
   return { message: messages.shippingMethodDeleted }
+}
+
+/** Whether a shipping method names the tax class (the taxes module then keeps the class). */
+export async function shippingUsesTaxClass(db: Db, code: string): Promise<boolean> {
+  return repo.usesTaxClass(db, code)
 }

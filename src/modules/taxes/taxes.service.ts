@@ -1,0 +1,193 @@
+import type { Kysely, Updateable } from 'kysely'
+import type { Database, TaxClassRow, TaxRateRow, TaxRatesTable } from '../../db/database.js'
+import { isForeignKeyViolation, isUniqueViolation } from '../../shared/db-errors.js'
+import { AppError, messages } from '../../shared/errors.js'
+import { centsToAmount, parseCents } from '../../shared/money.js'
+import { nowIso } from '../../shared/time.js'
+import { ValidationError } from '../../shared/validation.js'
+import type { TaxRate as TotalsTaxRate } from '../totals/totals.js'
+import * as repo from './taxes.repository.js'
+import type { CreateTaxClassInput, CreateTaxRateInput, ListTaxRatesQuery, TaxClass, TaxRate, UpdateTaxClassInput, UpdateTaxRateInput } from './taxes.schemas.js'
+
+type Db = Kysely<Database>
+
+/** The class every product and shipping method has unless told otherwise; it cannot be deleted. */
+export const DEFAULT_TAX_CLASS = 'standard'
+
+/** 100 % in hundredths of a percent, the unit rates are kept in. */
+const HUNDRED_PERCENT = 10_000
+
+/** Whether something of another module (products, shipping methods) names the class: it may then not be deleted. */
+export type TaxClassUsage = (db: Db, code: string) => Promise<boolean>
+
+function classRowToClass(row: TaxClassRow): TaxClass {
+  return { id: row.id, code: row.code, name: row.name, createdAt: row.created_at, updatedAt: row.updated_at }
+}
+
+function rateRowToRate(row: TaxRateRow): TaxRate {
+  return {
+    id: row.id,
+    country: row.country,
+    region: row.region,
+    taxClass: row.tax_class,
+    rate: centsToAmount(row.rate),
+    name: row.name,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+/** A region as compared: trimmed, in lower case; '' for none (the country's own rate). */
+export function regionKey(region: string | null | undefined): string {
+  return region ? region.trim().toLowerCase() : ''
+}
+
+/** The name a rate gets when none is given: `IVA 21%`, `IVA 5.5%` (the rate as the API writes it). */
+export function defaultRateName(rate: number): string {
+  return `IVA ${centsToAmount(rate)}%`
+}
+
+/** Reads a percentage as an amount is read (a number or a decimal string, at most 2 decimals), 0–100, in hundredths. */
+function parseRate(value: string | number): number {
+  if (typeof value === 'string' && value.trim() === '') throw new ValidationError('rate should not be empty', 'rate')
+  const asNumber = Number(value)
+  if (Number.isFinite(asNumber) && asNumber < 0) throw new ValidationError('rate must not be less than 0', 'rate')
+  if (Number.isFinite(asNumber) && asNumber > 100) throw new ValidationError('rate must not be greater than 100', 'rate')
+  const hundredths = parseCents(value)
+  if (hundredths === null) throw new ValidationError('rate must be a number conforming to the specified constraints', 'rate')
+  if (hundredths > HUNDRED_PERCENT) throw new ValidationError('rate must not be greater than 100', 'rate')
+  return hundredths
+}
+
+/**
+ * Refuses (422 `La clase de impuesto no existe`) a class code that no class has: for products, variants, shipping
+ * methods and rates naming one.
+ */
+export async function assertTaxClassExists(db: Db, code: string): Promise<void> {
+  if (!(await repo.findTaxClass(db, code))) throw new AppError(422, 'taxClassUnknown')
+}
+
+export async function listTaxClasses(db: Db): Promise<TaxClass[]> {
+  return (await repo.listTaxClasses(db)).map(classRowToClass)
+}
+
+export async function createTaxClass(db: Db, input: CreateTaxClassInput): Promise<TaxClass> {
+  const now = nowIso()
+  try {
+    return classRowToClass(await repo.insertTaxClass(db, { code: input.code, name: input.name, created_at: now, updated_at: now }))
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError(409, 'taxClassExists')
+    throw error
+  }
+}
+
+export async function updateTaxClass(db: Db, code: string, input: UpdateTaxClassInput): Promise<TaxClass> {
+  const row = await repo.updateTaxClass(db, code, { name: input.name, updated_at: nowIso() })
+  if (!row) throw new AppError(404, 'taxClassNotFound')
+  return classRowToClass(row)
+}
+
+/** `standard`, and a class a rate, a product, a variant or a shipping method names, stay (409). */
+export async function deleteTaxClass(db: Db, code: string, usages: readonly TaxClassUsage[]): Promise<{ message: string }> {
+  return db.transaction().execute(async (trx) => {
+    if (!(await repo.findTaxClass(trx, code))) throw new AppError(404, 'taxClassNotFound')
+    if (code === DEFAULT_TAX_CLASS || (await repo.ratesUseClass(trx, code))) throw new AppError(409, 'taxClassInUse')
+    for (const used of usages) if (await used(trx, code)) throw new AppError(409, 'taxClassInUse')
+    try {
+      await repo.deleteTaxClass(trx, code)
+    } catch (error) {
+      // A rate written meanwhile (its foreign key).
+      if (isForeignKeyViolation(error)) throw new AppError(409, 'taxClassInUse')
+      throw error
+    }
+    return { message: messages.taxClassDeleted }
+  })
+}
+
+export async function listTaxRates(db: Db, query: ListTaxRatesQuery): Promise<TaxRate[]> {
+  return (await repo.listTaxRates(db, { country: query.country, taxClass: query.taxClass })).map(rateRowToRate)
+}
+
+/** A write of a rate: 409 when another rate has its country, region and class; 422 when its class went meanwhile. */
+async function writeRate(write: () => Promise<TaxRateRow | undefined>): Promise<TaxRateRow | undefined> {
+  try {
+    return await write()
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError(409, 'taxRateExists')
+    if (isForeignKeyViolation(error)) throw new AppError(422, 'taxClassUnknown')
+    throw error
+  }
+}
+
+export async function createTaxRate(db: Db, input: CreateTaxRateInput): Promise<TaxRate> {
+  const rate = parseRate(input.rate)
+  await assertTaxClassExists(db, input.taxClass)
+  const now = nowIso()
+  const region = input.region ?? null
+  const row = await writeRate(() =>
+    repo.insertTaxRate(db, {
+      country: input.country,
+      region,
+      region_key: regionKey(region),
+      tax_class: input.taxClass,
+      rate,
+      name: input.name ?? defaultRateName(rate),
+      created_at: now,
+      updated_at: now,
+    }),
+  )
+  return rateRowToRate(row!)
+}
+
+/**
+ * Any field. A name left to its default (`IVA <rate>%`) follows a new rate; `name: null` sets it back to the default.
+ * Fields first (422, the class included), then the id (404), then the key (409).
+ */
+export async function updateTaxRate(db: Db, id: number, input: UpdateTaxRateInput): Promise<TaxRate> {
+  const rate = input.rate === undefined ? undefined : parseRate(input.rate)
+  if (input.taxClass !== undefined) await assertTaxClassExists(db, input.taxClass)
+  const current = await repo.findTaxRate(db, id)
+  if (!current) throw new AppError(404, 'taxRateNotFound')
+  const changes: Updateable<TaxRatesTable> = { updated_at: nowIso() }
+  if (input.country !== undefined) changes.country = input.country
+  if (input.region !== undefined) {
+    changes.region = input.region
+    changes.region_key = regionKey(input.region)
+  }
+  if (input.taxClass !== undefined) changes.tax_class = input.taxClass
+  if (rate !== undefined) changes.rate = rate
+  const newRate = rate ?? current.rate
+  if (input.name !== undefined) changes.name = input.name ?? defaultRateName(newRate)
+  else if (rate !== undefined && current.name === defaultRateName(current.rate)) changes.name = defaultRateName(newRate)
+  const row = await writeRate(() => repo.updateTaxRate(db, id, changes))
+  if (!row) throw new AppError(404, 'taxRateNotFound')
+  return rateRowToRate(row)
+}
+
+export async function deleteTaxRate(db: Db, id: number): Promise<{ message: string }> {
+  if (!(await repo.deleteTaxRate(db, id))) throw new AppError(404, 'taxRateNotFound')
+  return { message: messages.taxRateDeleted }
+}
+
+/**
+ * The rate of each of `classes` in the tax country (and region), for the totals function: a region's rate beats
+ * the country's; a class with neither gets null (no tax: 0 %). One query, on the rates' key index.
+ */
+export async function taxRatesFor(
+  db: Db,
+  place: { country: string; region?: string | null | undefined },
+  classes: Iterable<string>,
+): Promise<Map<string, TotalsTaxRate | null>> {
+  const result = new Map<string, TotalsTaxRate | null>()
+  for (const code of classes) result.set(code, null)
+  if (result.size === 0) return result
+  const key = regionKey(place.region)
+  const rows = await repo.ratesFor(db, place.country, key, [...result.keys()])
+  for (const row of rows) {
+    const found = result.get(row.tax_class)
+    // The region's own rate wins over the country's, whichever comes first.
+    if (found && row.region_key === '') continue
+    result.set(row.tax_class, { taxClass: row.tax_class, rate: row.rate, name: row.name })
+  }
+  return result
+}
