@@ -5,6 +5,7 @@ import { ordersProvider } from './orders'
 import { productsProvider } from './products'
 import type { Api } from './resource'
 import { shippingMethodsProvider } from './shippingMethods'
+import { taxClassesProvider, taxRatesProvider } from './taxes'
 import { statsProvider, type StatsProvider } from './stats'
 import { usersProvider } from './users'
 import { webhooksProvider } from './webhooks'
@@ -25,6 +26,8 @@ export function createDataProvider(api: Api): ShopDataProvider {
     webhooks: webhooksProvider(api),
     'shipping-methods': shippingMethodsProvider(api),
     'discount-codes': discountCodesProvider(api),
+    'tax-rates': taxRatesProvider(api),
+    'tax-classes': taxClassesProvider(api),
     stats: statsProvider(api),
   }
   const combined = combineDataProviders((resource) => {
