@@ -468,4 +468,50 @@ describe('the dashboard’s data providers', () => {
     expect(await listRedemptions(shop.api, 6, { limit: 10, offset: 10 })).toEqual({ data: [redemption], total: 11 })
     expect(shop.sent).toEqual([{ method: 'GET', url: '/discount-codes/6/redemptions?limit=10&offset=10' }])
   })
+
+  it('list tax rates by country and class, send only a rate’s changes, and name a tax class by its code in the path', async () => {
+    const rate = (id: number, fields: object = {}) => ({
+      id,
+      country: 'ES',
+      region: null,
+      taxClass: 'standard',
+      rate: 21,
+      name: 'IVA 21%',
+      createdAt: at,
+      updatedAt: at,
+      ...fields,
+    })
+    const taxClass = { id: 5, code: 'luxury', name: 'Lujo', createdAt: at, updatedAt: at }
+    const { dataProvider, sent } = fakeShop({
+      'GET /tax-rates': { body: [rate(1), rate(2, { region: 'Canarias', rate: 7, name: 'IGIC 7%' })] },
+      'POST /tax-rates': (request) => ({ status: 201, body: rate(3, request.json as object) }),
+      'PATCH /tax-rates/2': (request) => ({ body: rate(2, request.json as object) }),
+      'GET /tax-classes': { body: [taxClass] },
+      'PATCH /tax-classes/luxury': { body: { ...taxClass, name: 'Lujo alto' } },
+      'DELETE /tax-classes/luxury': problem(409, 'tax_class_in_use', 'La clase de impuesto está en uso'),
+      'POST /tax-classes': problem(409, 'tax_class_exists', 'La clase de impuesto ya existe', 'code'),
+    })
+    const list = await dataProvider.getList('tax-rates', { ...page(1, 1), filter: { country: 'ES', taxClass: 'standard' } })
+    expect(list).toMatchObject({ total: 2, data: [{ id: 1 }] })
+    await dataProvider.create('tax-rates', { data: { country: 'FR', region: ' ', taxClass: 'reduced', rate: 5.5, name: '' } })
+    const canarias = rate(2, { region: 'Canarias', rate: 7, name: 'IGIC 7%' })
+    await dataProvider.update('tax-rates', { id: 2, data: { ...canarias, rate: 3, name: '' }, previousData: canarias })
+    await dataProvider.update('tax-classes', { id: 5, data: { ...taxClass, name: 'Lujo alto' }, previousData: taxClass })
+    expect(errorCode(await failed(dataProvider.delete('tax-classes', { id: 5, previousData: taxClass })))).toBe('tax_class_in_use')
+    const duplicate = await failed(dataProvider.create('tax-classes', { data: { code: 'luxury', name: 'Otra' } }))
+    expect(duplicate).toMatchObject({ status: 409, body: { errors: { code: 'La clase de impuesto ya existe' } } })
+    await expect(failed(dataProvider.create('tax-rates', { data: { country: 'XX', taxClass: 'standard', rate: 1 } }))).resolves.toMatchObject({
+      status: 422,
+      body: { errors: { country: 'country must be a valid ISO 3166-1 alpha-2 code' } },
+    })
+    expect(sent.map(({ method, url, json }) => ({ method, url, json }))).toEqual([
+      { method: 'GET', url: '/tax-rates?country=ES&taxClass=standard', json: undefined },
+      { method: 'POST', url: '/tax-rates', json: { country: 'FR', taxClass: 'reduced', rate: 5.5, region: null, name: null } },
+      { method: 'PATCH', url: '/tax-rates/2', json: { rate: 3, name: null } },
+      { method: 'PATCH', url: '/tax-classes/luxury', json: { name: 'Lujo alto' } },
+      { method: 'GET', url: '/tax-classes', json: undefined },
+      { method: 'DELETE', url: '/tax-classes/luxury', json: undefined },
+      { method: 'POST', url: '/tax-classes', json: { code: 'luxury', name: 'Otra' } },
+    ])
+  })
 })
