@@ -18,6 +18,11 @@ import { WebhookCreate, WebhookEdit, WebhookList } from './pages/webhooks'
 import WebhookIcon from '@mui/icons-material/Webhook'
 import ShippingIcon from '@mui/icons-material/LocalShipping'
 import { ShippingMethodCreate, ShippingMethodEdit, ShippingMethodList } from './pages/shippingMethods'
+import DiscountIcon from '@mui/icons-material/LocalOffer'
+import PercentIcon from '@mui/icons-material/Percent'
+import ClassIcon from '@mui/icons-material/Class'
+import { TaxClassCreate, TaxClassEdit, TaxClassList, TaxRateCreate, TaxRateEdit, TaxRateList } from './pages/taxes'
+import { DiscountCodeCreate, DiscountCodeEdit, DiscountCodeList } from './pages/discountCodes'
 
 const dataProvider = createDataProvider(api)
 
@@ -66,6 +71,33 @@ export function App() {
         create={ShippingMethodCreate}
         edit={ShippingMethodEdit}
         icon={ShippingIcon}
+        recordRepresentation="name"
+      />
+      <Resource
+        name="discount-codes"
+        options={{ label: 'Discount codes' }}
+        list={DiscountCodeList}
+        create={DiscountCodeCreate}
+        edit={DiscountCodeEdit}
+        icon={DiscountIcon}
+        recordRepresentation="code"
+      />
+      <Resource
+        name="tax-rates"
+        options={{ label: 'Tax rates' }}
+        list={TaxRateList}
+        create={TaxRateCreate}
+        edit={TaxRateEdit}
+        icon={PercentIcon}
+        recordRepresentation={(rate: { country: string; taxClass: string }) => `${rate.country} ${rate.taxClass}`}
+      />
+      <Resource
+        name="tax-classes"
+        options={{ label: 'Tax classes' }}
+        list={TaxClassList}
+        create={TaxClassCreate}
+        edit={TaxClassEdit}
+        icon={ClassIcon}
         recordRepresentation="name"
       />
       <Resource name="webhooks" list={WebhookList} create={WebhookCreate} edit={WebhookEdit} icon={WebhookIcon} recordRepresentation="url" />

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { createShopClient } from '../../clients/typescript/index.js'
 import { errorCode, type ErrorCode } from '../../admin/src/api/answers'
 import { createDataProvider } from '../../admin/src/api/dataProvider'
+import { listRedemptions } from '../../admin/src/api/discountCodes'
 import { createVariants, missingCombinations, updateVariant, type Variant } from '../../admin/src/api/variants'
 import { addImages, moved, reorderImages, updateImageAlt } from '../../admin/src/api/images'
 
@@ -382,6 +383,135 @@ describe('the dashboard’s data providers', () => {
       { method: 'PATCH', url: '/orders/9/status', json: { status: 'paid' } },
       { method: 'PATCH', url: '/webhooks/3', json: { active: false } },
       { method: 'GET', url: '/admin/api/stats?days=7' },
+    ])
+  })
+
+  it('list discount codes by q and active, create one, and change only what changed, never its code', async () => {
+    const code = {
+      id: 6,
+      code: 'SUMMER10',
+      type: 'percent',
+      value: 12.5,
+      minSubtotal: null,
+      startsAt: '2026-12-01T00:00:00.000Z',
+      endsAt: null,
+      usageLimit: 100,
+      perCustomerLimit: null,
+      usageCount: 2,
+      productIds: [7],
+      categoryIds: [],
+      active: true,
+      createdAt: at,
+      updatedAt: at,
+    }
+    const { dataProvider, sent } = fakeShop({
+      'GET /discount-codes': { body: [code], headers: { 'X-Total-Count': '26' } },
+      'POST /discount-codes': (request) => ({ status: 201, body: { ...code, ...(request.json as object) } }),
+      'PATCH /discount-codes/6': (request) => ({ body: { ...code, ...(request.json as object) } }),
+      'GET /discount-codes/6': { body: code },
+      'DELETE /discount-codes/6': problem(409, 'discount_code_in_use', 'El código tiene usos: desactívalo en su lugar'),
+    })
+    const list = await dataProvider.getList('discount-codes', { ...page(2), filter: { q: 'summ', active: 'false' } })
+    expect(list.total).toBe(26)
+    // A date-time input gives the browser's local time: sent as the UTC instant it is.
+    const local = '2026-12-24T09:30'
+    await dataProvider.create('discount-codes', {
+      data: {
+        code: ' WINTER ',
+        type: 'free_shipping',
+        value: 10,
+        startsAt: local,
+        endsAt: null,
+        usageLimit: '',
+        productIds: [],
+        categoryIds: [3],
+        active: true,
+      },
+    })
+    // Unchanged: the instant as typed in the input or as the record had it, the ids, the empty limit.
+    await dataProvider.update('discount-codes', {
+      id: 6,
+      data: { ...code, code: 'OTHER', startsAt: '2026-12-01T00:00:00.000Z', usageLimit: 100, perCustomerLimit: '' },
+      previousData: code,
+    })
+    // A new type goes with its value; an emptied limit is none (null).
+    await dataProvider.update('discount-codes', { id: 6, data: { ...code, type: 'fixed', usageLimit: '' }, previousData: code })
+    await dataProvider.update('discount-codes', { id: 6, data: { ...code, type: 'free_shipping', endsAt: local }, previousData: code })
+    const refused = await failed(dataProvider.delete('discount-codes', { id: 6, previousData: code }))
+    expect(errorCode(refused)).toBe('discount_code_in_use')
+    expect(sent.map(({ method, url, json }) => ({ method, url, json }))).toEqual([
+      { method: 'GET', url: '/discount-codes?limit=25&offset=25&q=summ&active=false', json: undefined },
+      {
+        method: 'POST',
+        url: '/discount-codes',
+        json: {
+          code: 'WINTER',
+          type: 'free_shipping',
+          value: null,
+          minSubtotal: null,
+          startsAt: new Date(local).toISOString(),
+          endsAt: null,
+          usageLimit: null,
+          perCustomerLimit: null,
+          productIds: [],
+          categoryIds: [3],
+          active: true,
+        },
+      },
+      { method: 'GET', url: '/discount-codes/6', json: undefined },
+      { method: 'PATCH', url: '/discount-codes/6', json: { type: 'fixed', value: 12.5, usageLimit: null } },
+      { method: 'PATCH', url: '/discount-codes/6', json: { type: 'free_shipping', value: null, endsAt: new Date(local).toISOString() } },
+      { method: 'DELETE', url: '/discount-codes/6', json: undefined },
+    ])
+    const redemption = { orderId: 40, userId: null, email: 'ana@example.com', amount: 5.01, createdAt: at }
+    const shop = fakeShop({ 'GET /discount-codes/6/redemptions': { body: [redemption], headers: { 'X-Total-Count': '11' } } })
+    expect(await listRedemptions(shop.api, 6, { limit: 10, offset: 10 })).toEqual({ data: [redemption], total: 11 })
+    expect(shop.sent).toEqual([{ method: 'GET', url: '/discount-codes/6/redemptions?limit=10&offset=10' }])
+  })
+
+  it('list tax rates by country and class, send only a rate’s changes, and name a tax class by its code in the path', async () => {
+    const rate = (id: number, fields: object = {}) => ({
+      id,
+      country: 'ES',
+      region: null,
+      taxClass: 'standard',
+      rate: 21,
+      name: 'IVA 21%',
+      createdAt: at,
+      updatedAt: at,
+      ...fields,
+    })
+    const taxClass = { id: 5, code: 'luxury', name: 'Lujo', createdAt: at, updatedAt: at }
+    const { dataProvider, sent } = fakeShop({
+      'GET /tax-rates': { body: [rate(1), rate(2, { region: 'Canarias', rate: 7, name: 'IGIC 7%' })] },
+      'POST /tax-rates': (request) => ({ status: 201, body: rate(3, request.json as object) }),
+      'PATCH /tax-rates/2': (request) => ({ body: rate(2, request.json as object) }),
+      'GET /tax-classes': { body: [taxClass] },
+      'PATCH /tax-classes/luxury': { body: { ...taxClass, name: 'Lujo alto' } },
+      'DELETE /tax-classes/luxury': problem(409, 'tax_class_in_use', 'La clase de impuesto está en uso'),
+      'POST /tax-classes': problem(409, 'tax_class_exists', 'La clase de impuesto ya existe', 'code'),
+    })
+    const list = await dataProvider.getList('tax-rates', { ...page(1, 1), filter: { country: 'ES', taxClass: 'standard' } })
+    expect(list).toMatchObject({ total: 2, data: [{ id: 1 }] })
+    await dataProvider.create('tax-rates', { data: { country: 'FR', region: ' ', taxClass: 'reduced', rate: 5.5, name: '' } })
+    const canarias = rate(2, { region: 'Canarias', rate: 7, name: 'IGIC 7%' })
+    await dataProvider.update('tax-rates', { id: 2, data: { ...canarias, rate: 3, name: '' }, previousData: canarias })
+    await dataProvider.update('tax-classes', { id: 5, data: { ...taxClass, name: 'Lujo alto' }, previousData: taxClass })
+    expect(errorCode(await failed(dataProvider.delete('tax-classes', { id: 5, previousData: taxClass })))).toBe('tax_class_in_use')
+    const duplicate = await failed(dataProvider.create('tax-classes', { data: { code: 'luxury', name: 'Otra' } }))
+    expect(duplicate).toMatchObject({ status: 409, body: { errors: { code: 'La clase de impuesto ya existe' } } })
+    await expect(failed(dataProvider.create('tax-rates', { data: { country: 'XX', taxClass: 'standard', rate: 1 } }))).resolves.toMatchObject({
+      status: 422,
+      body: { errors: { country: 'country must be a valid ISO 3166-1 alpha-2 code' } },
+    })
+    expect(sent.map(({ method, url, json }) => ({ method, url, json }))).toEqual([
+      { method: 'GET', url: '/tax-rates?country=ES&taxClass=standard', json: undefined },
+      { method: 'POST', url: '/tax-rates', json: { country: 'FR', taxClass: 'reduced', rate: 5.5, region: null, name: null } },
+      { method: 'PATCH', url: '/tax-rates/2', json: { rate: 3, name: null } },
+      { method: 'PATCH', url: '/tax-classes/luxury', json: { name: 'Lujo alto' } },
+      { method: 'GET', url: '/tax-classes', json: undefined },
+      { method: 'DELETE', url: '/tax-classes/luxury', json: undefined },
+      { method: 'POST', url: '/tax-classes', json: { code: 'luxury', name: 'Otra' } },
     ])
   })
 })

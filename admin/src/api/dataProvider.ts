@@ -1,9 +1,11 @@
 import { combineDataProviders, type DataProvider } from 'react-admin'
 import { categoriesProvider } from './categories'
+import { discountCodesProvider } from './discountCodes'
 import { ordersProvider } from './orders'
 import { productsProvider } from './products'
 import type { Api } from './resource'
 import { shippingMethodsProvider } from './shippingMethods'
+import { taxClassesProvider, taxRatesProvider } from './taxes'
 import { statsProvider, type StatsProvider } from './stats'
 import { usersProvider } from './users'
 import { webhooksProvider } from './webhooks'
@@ -23,6 +25,9 @@ export function createDataProvider(api: Api): ShopDataProvider {
     users: usersProvider(api),
     webhooks: webhooksProvider(api),
     'shipping-methods': shippingMethodsProvider(api),
+    'discount-codes': discountCodesProvider(api),
+    'tax-rates': taxRatesProvider(api),
+    'tax-classes': taxClassesProvider(api),
     stats: statsProvider(api),
   }
   const combined = combineDataProviders((resource) => {

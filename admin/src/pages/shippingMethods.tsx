@@ -26,9 +26,9 @@ import { COUNTRIES, type ShippingMethod } from '../api/shippingMethods'
 import { useSmallScreen } from './small'
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' })
-const countryName = (code: string) => regionNames.of(code) ?? code
+export const countryName = (code: string) => regionNames.of(code) ?? code
 /** Every country the API knows, by name, with its code (what the API takes). */
-const countryChoices = COUNTRIES.map((code) => ({ id: code, name: `${countryName(code)} (${code})` })).sort((a, b) => a.name.localeCompare(b.name))
+export const countryChoices = COUNTRIES.map((code) => ({ id: code, name: `${countryName(code)} (${code})` })).sort((a, b) => a.name.localeCompare(b.name))
 
 const money = (value: number) => value.toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 })
 const countriesText = (method: ShippingMethod) => (method.countries.length === 0 ? 'Every country' : method.countries.map(countryName).join(', '))
