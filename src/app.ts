@@ -20,6 +20,7 @@ import outboxPlugin, { type OutboxPluginOptions } from './modules/outbox/dispatc
 import { shippingRoutes } from './modules/shipping/shipping.routes.js'
 import { discountsRoutes } from './modules/discounts/discounts.routes.js'
 import { taxesRoutes } from './modules/taxes/taxes.routes.js'
+import { taxRatesCache } from './modules/taxes/taxes.service.js'
 import paymentsPlugin, { createPaymentProvider } from './modules/payments/payments.plugin.js'
 import { PaymentsService } from './modules/payments/payments.service.js'
 import webhooksPlugin from './modules/webhooks/webhooks.plugin.js'
@@ -202,7 +203,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(usersRoutes, { config })
   await app.register(cartRoutes, {
     cart: { guestCartTtlMs: config.guests.cartTtlMs, guestCheckout: config.guests.checkout },
-    pricing: { currency: config.payments.currency, pricesIncludeTax: config.pricesIncludeTax, shopCountry: config.shopCountry },
+    pricing: services.orders.pricing,
     jobs: options.jobs ?? true,
   })
   await app.register(paymentsPlugin, { config, payments: services.payments, jobs: options.jobs ?? true })
@@ -229,10 +230,12 @@ async function buildServices(app: FastifyInstance, config: Config): Promise<Serv
   // The outbox is the event sink: e-mails and webhook deliveries are written in the change's transaction.
   const events: EventSink = app.outbox
   const provider = await createPaymentProvider(config)
+  // The cart view and checkout price alike, with the rates kept in memory between changes.
   const orders = createOrdersDeps(db, { provider: provider.name, currency: config.payments.currency }, events, {
     currency: config.payments.currency,
     pricesIncludeTax: config.pricesIncludeTax,
     shopCountry: config.shopCountry,
+    taxRates: taxRatesCache(app.changeFeed),
   })
   const payments = new PaymentsService({
     db,

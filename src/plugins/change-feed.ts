@@ -18,8 +18,8 @@ import type { DatabaseHandle } from '../db/connect.js'
  * - On SQLite, `PRAGMA data_version` (it moves when another connection commits) is polled, and a
  *   move fires every topic.
  */
-export type Topic = 'catalog' | 'users' | 'sessions' | 'webhooks'
-const TOPICS: readonly Topic[] = ['catalog', 'users', 'sessions', 'webhooks']
+export type Topic = 'catalog' | 'users' | 'sessions' | 'webhooks' | 'taxes'
+const TOPICS: readonly Topic[] = ['catalog', 'users', 'sessions', 'webhooks', 'taxes']
 
 export interface ChangeFeed {
   /** Tells this instance's subscribers now and, on PostgreSQL, every other instance. */

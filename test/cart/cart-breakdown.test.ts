@@ -65,6 +65,22 @@ describe('the cart view with prices that include tax (PRICES_INCLUDE_TAX=true)',
     ])
   })
 
+  it('a rate changed through the API shows in the next view (the rates are cached between changes)', async () => {
+    const { cart } = await workedExample(t)
+    expect((await cart('GET', '/cart')).json().taxTotal).toBe(7.5)
+    const rate = (await t.app.db.selectFrom('tax_rates').select('id').where('tax_class', '=', 'reduced').executeTakeFirstOrThrow()).id
+    const changed = await t.app.inject({ method: 'PATCH', url: `/tax-rates/${rate}`, headers: bearer(t.admin), payload: { rate: 4 } })
+    expect(changed.statusCode).toBe(200)
+    const view = (await cart('GET', '/cart')).json()
+    expect(view.taxLines).toEqual([
+      { name: 'IVA 21%', taxClass: 'standard', rate: 21, base: 33.79, amount: 7.09 },
+      { name: 'IVA 4%', taxClass: 'reduced', rate: 4, base: 4.33, amount: 0.17 },
+    ])
+    const removed = await t.app.inject({ method: 'DELETE', url: `/tax-rates/${rate}`, headers: bearer(t.admin) })
+    expect(removed.statusCode).toBe(200)
+    expect((await cart('GET', '/cart')).json().taxLines).toHaveLength(1)
+  })
+
   it('DELETE /cart/discount takes the code off; a code that stops applying stays, with applicable false and the reason', async () => {
     const { code, cart } = await workedExample(t)
     await t.app.db.updateTable('discount_codes').set({ active: 0 }).where('code', '=', code).execute()

@@ -4,7 +4,7 @@ import { centsToAmount } from '../../shared/money.js'
 import type { AddressSnapshot } from '../addresses/addresses.schemas.js'
 import { findOwnAddressSnapshot } from '../addresses/addresses.service.js'
 import { findActiveShippingMethod } from '../shipping/shipping.service.js'
-import { taxRatesFor } from '../taxes/taxes.service.js'
+import { type TaxRateLookup, taxRatesFor } from '../taxes/taxes.service.js'
 import { computeTotals, type Totals, type TotalsDiscount } from '../totals/totals.js'
 import { type CheckedCode, type CodeEvaluation, checkCode, type DiscountCustomer, type DiscountLine, evaluateCode } from '../discounts/discounts.service.js'
 import { getUser } from '../users/users.service.js'
@@ -19,6 +19,8 @@ export interface PricingSettings {
   pricesIncludeTax: boolean
   /** The tax country without a shipping address. */
   shopCountry: string
+  /** How the rates are read: taxRatesFor by default; app.ts gives the cached form. */
+  taxRates?: TaxRateLookup | undefined
 }
 
 /** The cart's shipping address: one of the user's book (it may since have been deleted: then none) or the inline one. */
@@ -82,7 +84,7 @@ export async function priceCart(
   const taxCountry = input.address?.country ?? pricing.shopCountry
   const classes = new Set(input.lines.map((line) => line.tax_class))
   if (input.method) classes.add(input.method.tax_class)
-  const rates = await taxRatesFor(db, { country: taxCountry, region: input.address?.region }, classes)
+  const rates = await (pricing.taxRates ?? taxRatesFor)(db, { country: taxCountry, region: input.address?.region }, classes)
   const code = input.code
   const totals = computeTotals({
     lines: input.lines.map((line, i) => ({

@@ -69,3 +69,13 @@ export async function ratesFor(db: Db, country: string, regionKey: string, class
     .where('region_key', 'in', regionKey === '' ? [''] : ['', regionKey])
     .execute()
 }
+
+/** Every rate of a country: the country's own and the region's (for the rates cache). */
+export async function ratesOfPlace(db: Db, country: string, regionKey: string) {
+  return db
+    .selectFrom('tax_rates')
+    .select(['tax_class', 'region_key', 'rate', 'name'])
+    .where('country', '=', country)
+    .where('region_key', 'in', regionKey === '' ? [''] : ['', regionKey])
+    .execute()
+}

@@ -29,7 +29,8 @@ export async function taxesRoutes(fastify: FastifyInstance): Promise<void> {
   // Reading is for admins; writing will be the `settings:write` permission once staff roles come (admins have it).
   const admin = app.requireRole('admin')
   // Not part of the cached catalog: totals read the rates when they are computed.
-  const config = { invalidates: [] }
+  // Rates are kept in memory by pricing (taxRatesCache): every write here empties it, on every instance.
+  const config = { invalidates: ['taxes'] as const }
 
   app.get('/tax-classes', {
     onRequest: admin,

@@ -1,3 +1,4 @@
+import type { ChangeFeed } from '../../plugins/change-feed.js'
 import type { Kysely, Updateable } from 'kysely'
 import type { Database, TaxClassRow, TaxRateRow, TaxRatesTable } from '../../db/database.js'
 import { isForeignKeyViolation, isUniqueViolation } from '../../shared/db-errors.js'
@@ -190,4 +191,52 @@ export async function taxRatesFor(
     result.set(row.tax_class, { taxClass: row.tax_class, rate: row.rate, name: row.name })
   }
   return result
+}
+
+/** What pricing asks for: each class's rate at a place (taxRatesFor, or its cached form). */
+export type TaxRateLookup = (
+  db: Db,
+  place: { country: string; region?: string | null | undefined },
+  classes: Iterable<string>,
+) => Promise<Map<string, TotalsTaxRate | null>>
+
+/** At most this many places (country and region) are kept; past it the cache starts again. */
+const CACHED_PLACES = 1000
+
+/**
+ * taxRatesFor kept in memory between changes: every cart view and checkout needs the rates, and they change rarely.
+ * A place's rates (every class, the country's and its region's) are read once; the change feed's `taxes` topic (a
+ * rate or class written on any instance) empties the cache, and while the feed is not live every call reads the
+ * database. A read that raced a change is used once and not kept.
+ */
+export function taxRatesCache(feed: ChangeFeed): TaxRateLookup {
+  const places = new Map<string, Array<{ tax_class: string; region_key: string; rate: number; name: string }>>()
+  let generation = 0
+  feed.subscribe('taxes', () => {
+    generation += 1
+    places.clear()
+  })
+  return async (db, place, classes) => {
+    if (!feed.live) return taxRatesFor(db, place, classes)
+    const key = regionKey(place.region)
+    const id = `${place.country}|${key}`
+    let rows = places.get(id)
+    if (!rows) {
+      const started = generation
+      rows = await repo.ratesOfPlace(db, place.country, key)
+      if (started === generation) {
+        if (places.size >= CACHED_PLACES) places.clear()
+        places.set(id, rows)
+      }
+    }
+    const result = new Map<string, TotalsTaxRate | null>()
+    for (const code of classes) result.set(code, null)
+    for (const row of rows) {
+      if (!result.has(row.tax_class)) continue
+      // The region's own rate wins over the country's.
+      if (result.get(row.tax_class) && row.region_key === '') continue
+      result.set(row.tax_class, { taxClass: row.tax_class, rate: row.rate, name: row.name })
+    }
+    return result
+  }
 }
