@@ -244,6 +244,15 @@ export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<See
     const variantOf = new Map((await db.selectFrom('product_variants').select(['id', 'product_id']).execute()).map((v) => [v.product_id, v.id]))
     const cartUsers = await db.selectFrom('users').select(['id', 'email']).where('email', 'like', 'cart%').execute()
     const lines: Record<string, unknown>[] = []
+    // Each cart user's cart row, then its lines.
+    await db.transaction().execute((trx) =>
+      insertInBatches(
+        trx,
+        'carts',
+        cartUsers.map((user) => ({ user_id: user.id, created_at: past, updated_at: past })),
+      ),
+    )
+    const cartOf = new Map((await db.selectFrom('carts').select(['id', 'user_id']).where('user_id', 'is not', null).execute()).map((c) => [c.user_id, c.id]))
     for (const user of cartUsers) {
       const chosen = new Set<number>()
       while (chosen.size < Math.min(plan.cartLines, productIds.length)) {
@@ -251,6 +260,7 @@ export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<See
       }
       for (const productId of chosen) {
         lines.push({
+          cart_id: cartOf.get(user.id),
           user_id: user.id,
           product_id: productId,
           variant_id: variantOf.get(productId),
