@@ -103,7 +103,8 @@ function randomRequests(spec: LoadSpec, log: LatencyLog): Promise<autocannon.Res
 
 /**
  * Checkout: one autocannon instance per customer, each with one connection that loops
- * add-to-cart (a random product) then POST /orders, so no two connections share a cart.
+ * add-to-cart (a random product) then POST /orders, so no two connections share a cart. With a discount
+ * code, `POST /cart/discount {code}` comes between the two: an order clears the cart's code.
  */
 function checkoutLoops(spec: LoadSpec, log: LatencyLog, counter: { orders: number }): Promise<autocannon.Result[]> {
   const checkout = spec.checkout
@@ -126,6 +127,16 @@ function checkoutLoops(spec: LoadSpec, log: LatencyLog, counter: { orders: numbe
                 body: JSON.stringify({ productId: pick(checkout.productIds), quantity: 1 }),
               }),
             },
+            ...(checkout.discountCode !== undefined
+              ? [
+                  {
+                    method: 'POST' as const,
+                    path: '/cart/discount',
+                    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+                    body: JSON.stringify({ code: checkout.discountCode }),
+                  },
+                ]
+              : []),
             {
               method: 'POST',
               path: '/orders',

@@ -243,6 +243,15 @@ export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<See
     const categoryIds = (await db.selectFrom('categories').select('id').orderBy('id').execute()).map((r) => r.id)
     const variantOf = new Map((await db.selectFrom('product_variants').select(['id', 'product_id']).execute()).map((v) => [v.product_id, v.id]))
     const cartUsers = await db.selectFrom('users').select(['id', 'email']).where('email', 'like', 'cart%').execute()
+    // Each line belongs to its user's cart row, made first (as the service does on a first add).
+    await db.transaction().execute((trx) =>
+      insertInBatches(
+        trx,
+        'carts',
+        cartUsers.map((user) => ({ user_id: user.id, created_at: past, updated_at: past })),
+      ),
+    )
+    const cartOf = new Map((await db.selectFrom('carts').select(['id', 'user_id']).where('user_id', 'is not', null).execute()).map((c) => [c.user_id, c.id]))
     const lines: Record<string, unknown>[] = []
     // Each cart user's cart row, then its lines.
     await db.transaction().execute((trx) =>

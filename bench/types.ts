@@ -28,9 +28,12 @@ export interface LoadSpec {
   partitioned?: boolean
   /** A file whose bytes become the body of the (single) request: the 5 MB upload. */
   bodyFile?: string
-  /** Checkout loops: one connection per token, add-to-cart then POST /orders. */
-  /** `orderBodies[i]`, when given, is the JSON body of token i's POST /orders (checkout-shipping). */
-  checkout?: { tokens: string[]; productIds: number[]; orderBodies?: string[] }
+  /**
+   * Checkout loops: one connection per token, add-to-cart then POST /orders. `orderBodies[i]`, when given, is the
+   * JSON body of token i's POST /orders (checkout-shipping, checkout-eu); with `discountCode`, each loop applies it
+   * to the cart (`POST /cart/discount`) between the two (checkout-eu).
+   */
+  checkout?: { tokens: string[]; productIds: number[]; orderBodies?: string[]; discountCode?: string }
 }
 
 export interface LoadResult {
