@@ -253,15 +253,6 @@ export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<See
     )
     const cartOf = new Map((await db.selectFrom('carts').select(['id', 'user_id']).where('user_id', 'is not', null).execute()).map((c) => [c.user_id, c.id]))
     const lines: Record<string, unknown>[] = []
-    // Each cart user's cart row, then its lines.
-    await db.transaction().execute((trx) =>
-      insertInBatches(
-        trx,
-        'carts',
-        cartUsers.map((user) => ({ user_id: user.id, created_at: past, updated_at: past })),
-      ),
-    )
-    const cartOf = new Map((await db.selectFrom('carts').select(['id', 'user_id']).where('user_id', 'is not', null).execute()).map((c) => [c.user_id, c.id]))
     for (const user of cartUsers) {
       const chosen = new Set<number>()
       while (chosen.size < Math.min(plan.cartLines, productIds.length)) {
