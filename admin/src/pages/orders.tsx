@@ -77,7 +77,7 @@ function CustomerName({ order }: { order: Order }) {
   if (!order.guest) return <span>{customer(order)}</span>
   return (
     <Box component="span" sx={{ display: 'inline-flex', alignItems: 'center', gap: 1, flexWrap: 'wrap' }}>
-      <Chip size="small" label="Guest" variant="outlined" sx={{ color: 'text.primary' }} />
+      <Chip component="span" size="small" label="Guest" variant="outlined" sx={{ color: 'text.primary' }} />
       <span>{order.email}</span>
     </Box>
   )
