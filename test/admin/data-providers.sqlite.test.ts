@@ -106,6 +106,9 @@ describe('the dashboard’s data providers', () => {
     await dataProvider.getList('categories', page(1))
     await dataProvider.getList('orders', { ...page(1), filter: { status: 'paid', userId: '12' } })
     await dataProvider.getList('orders', { ...page(1), filter: { status: 'lost' } })
+    await dataProvider.getList('orders', { ...page(1), filter: { guest: 'true', email: ' Guest@Shop.test ' } })
+    await dataProvider.getList('orders', { ...page(1), filter: { guest: false, email: '   ' } })
+    await dataProvider.getList('orders', { ...page(1), filter: { guest: 'maybe' } })
     await dataProvider.getList('users', page(3))
     await dataProvider.getList('webhooks', page(1))
     await dataProvider.getList('shipping-methods', page(1))
@@ -117,6 +120,10 @@ describe('the dashboard’s data providers', () => {
       'GET /products?limit=10&offset=0&sort=newest&status=draft',
       'GET /categories',
       'GET /orders?limit=25&offset=0&status=paid&userId=12',
+      'GET /orders?limit=25&offset=0',
+      // Guest orders or account orders, and an e-mail (trimmed; a blank one is no filter).
+      'GET /orders?limit=25&offset=0&guest=true&email=Guest%40Shop.test',
+      'GET /orders?limit=25&offset=0&guest=false',
       'GET /orders?limit=25&offset=0',
       'GET /auth/users?limit=25&offset=50',
       'GET /webhooks',

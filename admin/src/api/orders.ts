@@ -1,5 +1,5 @@
 import { unwrap } from './answers'
-import { type Api, dataProviderOf, filtersOf, idValue, paging, totalOf } from './resource'
+import { type Api, dataProviderOf, filtersOf, idValue, paging, text, totalOf } from './resource'
 import type { components } from './schema'
 
 export type Order = components['schemas']['Order']
@@ -12,14 +12,31 @@ export function isOrderStatus(value: unknown): value is OrderStatus {
   return ORDER_STATUSES.some((status) => status === value)
 }
 
-/** Orders: newest first, by status and by customer (`userId`, the Users page's link); an admin moves their status. */
+/** A yes/no filter (a select's `"true"`/`"false"`, or a boolean from the URL): undefined when it is neither. */
+function yesNo(value: unknown): boolean | undefined {
+  return value === true || value === 'true' ? true : value === false || value === 'false' ? false : undefined
+}
+
+/**
+ * Orders: newest first, by status, by customer (`userId`, the Users page's link), guest or account orders (`guest`)
+ * and by e-mail (`email`, trimmed; a guest's or an account's); an admin moves their status.
+ */
 export function ordersProvider(api: Api) {
   return dataProviderOf<Order>('orders', {
     async list(params) {
       const { limit, offset } = paging(params)
       const filter = filtersOf(params)
       const userId = idValue(filter.userId)
-      const query = { limit, offset, ...(isOrderStatus(filter.status) ? { status: filter.status } : {}), ...(userId !== undefined ? { userId } : {}) }
+      const guest = yesNo(filter.guest)
+      const email = text(filter.email).trim()
+      const query = {
+        limit,
+        offset,
+        ...(isOrderStatus(filter.status) ? { status: filter.status } : {}),
+        ...(userId !== undefined ? { userId } : {}),
+        ...(guest !== undefined ? { guest } : {}),
+        ...(email ? { email } : {}),
+      }
       const result = await api.GET('/orders', { params: { query } })
       return { data: unwrap(result), total: totalOf(result.response) }
     },

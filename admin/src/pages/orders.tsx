@@ -1,4 +1,4 @@
-import { useState } from 'react'
+import { type ReactNode, useState } from 'react'
 import {
   Confirm,
   Datagrid,
@@ -9,6 +9,7 @@ import {
   SelectInput,
   SimpleList,
   Show,
+  TextInput,
   TopToolbar,
   useGetOne,
   useListContext,
@@ -48,10 +49,39 @@ function StatusChip({ status }: { status: OrderStatus }) {
   return <Chip size="small" label={status} color={colors[status]} variant="outlined" sx={{ fontWeight: 600, color: 'text.primary' }} />
 }
 
-const filters = [<SelectInput key="status" source="status" choices={statusChoices} alwaysOn emptyText="All statuses" label="Status" />]
+const guestChoices = [
+  { id: 'true', name: 'Guests' },
+  { id: 'false', name: 'Accounts' },
+]
 
+const filters = [
+  <SelectInput key="status" source="status" choices={statusChoices} alwaysOn emptyText="All statuses" label="Status" />,
+  // GET /orders?guest=true|false: guest orders only, or account orders only.
+  <SelectInput key="guest" source="guest" choices={guestChoices} alwaysOn emptyText="All" label="Guest" />,
+  // GET /orders?email=: a guest's orders, or those of the account that has the e-mail now.
+  <TextInput key="email" source="email" label="E-mail" alwaysOn resettable={false} />,
+]
+
+/** The customer as text: "Ana <ana@…>", or for a guest order (no account) "Guest <guest@…>". */
 const customer = (order: Order) =>
-  order.guest ? `Guest <${order.email ?? ''}>` : order.customer ? `${order.customer.name} <${order.customer.email}>` : `User #${order.userId}`
+  order.guest
+    ? `Guest <${order.email ?? ''}>`
+    : order.customer
+      ? `${order.customer.name} <${order.customer.email}>`
+      : order.userId !== null
+        ? `User #${order.userId}`
+        : 'Deleted account'
+
+/** Where the customer is shown: a guest order says "Guest" (a chip) and the e-mail the guest gave. */
+function CustomerName({ order }: { order: Order }) {
+  if (!order.guest) return <span>{customer(order)}</span>
+  return (
+    <Box component="span" sx={{ display: 'inline-flex', alignItems: 'center', gap: 1, flexWrap: 'wrap' }}>
+      <Chip component="span" size="small" label="Guest" variant="outlined" sx={{ color: 'text.primary' }} />
+      <span>{order.email}</span>
+    </Box>
+  )
+}
 
 /**
  * The customer the list is filtered by (the Users page's "Orders" link: `?filter={"userId":…}`), said above the list,
@@ -84,7 +114,7 @@ function CustomerFilter() {
   )
 }
 
-/** Orders, newest first, by status and by customer, with their customer. */
+/** Orders, newest first, by status, customer, guest or account and e-mail, with their customer ("Guest" and the e-mail for a guest). */
 export function OrderList() {
   const small = useSmallScreen()
   return (
@@ -93,14 +123,14 @@ export function OrderList() {
       {small ? (
         <SimpleList<Order>
           primaryText={(order) => `#${order.id} · ${order.status} · ${formatMoney(order.total)}`}
-          secondaryText={customer}
+          secondaryText={(order) => <CustomerName order={order} />}
           tertiaryText={(order) => new Date(order.createdAt).toLocaleDateString()}
           linkType="show"
         />
       ) : (
         <Datagrid rowClick="show" bulkActionButtons={false} aria-label="Orders">
           <FunctionField source="id" label="Order" sortable={false} render={(order: Order) => `#${order.id}`} />
-          <FunctionField label="Customer" render={customer} />
+          <FunctionField label="Customer" render={(order: Order) => <CustomerName order={order} />} />
           <NumberField source="total" options={money} sortable={false} />
           <FunctionField source="status" sortable={false} render={(order: Order) => <StatusChip status={order.status} />} />
           <DateField source="createdAt" label="Placed" showTime sortable={false} />
@@ -182,43 +212,12 @@ function OrderDetail() {
         <StatusChip status={order.status} />
         <Typography variant="body2">Placed {new Date(order.createdAt).toLocaleString()}</Typography>
       </Stack>
-      <Typography>Customer: {customer(order)}</Typography>
-      <Box sx={{ overflowX: 'auto' }}>
-        <Table size="small" aria-label="Order lines">
-          <TableHead>
-            <TableRow>
-              <TableCell>Product</TableCell>
-              <TableCell align="right">Quantity</TableCell>
-              <TableCell align="right">Unit price</TableCell>
-              <TableCell align="right">Subtotal</TableCell>
-            </TableRow>
-          </TableHead>
-          <TableBody>
-            {order.items.map((item) => (
-              <TableRow key={item.id}>
-                <TableCell>{item.product?.name ?? item.name ?? `Product #${item.productId} (deleted)`}</TableCell>
-                <TableCell align="right">{item.quantity}</TableCell>
-                <TableCell align="right">{formatMoney(item.price)}</TableCell>
-                <TableCell align="right">{formatMoney(Math.round(item.price * 100 * item.quantity) / 100)}</TableCell>
-              </TableRow>
-            ))}
-            {order.shippingTotal !== undefined && (
-              <TableRow>
-                <TableCell colSpan={3}>Shipping{order.shippingMethod ? ` (${order.shippingMethod.name})` : ''}</TableCell>
-                <TableCell align="right">{formatMoney(order.shippingTotal)}</TableCell>
-              </TableRow>
-            )}
-            <TableRow>
-              <TableCell colSpan={3}>
-                <strong>Total</strong>
-              </TableCell>
-              <TableCell align="right">
-                <strong>{formatMoney(order.total)}</strong>
-              </TableCell>
-            </TableRow>
-          </TableBody>
-        </Table>
-      </Box>
+      <Typography>
+        Customer: <CustomerName order={order} />
+        {order.guest && ' (ordered without an account)'}
+      </Typography>
+      <OrderLines order={order} />
+      <OrderTotals order={order} />
       <Stack direction={{ xs: 'column', md: 'row' }} spacing={2}>
         <Card variant="outlined" sx={{ flex: 1 }}>
           <CardContent>
@@ -257,6 +256,102 @@ function OrderDetail() {
         </Card>
       </Stack>
     </Stack>
+  )
+}
+
+const minus = (value: number) => (value > 0 ? `−${formatMoney(value)}` : formatMoney(value))
+/** Cents of an amount the API answered with 2 decimals, for the few differences the page shows. */
+const cents = (value: number | undefined) => Math.round((value ?? 0) * 100)
+
+/** The lines as bought: product, variant and SKU, then quantity, unit price, subtotal, the code's share, tax and total. */
+function OrderLines({ order }: { order: Order }) {
+  return (
+    // Its own width (0) leaves the page's to the card: on a phone the lines scroll sideways inside it, a region the
+    // keyboard reaches (it holds nothing focusable of its own) to scroll it with the arrow keys.
+    <Box component="section" tabIndex={0} aria-label="Order lines" sx={{ overflowX: 'auto', width: 0, minWidth: '100%' }}>
+      <Table size="small" aria-label="Order lines">
+        <TableHead>
+          <TableRow>
+            <TableCell>Product</TableCell>
+            <TableCell align="right">Quantity</TableCell>
+            <TableCell align="right">Unit price</TableCell>
+            <TableCell align="right">Subtotal</TableCell>
+            <TableCell align="right">Discount</TableCell>
+            <TableCell align="right">Tax</TableCell>
+            <TableCell align="right">Total</TableCell>
+          </TableRow>
+        </TableHead>
+        <TableBody>
+          {order.items.map((item) => (
+            <TableRow key={item.id}>
+              <TableCell>
+                {item.product?.name ?? item.name ?? `Product #${item.productId} (deleted)`}
+                {(item.variantTitle || item.sku) && (
+                  <Typography variant="body2" component="span" sx={{ display: 'block', color: 'text.secondary' }}>
+                    {[item.variantTitle, item.sku && `SKU ${item.sku}`].filter(Boolean).join(' · ')}
+                  </Typography>
+                )}
+              </TableCell>
+              <TableCell align="right">{item.quantity}</TableCell>
+              <TableCell align="right">{formatMoney(item.price)}</TableCell>
+              <TableCell align="right">{formatMoney((cents(item.price) * item.quantity) / 100)}</TableCell>
+              <TableCell align="right">{minus(item.discount ?? 0)}</TableCell>
+              <TableCell align="right">
+                {formatMoney(item.tax)}
+                {item.taxRate > 0 && ` (${item.taxRate}%)`}
+              </TableCell>
+              <TableCell align="right">{formatMoney(item.total)}</TableCell>
+            </TableRow>
+          ))}
+        </TableBody>
+      </Table>
+    </Box>
+  )
+}
+
+function discountLabel(discount: NonNullable<Order['discount']>) {
+  if (discount.type === 'percent') return `${discount.code}, ${discount.value}% off`
+  if (discount.type === 'fixed') return `${discount.code}, ${formatMoney(discount.value ?? 0)} off`
+  return `${discount.code}, free shipping`
+}
+
+/**
+ * The order's totals as the API answered them: subtotal, the code's discount, shipping (and a free-shipping code's
+ * discount of it), the taxes by tax line (added to the total when prices exclude tax, a part of it when they include
+ * it) and the total.
+ */
+function OrderTotals({ order }: { order: Order }) {
+  const shippingDiscount = order.shippingDiscount ?? 0
+  const goodsDiscount = (cents(order.discountTotal) - cents(shippingDiscount)) / 100
+  const row = (label: ReactNode, amount: ReactNode, strong = false) => (
+    <TableRow>
+      <TableCell component="th" scope="row" sx={strong ? { fontWeight: 700 } : undefined}>
+        {label}
+      </TableCell>
+      <TableCell align="right" sx={strong ? { fontWeight: 700 } : undefined}>
+        {amount}
+      </TableCell>
+    </TableRow>
+  )
+  return (
+    <Box sx={{ overflowX: 'auto', maxWidth: 640, alignSelf: { md: 'flex-end' }, width: '100%' }}>
+      <Table size="small" aria-label="Order totals">
+        <TableBody>
+          {row('Subtotal', formatMoney(order.subtotal))}
+          {(order.discount || goodsDiscount > 0) && row(order.discount ? `Discount (${discountLabel(order.discount)})` : 'Discount', minus(goodsDiscount))}
+          {row(`Shipping${order.shippingMethod ? ` (${order.shippingMethod.name})` : ''}`, formatMoney(order.shippingTotal))}
+          {shippingDiscount > 0 && row('Shipping discount', minus(shippingDiscount))}
+          {(order.taxLines ?? []).map((line) =>
+            row(
+              `${order.pricesIncludeTax ? 'Tax included' : 'Tax'}: ${line.name} (${line.taxClass}, ${line.rate}%) on ${formatMoney(line.base)}`,
+              formatMoney(line.amount),
+            ),
+          )}
+          {(order.taxLines ?? []).length > 1 && row(order.pricesIncludeTax ? 'Taxes included' : 'Taxes', formatMoney(order.taxTotal))}
+          {row('Total', formatMoney(order.total), true)}
+        </TableBody>
+      </Table>
+    </Box>
   )
 }
 
