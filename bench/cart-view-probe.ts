@@ -30,7 +30,13 @@ async function cpuMicros(work: () => Promise<unknown>): Promise<number> {
 
 const dir = mkdtempSync(join(tmpdir(), 'shop-cart-probe-'))
 const handle = connectDatabase(`sqlite:${join(dir, 'shop.sqlite')}`)
-const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: randomBytes(32).toString('base64'), DATA_DIR: dir, LOG_LEVEL: 'silent', PUBLIC_URL: 'http://localhost:3000' })
+const config = loadConfig({
+  NODE_ENV: 'production',
+  JWT_SECRET: randomBytes(32).toString('base64'),
+  DATA_DIR: dir,
+  LOG_LEVEL: 'silent',
+  PUBLIC_URL: 'http://localhost:3000',
+})
 const app = await buildApp(config, { database: handle, logger: false, jobs: false })
 try {
   const { db } = app
@@ -38,7 +44,19 @@ try {
   for (let i = 0; i < lineCount; i++) {
     await db
       .insertInto('products')
-      .values({ name: `P${i}`, slug: `p${i}`, description: '', price_cents: 1000 + i, price_max_cents: 1000 + i, stock: 100, image_key: `k${i}`, image_url: `http://x/k${i}`, category_id: null, created_at: now, updated_at: now })
+      .values({
+        name: `P${i}`,
+        slug: `p${i}`,
+        description: '',
+        price_cents: 1000 + i,
+        price_max_cents: 1000 + i,
+        stock: 100,
+        image_key: `k${i}`,
+        image_url: `http://x/k${i}`,
+        category_id: null,
+        created_at: now,
+        updated_at: now,
+      })
       .execute()
   }
   await addMissingDefaultVariants(db)

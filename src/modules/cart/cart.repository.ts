@@ -74,9 +74,13 @@ const ensureUserCartStatement = prepared((db, v: { userId: number; now: string }
 
 /** The cart row (its checkout choices) of a user or a guest cart; undefined for a user who never used a cart. */
 export async function findCart(db: Db, ref: CartRef) {
-  const query = db.selectFrom('carts').select(cartColumns)
-  return (ref.cartId !== undefined ? query.where('id', '=', ref.cartId) : query.where('user_id', '=', ref.userId)).executeTakeFirst()
+  const { rows } = ref.cartId !== undefined ? await findCartById(db, { cartId: ref.cartId }) : await findCartOfUser(db, { userId: ref.userId })
+  return rows[0]
 }
+
+// Compiled once: the cart view and checkout read the cart row on every call.
+const findCartById = prepared((db, v: { cartId: number }) => db.selectFrom('carts').select(cartColumns).where('id', '=', v.cartId))
+const findCartOfUser = prepared((db, v: { userId: number }) => db.selectFrom('carts').select(cartColumns).where('user_id', '=', v.userId))
 
 export type CartRecord = NonNullable<Awaited<ReturnType<typeof findCart>>>
 
