@@ -90,6 +90,22 @@ function genReqId(request: IncomingMessage): string {
 }
 
 /** Builds the whole service on a migrated database; used by the server, the CLI and the tests. */
+/**
+ * The `req` of a log line: Fastify's own fields, with an order token in the query string not written down. It is
+ * given a request, or the plain `{method, url, host, remoteAddress}` the catalog cache logs a hit with.
+ */
+export function requestLogFields(request: FastifyRequest | { method: string; url: string; host?: string | undefined; remoteAddress?: string | undefined }) {
+  if (!('headers' in request)) return { ...request, url: redactUrlToken(request.url) }
+  return {
+    method: request.method,
+    url: redactUrlToken(request.url),
+    version: request.headers['accept-version'] as string | undefined,
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  }
+}
+
 /** `url` with the value of its `token` query parameter replaced (an order token opens a guest's order). */
 export function redactUrlToken(url: string): string {
   return url.replace(/([?&]token=)[^&#]*/g, '$1[redacted]')
@@ -136,16 +152,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
         censor: '[redacted]',
       },
       // Fastify's own request fields, but an order token in the query string (a guest's link) is not written down.
-      serializers: {
-        req: (request: FastifyRequest) => ({
-          method: request.method,
-          url: redactUrlToken(request.url),
-          version: request.headers['accept-version'] as string | undefined,
-          host: request.host,
-          remoteAddress: request.ip,
-          remotePort: request.socket?.remotePort,
-        }),
-      },
+      serializers: { req: requestLogFields },
     },
     trustProxy: config.trustProxy as FastifyServerOptions['trustProxy'],
     bodyLimit: 1024 * 1024,

@@ -78,6 +78,26 @@ describe('a port that is already in use', () => {
   })
 })
 
+describe('request logs with the service’s own logger', () => {
+  it('a cached catalog read served again is logged like any other, and the service stays up', async () => {
+    const port = await freePort()
+    const proc = spawnServer(server, serverEnv({ DATA_DIR: dataDir(), PORT: String(port) }))
+    try {
+      await waitForHealth(port)
+      // The second and third answers come from the catalog cache, which writes its own log line.
+      for (let i = 0; i < 3; i++) expect((await fetch(`http://127.0.0.1:${port}/products?limit=5`)).status).toBe(200)
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200)
+    } finally {
+      const run = await proc.stop()
+      expect(run.signal === 'SIGTERM' || run.code === 0).toBe(true)
+      const lines = expectJsonLines(run.stdout)
+      const reads = lines.filter((line) => (line.req as { url?: string } | undefined)?.url?.startsWith('/products'))
+      expect(reads.length).toBeGreaterThanOrEqual(3)
+      expect(run.stdout).not.toContain('uncaught')
+    }
+  })
+})
+
 describe('process warnings', () => {
   it('are JSON log lines, once each: the AWS SDK loaded for STORAGE_DRIVER=s3 (its Node 20 notice), nothing on stderr', async () => {
     const port = await freePort()
