@@ -18,6 +18,11 @@ function migrator(db: Kysely<any>, schema: string | undefined, migrations: Recor
   return new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) })
 }
 
+/** A line written before variants and the breakdown were kept: its total is price × quantity, nothing else. */
+function olderLine(total: number) {
+  return { variantId: expect.any(Number), sku: null, variantTitle: null, options: [], taxClass: null, taxRate: 0, discount: 0, tax: 0, total, fulfilledQuantity: 0, refundedQuantity: 0 }
+}
+
 let opened: Awaited<ReturnType<typeof openTestDatabase>>
 
 beforeAll(async () => {
@@ -96,9 +101,10 @@ describe('migration 2026-11-24T0000-addresses-shipping', () => {
             price: 3,
             name: 'Kept',
             product: { id: product.id, name: 'Kept', imageUrl: 'http://x/k' },
+            ...olderLine(3),
           },
           // A line of a product deleted before names were kept: its name is unknown.
-          { id: expect.any(Number), orderId: order.id, productId: 999999, quantity: 2, price: 5, name: null },
+          { id: expect.any(Number), orderId: order.id, productId: 999999, quantity: 2, price: 5, name: null, ...olderLine(10), variantId: null },
         ],
         // Every order carries the fields later parts added (a plain order: subtotal = total, no shipping).
         subtotal: 13,
@@ -106,6 +112,15 @@ describe('migration 2026-11-24T0000-addresses-shipping', () => {
         shippingAddress: null,
         shippingMethod: null,
         note: null,
+        // Written before the breakdown was kept: no code, no tax, no tax country.
+        currency: 'EUR',
+        pricesIncludeTax: true,
+        taxCountry: null,
+        discountTotal: 0,
+        shippingDiscount: 0,
+        taxTotal: 0,
+        discount: null,
+        taxLines: [],
         payment: { provider: 'manual', status: 'unpaid', amount: 13, currency: 'EUR', refundedAmount: 0 },
         customer: { id: user.id, name: 'Old', email: 'old@example.com' },
         nextStatuses: ['paid', 'cancelled'],
