@@ -20,7 +20,19 @@ function migrator(db: Kysely<any>, schema: string | undefined, migrations: Recor
 
 /** A line written before variants and the breakdown were kept: its total is price × quantity, nothing else. */
 function olderLine(total: number) {
-  return { variantId: expect.any(Number), sku: null, variantTitle: null, options: [], taxClass: null, taxRate: 0, discount: 0, tax: 0, total, fulfilledQuantity: 0, refundedQuantity: 0 }
+  return {
+    variantId: expect.any(Number),
+    sku: null,
+    variantTitle: null,
+    options: [],
+    taxClass: null,
+    taxRate: 0,
+    discount: 0,
+    tax: 0,
+    total,
+    fulfilledQuantity: 0,
+    refundedQuantity: 0,
+  }
 }
 
 let opened: Awaited<ReturnType<typeof openTestDatabase>>
