@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { sweepExpiredCarts } from '../../src/modules/cart/cart.service.js'
+import { mergeGuestCart, sweepExpiredCarts } from '../../src/modules/cart/cart.service.js'
+import { placeOrder } from '../../src/modules/orders/orders.service.js'
 import { messages } from '../../src/shared/errors.js'
 import { useTestApp } from '../helpers/app.js'
 import { makeProduct, onlyVariantOf, setVariantStockAndPrice } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
-import { cartOf, fillCart } from '../helpers/shop.js'
+import { cartOf, fillCart, stockOf } from '../helpers/shop.js'
 
 // Carts of guests (`POST /carts`, `X-Cart-Token`), the checkout choices kept on a cart (PATCH /cart), and the guest
 // cart's merge into the user's on login and register.
@@ -360,6 +361,26 @@ describe('merging a guest cart on login and register', () => {
     })
     expect(res.statusCode).toBe(201)
     expect(await cartOf(t.app, Number(res.json().user.id))).toEqual({ [product.id]: 2 })
+    expect(await cartRow(token)).toBeUndefined()
+  })
+
+  it('a merge racing a checkout loses no unit: what the order took and what the cart holds add up to both carts', async () => {
+    const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+    const user = await makeUser(t.app)
+    const [a, b] = [await makeProduct(t.app, { stock: 50 }), await makeProduct(t.app, { stock: 50 })]
+    await fillCart(t.app, user.id, [{ productId: a.id, quantity: 2 }])
+    const token = await newGuestCart()
+    await asGuest(token, 'POST', '/cart/add', { productId: a.id, quantity: 1 })
+    await asGuest(token, 'POST', '/cart/add', { productId: b.id, quantity: 1 })
+    // The order has taken the cart's lines and not yet committed when the merge starts.
+    const ordering = placeOrder(t.app.services.orders, user.id, { afterStep: async (step) => (step === 'cart-taken' ? sleep(300) : undefined) })
+    await sleep(100)
+    await Promise.all([ordering, mergeGuestCart(t.app.db, token, user.id)])
+    const order = (await ordering).order
+    const orderUnits = order.items.reduce((sum, item) => sum + item.quantity, 0)
+    const cartUnits = Object.values(await cartOf(t.app, user.id)).reduce((sum, quantity) => sum + quantity, 0)
+    expect(orderUnits + cartUnits).toBe(4)
+    expect(100 - (await stockOf(t.app, a.id)) - (await stockOf(t.app, b.id))).toBe(orderUnits)
     expect(await cartRow(token)).toBeUndefined()
   })
 

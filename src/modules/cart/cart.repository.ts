@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, PostgresAdapter, sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { prepared } from '../../db/prepared.js'
 import { MAX_AMOUNT_CENTS, maxUnitCentsFor } from '../../shared/money.js'
@@ -77,6 +77,31 @@ export async function findCart(db: Db, ref: CartRef) {
   const { rows } = ref.cartId !== undefined ? await findCartById(db, { cartId: ref.cartId }) : await findCartOfUser(db, { userId: ref.userId })
   return rows[0]
 }
+
+/**
+ * The cart row, locked until the transaction ends (PostgreSQL; SQLite's writer lock does it already): checkout
+ * takes it first, and a merge into the cart (which writes the row first) waits for the order or the order for it.
+ */
+export async function lockCart(db: Db, ref: CartRef) {
+  const { rows } = ref.cartId !== undefined ? await lockCartById(db, { cartId: ref.cartId }) : await lockCartOfUser(db, { userId: ref.userId })
+  return rows[0]
+}
+
+const isPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter
+const lockCartById = prepared((db, v: { cartId: number }) =>
+  db
+    .selectFrom('carts')
+    .select(cartColumns)
+    .where('id', '=', v.cartId)
+    .$if(isPostgres(db), (q) => q.forUpdate()),
+)
+const lockCartOfUser = prepared((db, v: { userId: number }) =>
+  db
+    .selectFrom('carts')
+    .select(cartColumns)
+    .where('user_id', '=', v.userId)
+    .$if(isPostgres(db), (q) => q.forUpdate()),
+)
 
 // Compiled once: the cart view and checkout read the cart row on every call.
 const findCartById = prepared((db, v: { cartId: number }) => db.selectFrom('carts').select(cartColumns).where('id', '=', v.cartId))

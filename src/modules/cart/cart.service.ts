@@ -209,7 +209,9 @@ export type CartLine = Awaited<ReturnType<typeof readCart>>['lines'][number]
  * transaction ends, so a racing change waits or finds the cart empty).
  */
 export async function takeCart(db: Db, ref: CartRef) {
-  const cart = await repo.findCart(db, ref)
+  // The row first, locked: a merge into this cart waits for the order (or the order for the merge), so no line is
+  // moved into the cart while the order takes its lines.
+  const cart = await repo.lockCart(db, ref)
   // Oldest line first, as the cart shows them (the discount's ties go to the line added first).
   const lines = (await repo.takeCartLines(db, ref)).sort((a, b) => a.id - b.id)
   return { cart, lines }
