@@ -63,8 +63,10 @@ describe('e-mail over SMTP', () => {
     expect(ops?.parsed.text).toContain(`Nuevo pedido de Ana <${user.email}>`)
     expect(ops?.parsed.html).toContain(`Nuevo pedido de Ana &lt;${user.email}&gt;`)
 
-    const rows = await outboxRows()
-    const row = rows.find((r) => JSON.parse(r.payload).to === user.email)
+    // The row is marked once the server's 250 is back, a moment after the server has the message.
+    const customerRow = async () => (await outboxRows()).find((r) => JSON.parse(r.payload).to === user.email)
+    await expect.poll(async () => (await customerRow())?.status, { timeout: 5000, interval: 20 }).toBe('delivered')
+    const row = await customerRow()
     expect(row).toMatchObject({ status: 'delivered', attempts: 1, last_status_code: 250, last_error: null })
     // The Message-ID is the outbox row's id: the same on every attempt, a receiver's deduplication key.
     expect(customer?.parsed.messageId).toBe(`<${row?.id}@shop.test>`)

@@ -341,7 +341,7 @@ async function createOrderFromCart(
   // Events: order.created, and stock.low for each product this order took to the threshold or below.
   await deps.events.emit(trx, { type: 'order.created', data: order })
   await deps.inventory.announceLowStock(trx, reserved)
-  await clearCartAfterOrder(trx, ref, cart?.id)
+  await clearCartAfterOrder(trx, ref, cart)
   return order
 }
 
