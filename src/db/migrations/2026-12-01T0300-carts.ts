@@ -41,6 +41,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       await sql`update cart_items set cart_id = (select k.id from carts k where k.user_id = cart_items.user_id)`.execute(db)
       await sql`alter table cart_items alter column cart_id set not null`.execute(db)
       await sql`alter table cart_items alter column user_id drop not null`.execute(db)
+      await db.schema.dropIndex('cart_items_user_variant_key').execute()
     } else {
       await sql`create table cart_items_next (
         id integer primary key autoincrement,
@@ -58,10 +59,12 @@ export async function up(db: Kysely<any>): Promise<void> {
       await sql`drop table cart_items`.execute(db)
       await sql`alter table cart_items_next rename to cart_items`.execute(db)
       await db.schema.createIndex('cart_items_product_idx').on('cart_items').column('product_id').execute()
-      await db.schema.createIndex('cart_items_user_variant_key').on('cart_items').columns(['user_id', 'variant_id']).unique().execute()
       await db.schema.createIndex('cart_items_variant_idx').on('cart_items').column('variant_id').execute()
     }
+    // One line per cart and variant. A user's lines are still found by their `user_id`, but that index is no
+    // longer unique: two unique keys on one row let a racing insert fail on the one its ON CONFLICT does not name.
     await db.schema.createIndex('cart_items_cart_variant_key').on('cart_items').columns(['cart_id', 'variant_id']).unique().execute()
+    await db.schema.createIndex('cart_items_user_idx').on('cart_items').columns(['user_id', 'variant_id']).execute()
   })
 }
 
@@ -69,9 +72,11 @@ export async function down(db: Kysely<any>): Promise<void> {
   await inTransaction(db, async (isPg) => {
     await sql`delete from cart_items where user_id is null`.execute(db)
     await db.schema.dropIndex('cart_items_cart_variant_key').execute()
+    await db.schema.dropIndex('cart_items_user_idx').execute()
     if (isPg) {
       await sql`alter table cart_items alter column user_id set not null`.execute(db)
       await sql`alter table cart_items drop column cart_id`.execute(db)
+      await db.schema.createIndex('cart_items_user_variant_key').on('cart_items').columns(['user_id', 'variant_id']).unique().execute()
     } else {
       await sql`create table cart_items_prev (
         id integer primary key autoincrement,
