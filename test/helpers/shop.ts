@@ -1,3 +1,4 @@
+import { expect } from 'vitest'
 import type { Database } from '../../src/db/database.js'
 import type { FastifyInstance } from 'fastify'
 import { nowIso } from '../../src/shared/time.js'
@@ -50,4 +51,33 @@ export async function fillCart(app: FastifyInstance, userId: number, lines: Arra
     rows.push({ cart_id: cart.id, user_id: userId, product_id: l.productId, variant_id: variant.id, quantity: l.quantity, created_at: now, updated_at: now })
   }
   await app.db.insertInto('cart_items').values(rows).execute()
+}
+
+/** What every order line adds to the fields it always had, for a line without options, code or tax. */
+export function plainLine(total: number) {
+  return {
+    variantId: expect.any(Number),
+    sku: null,
+    variantTitle: null,
+    options: [],
+    taxClass: 'standard',
+    taxRate: 0,
+    discount: 0,
+    tax: 0,
+    total,
+    fulfilledQuantity: 0,
+    refundedQuantity: 0,
+  }
+}
+
+/** What every order adds to the fields it always had, for an order without code or tax. */
+export const plainBreakdown = {
+  currency: 'EUR',
+  pricesIncludeTax: true,
+  taxCountry: 'ES',
+  discountTotal: 0,
+  shippingDiscount: 0,
+  taxTotal: 0,
+  discount: null,
+  taxLines: [],
 }

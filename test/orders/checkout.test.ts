@@ -4,41 +4,12 @@ import { messages } from '../../src/shared/errors.js'
 import { useTestApp } from '../helpers/app.js'
 import { makeProduct, setVariantStockAndPrice } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
-import { cartOf, countRows, deleteProduct, fillCart, stockOf } from '../helpers/shop.js'
+import { cartOf, countRows, deleteProduct, fillCart, stockOf, plainBreakdown, plainLine } from '../helpers/shop.js'
 
 // The checkout body of POST /orders: addresses and shipping methods, totals, snapshots, line names, the admin's
 // view of orders, paging headers and the customer's cancel. Each test sets up the shipping methods it needs.
 
 const t = useTestApp()
-
-/** What every order line adds to the fields it always had, for a line without options, code or tax. */
-function plainLine(total: number) {
-  return {
-    variantId: expect.any(Number),
-    sku: null,
-    variantTitle: null,
-    options: [],
-    taxClass: 'standard',
-    taxRate: 0,
-    discount: 0,
-    tax: 0,
-    total,
-    fulfilledQuantity: 0,
-    refundedQuantity: 0,
-  }
-}
-
-/** What every order adds to the fields it always had, for an order without code or tax. */
-const plainBreakdown = {
-  currency: 'EUR',
-  pricesIncludeTax: true,
-  taxCountry: 'ES',
-  discountTotal: 0,
-  shippingDiscount: 0,
-  taxTotal: 0,
-  discount: null,
-  taxLines: [],
-}
 
 beforeEach(async () => {
   await t.app.db.deleteFrom('shipping_methods').execute()

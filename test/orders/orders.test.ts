@@ -4,38 +4,9 @@ import { nowIso } from '../../src/shared/time.js'
 import { useTestApp } from '../helpers/app.js'
 import { makeProduct, setVariantStockAndPrice } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
-import { cartOf, countRows, deleteProduct, fillCart, stockOf } from '../helpers/shop.js'
+import { cartOf, countRows, deleteProduct, fillCart, stockOf, plainBreakdown, plainLine } from '../helpers/shop.js'
 
 const t = useTestApp()
-
-/** What every order line adds to the fields it always had, for a line without options, code or tax. */
-function plainLine(total: number) {
-  return {
-    variantId: expect.any(Number),
-    sku: null,
-    variantTitle: null,
-    options: [],
-    taxClass: 'standard',
-    taxRate: 0,
-    discount: 0,
-    tax: 0,
-    total,
-    fulfilledQuantity: 0,
-    refundedQuantity: 0,
-  }
-}
-
-/** What every order adds to the fields it always had, for an order without code or tax. */
-const plainBreakdown = {
-  currency: 'EUR',
-  pricesIncludeTax: true,
-  taxCountry: 'ES',
-  discountTotal: 0,
-  shippingDiscount: 0,
-  taxTotal: 0,
-  discount: null,
-  taxLines: [],
-}
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const statusMessage = 'status must be one of the following values: pending, paid, shipped, delivered, cancelled'
