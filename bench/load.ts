@@ -104,7 +104,8 @@ function randomRequests(spec: LoadSpec, log: LatencyLog): Promise<autocannon.Res
 /**
  * Checkout: one autocannon instance per customer, each with one connection that loops
  * add-to-cart (a random product) then POST /orders, so no two connections share a cart. With a discount
- * code, `POST /cart/discount {code}` comes between the two: an order clears the cart's code.
+ * code, `POST /cart/discount {code}` comes between the two: an order clears the cart's code; with `viewCart`,
+ * `GET /cart` does.
  */
 function checkoutLoops(spec: LoadSpec, log: LatencyLog, counter: { orders: number }): Promise<autocannon.Result[]> {
   const checkout = spec.checkout
@@ -127,6 +128,9 @@ function checkoutLoops(spec: LoadSpec, log: LatencyLog, counter: { orders: numbe
                 body: JSON.stringify({ productId: pick(checkout.productIds), quantity: 1 }),
               }),
             },
+            // The plain loop of checkout-eu looks at its cart once before ordering, as the EU loop does through the
+            // code's answer (POST /cart/discount answers the cart view).
+            ...(checkout.viewCart === true ? [{ method: 'GET' as const, path: '/cart', headers: { authorization: `Bearer ${token}` } }] : []),
             ...(checkout.discountCode !== undefined
               ? [
                   {

@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util'
 import { BENCH_DIR, ROOT, startService, stopLoaders } from './processes.js'
 import { type DatabaseRun, describeMachine, measureBackgroundLoad, renderMarkdown } from './report.js'
 import {
+  afterSale,
   cartView,
   catalogFilter,
   catalogItem,
@@ -79,6 +80,7 @@ const RUNNERS: Record<ScenarioName, (shop: Shop, settings: Settings) => Promise<
   'checkout-shipping': checkoutShipping,
   'checkout-eu': checkoutEu,
   webhook,
+  'after-sale': afterSale,
   outbox,
   'login-storm': loginStorm,
   upload,
@@ -94,6 +96,7 @@ const RUN_ORDER: readonly ScenarioName[] = [
   'checkout-shipping',
   'checkout-eu',
   'webhook',
+  'after-sale',
   'outbox',
   'upload',
   'catalog-filter',

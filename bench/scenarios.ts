@@ -25,6 +25,7 @@ export const SCENARIOS = [
   'checkout-shipping',
   'checkout-eu',
   'webhook',
+  'after-sale',
   'outbox',
   'login-storm',
   'upload',
@@ -722,7 +723,12 @@ export async function checkoutShipping(shop: Shop, settings: Settings): Promise<
   return {
     name,
     rows: [
-      { scenario: name, server: 'plain checkout (no body)', summary: plain, versus: `${fixed(plain.ordersPerSecond ?? Number.NaN, 0)} orders/s (yardstick)` },
+      {
+        scenario: name,
+        server: 'plain checkout (add, view cart, order)',
+        summary: plain,
+        versus: `${fixed(plain.ordersPerSecond ?? Number.NaN, 0)} orders/s (yardstick)`,
+      },
       {
         scenario: name,
         server: 'checkout with address + method',
@@ -816,9 +822,10 @@ async function lastOrderId(databaseUrl: string): Promise<number> {
  * (`POST /tax-rates`), a shipping method to ES of tax class `standard`, a 10 % code with no usage limit and no
  * per-customer limit (so every order redeems it: one more use on the code's row per order), and an ES address in
  * each customer's book. The EU windows loop add-to-cart, `POST /cart/discount {code}` (an order clears the cart's
- * code) and `POST /orders {shippingAddressId, shippingMethodId}`: three requests an order instead of two. The plain
- * windows are `checkout`'s loop on a shop without a rate or an active method. Everything is removed at the end (the
- * code, which holds redemptions, is switched off).
+ * code; its answer is the cart view) and `POST /orders {shippingAddressId, shippingMethodId}`. The plain windows
+ * loop add-to-cart, `GET /cart` and `POST /orders` on a shop without a rate or an active method: in both, the
+ * shopper sees the cart once before ordering, so the two loops differ only by what VAT, shipping and a code cost.
+ * Everything is removed at the end (the code, which holds redemptions, is switched off).
  */
 export async function checkoutEu(shop: Shop, settings: Settings): Promise<ScenarioResult> {
   const name = 'checkout-eu'
@@ -883,7 +890,7 @@ export async function checkoutEu(shop: Shop, settings: Settings): Promise<Scenar
         connections: tokens.length,
         requests: [],
         durationSeconds: seconds,
-        checkout: { tokens, productIds, ...(eu ? { orderBodies, discountCode: code } : {}) },
+        checkout: { tokens, productIds, ...(eu ? { orderBodies, discountCode: code } : { viewCart: true }) },
       })
       httpOrders += sample.orders ?? 0
       httpWindows += 1
@@ -924,7 +931,12 @@ export async function checkoutEu(shop: Shop, settings: Settings): Promise<Scenar
     return {
       name,
       rows: [
-        { scenario: name, server: 'plain checkout (no body)', summary: plain, versus: `${fixed(plain.ordersPerSecond ?? Number.NaN, 0)} orders/s (yardstick)` },
+        {
+          scenario: name,
+          server: 'plain checkout (add, view cart, order)',
+          summary: plain,
+          versus: `${fixed(plain.ordersPerSecond ?? Number.NaN, 0)} orders/s (yardstick)`,
+        },
         {
           scenario: name,
           server: 'ES address + method, 21 % VAT, 10 % code',
@@ -1242,5 +1254,129 @@ async function waitForEmptyOutbox(databaseUrl: string): Promise<void> {
   while ((await countRows(databaseUrl, 'outbox', 'pending')) > 0) {
     if (Date.now() > deadline) throw new Error('the outbox did not empty within 120 s')
     await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/**
+ * after-sale: 1,000 paid orders of 2 units each (one product), placed over HTTP by checkout's 32 customers and marked
+ * paid by the admin (the manual provider: a refund is recorded, no provider called). Then, in windows of different
+ * orders (no two requests of a window on the same order), shipments of one unit (`POST /orders/:id/fulfillments`)
+ * and refunds of one unit (`POST /orders/:id/refunds`, each with its own `Idempotency-Key`), 4 connections (a busy warehouse and office at once). Target:
+ * p99 ≤ 20 ms for each on SQLite. Afterwards there must be as many shipments and refunds as 201s.
+ */
+export async function afterSale(shop: Shop, settings: Settings): Promise<ScenarioResult> {
+  const name = 'after-sale'
+  const origin = shop.service.origin
+  const emails = shop.seeded.checkoutCustomerEmails
+  const tokens = await logIn(origin, emails, shop.seeded.password)
+  const [adminToken = ''] = await logIn(origin, [ADMIN_EMAIL], shop.seeded.password)
+  const userIds = await userIdsOf(shop.databaseUrl, emails)
+  await clearCarts(shop.databaseUrl, userIds)
+  const call = async (token: string, method: string, path: string, body?: object) => {
+    const response = await sendRequest(origin, {
+      method,
+      path,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    })
+    if (response.status < 200 || response.status > 299) throw new Error(`${method} ${path}: ${response.status} ${response.body.toString().slice(0, 200)}`)
+    return JSON.parse(response.body.toString()) as { id?: number; items?: Array<{ id: number }> }
+  }
+  const count = 1000
+  const orders: Array<{ id: number; lineId: number }> = []
+  const prepared = Date.now()
+  await Promise.all(
+    tokens.map(async (token) => {
+      while (orders.length < count) {
+        const productId = shop.seeded.productIds[Math.floor(Math.random() * shop.seeded.productIds.length)] as number
+        await call(token, 'POST', '/cart/add', { productId, quantity: 2 })
+        const order = await call(token, 'POST', '/orders')
+        const lineId = order.items?.[0]?.id
+        if (typeof order.id !== 'number' || lineId === undefined) throw new Error('POST /orders answered no id or line')
+        await call(adminToken, 'PATCH', `/orders/${order.id}/status`, { status: 'paid' })
+        orders.push({ id: order.id, lineId })
+      }
+    }),
+  )
+  const preparedSeconds = (Date.now() - prepared) / 1000
+  const perWindow = Math.floor(count / (settings.rounds + 1))
+  const admin = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }
+  let keys = 0
+  const window = (kind: 'ship' | 'refund', round: number): RequestSpec[] =>
+    orders.slice(round * perWindow, (round + 1) * perWindow).map(({ id, lineId }) =>
+      kind === 'ship'
+        ? {
+            method: 'POST',
+            path: `/orders/${id}/fulfillments`,
+            headers: admin,
+            body: JSON.stringify({ items: [{ orderItemId: lineId, quantity: 1 }], notifyCustomer: false }),
+          }
+        : {
+            method: 'POST',
+            path: `/orders/${id}/refunds`,
+            headers: { ...admin, 'idempotency-key': `bench-${process.pid}-${(keys += 1)}` },
+            body: JSON.stringify({ items: [{ orderItemId: lineId, quantity: 1 }] }),
+          },
+    )
+  const run = (requests: RequestSpec[]) => measure(shop.service, { connections: 4, requests, amount: requests.length, partitioned: true })
+  // The first window of each warms up (not counted); then one window of each per round, alternately.
+  await run(window('ship', 0))
+  await run(window('refund', 0))
+  const shipSamples: Sample[] = []
+  const refundSamples: Sample[] = []
+  for (let round = 1; round <= settings.rounds; round++) {
+    shipSamples.push(await run(window('ship', round)))
+    refundSamples.push(await run(window('refund', round)))
+  }
+  const ship = summarize(shipSamples)
+  const refund = summarize(refundSamples)
+  const made = await countAfterSale(
+    shop.databaseUrl,
+    orders.map((order) => order.id),
+  )
+  const expected = perWindow * (settings.rounds + 1)
+  const books = made.fulfillments === expected && made.refunds === expected
+  const notes = [
+    `after-sale: ${orders.length} paid orders placed over HTTP in ${fixed(preparedSeconds, 1)} s; ${made.fulfillments} shipments and ` +
+      `${made.refunds} refunds written (${perWindow} of each per window, the first window of each to warm up)`,
+  ]
+  checkNoErrors('after-sale shipments', ship, notes)
+  checkNoErrors('after-sale refunds', refund, notes)
+  const targets: TargetCheck[] = [{ scenario: name, target: 'one shipment and one refund per 201', measured: books ? 'yes' : 'no', met: books }]
+  if (shop.kind === 'sqlite') {
+    targets.unshift(
+      { scenario: name, target: 'POST /orders/:id/fulfillments p99 ≤ 20 ms (SQLite)', measured: `${fixed(ship.p99, 1)} ms`, met: ship.p99 <= 20 },
+      { scenario: name, target: 'POST /orders/:id/refunds p99 ≤ 20 ms (SQLite)', measured: `${fixed(refund.p99, 1)} ms`, met: refund.p99 <= 20 },
+    )
+  }
+  return {
+    name,
+    rows: [
+      { scenario: name, server: 'ship one unit of a paid order', summary: ship, versus: `${fixed(ship.rps, 0)} shipments/s` },
+      { scenario: name, server: 'refund one unit (manual provider)', summary: refund, versus: `${fixed(refund.rps, 0)} refunds/s` },
+    ],
+    targets,
+    notes,
+    samples: { ship: shipSamples, refund: refundSamples },
+  }
+}
+
+/** The shipments and refunds of these orders. */
+async function countAfterSale(databaseUrl: string, ids: number[]): Promise<{ fulfillments: number; refunds: number }> {
+  const { db } = connectDatabase(databaseUrl, { poolSize: 1 })
+  try {
+    const fulfillments = await db
+      .selectFrom('fulfillments')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('order_id', 'in', ids)
+      .executeTakeFirstOrThrow()
+    const refunds = await db
+      .selectFrom('refunds')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('order_id', 'in', ids)
+      .executeTakeFirstOrThrow()
+    return { fulfillments: Number(fulfillments.n), refunds: Number(refunds.n) }
+  } finally {
+    await db.destroy()
   }
 }

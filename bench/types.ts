@@ -31,9 +31,10 @@ export interface LoadSpec {
   /**
    * Checkout loops: one connection per token, add-to-cart then POST /orders. `orderBodies[i]`, when given, is the
    * JSON body of token i's POST /orders (checkout-shipping, checkout-eu); with `discountCode`, each loop applies it
-   * to the cart (`POST /cart/discount`) between the two (checkout-eu).
+   * to the cart (`POST /cart/discount`) between the two (checkout-eu); with `viewCart`, the loop reads `GET /cart` there
+   * instead (checkout-eu's plain loop).
    */
-  checkout?: { tokens: string[]; productIds: number[]; orderBodies?: string[]; discountCode?: string }
+  checkout?: { tokens: string[]; productIds: number[]; orderBodies?: string[]; discountCode?: string; viewCart?: boolean }
 }
 
 export interface LoadResult {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { createServer, type IncomingMessage } from 'node:http'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import cors from '@fastify/cors'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Redis } from 'ioredis'
@@ -9,10 +9,14 @@ import { migrateToLatest } from './db/migrate.js'
 import { configWarnings } from './config-warnings.js'
 import { adminRoutes } from './modules/admin/admin.routes.js'
 import { addressesRoutes } from './modules/addresses/addresses.routes.js'
+import { CartViewCache } from './modules/cart/cart-view-cache.js'
 import { cartRoutes } from './modules/cart/cart.routes.js'
+import { csvRoutes } from './modules/csv/csv.routes.js'
 import { catalogRoutes } from './modules/catalog/catalog.routes.js'
 import { healthRoutes } from './modules/health/health.routes.js'
 import { ordersRoutes } from './modules/orders/orders.routes.js'
+import { returnsRoutes } from './modules/returns/returns.routes.js'
+import type { ReturnsDeps } from './modules/returns/returns.service.js'
 import type { Inventory } from './modules/inventory/inventory.service.js'
 import type { OrderLifecycle } from './modules/orders/order-lifecycle.js'
 import { createOrdersDeps, type OrdersDeps } from './modules/orders/orders.service.js'
@@ -23,6 +27,8 @@ import { taxesRoutes } from './modules/taxes/taxes.routes.js'
 import { taxRatesCache } from './modules/taxes/taxes.service.js'
 import paymentsPlugin, { createPaymentProvider } from './modules/payments/payments.plugin.js'
 import { PaymentsService } from './modules/payments/payments.service.js'
+import { refundsRoutes } from './modules/payments/refunds.routes.js'
+import { RefundsService } from './modules/payments/refunds.service.js'
 import webhooksPlugin from './modules/webhooks/webhooks.plugin.js'
 import type { ImageHost } from './modules/images/image-host.js'
 import { ensureAdmin } from './modules/users/users.service.js'
@@ -47,11 +53,15 @@ export interface Services {
   lifecycle: OrderLifecycle
   orders: OrdersDeps
   payments: PaymentsService
+  returns: ReturnsDeps
+  refunds: RefundsService
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     services: Services
+    /** Signed-in customers' cart views answered before Fastify while unchanged (modules/cart/cart-view-cache.ts). */
+    cartViews: CartViewCache
   }
 }
 
@@ -120,6 +130,37 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // With traces on (loaded already by server.ts), a hit answered before Fastify still gets its server span.
   if (config.tracing) responseCache.traceHit = (await import('./tracing.js')).traceCacheHit
   let log: FastifyBaseLogger | undefined
+  // A signed-in customer's unchanged cart is answered there too (modules/cart/cart-view-cache.ts).
+  const cartViews = new CartViewCache(handle.db, { sqlite: handle.sqlite })
+  cartViews.usable = () => responseCache.usable()
+  const cartDoor =
+    (fastify: (request: IncomingMessage, response: ServerResponse) => void) =>
+    (request: IncomingMessage, response: ServerResponse): void => {
+      if (request.method !== 'GET' || request.url !== '/cart' || (responseCache.cors && request.headers.origin !== undefined)) return fastify(request, response)
+      const started = performance.now()
+      let reqId: string | undefined
+      const answered = cartViews.answer(request, response, () => (reqId = genReqId(request)))
+      const after = (yes: boolean) => {
+        if (!yes) return fastify(request, response)
+        responseCache.observe?.('/cart', performance.now() - started)
+        responseCache.traceHit?.(request, '/cart', started)
+        if ((log as { isLevelEnabled?: (level: string) => boolean } | undefined)?.isLevelEnabled?.('info')) {
+          const res = { statusCode: 200 }
+          log?.info(
+            {
+              reqId,
+              req: { method: 'GET', url: '/cart', host: request.headers.host, remoteAddress: request.socket.remoteAddress },
+              res,
+              responseTime: performance.now() - started,
+              cache: 'hit',
+            },
+            'request completed',
+          )
+        }
+      }
+      if (answered === true || answered === false) return after(answered)
+      void answered.then(after)
+    }
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, socketTimeoutMs } = config.http
   const app = Fastify({
     serverFactory: (fastify) => {
@@ -134,7 +175,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
           // a 31 s one): a tenth of the shorter one, between 50 ms and 1 s.
           connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(Math.min(headersTimeoutMs, requestTimeoutMs) / 10))),
         },
-        frontDoor(responseCache, { fastify, genReqId, log: () => log }),
+        frontDoor(responseCache, { fastify: cartDoor(fastify), genReqId, log: () => log }),
       )
       // No byte either way for this long while a request is open: the socket is destroyed.
       server.setTimeout(socketTimeoutMs)
@@ -200,6 +241,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(outboxPlugin, { config, ...(options.outbox ? { options: options.outbox } : {}) })
 
   await app.register(catalogCachePlugin, { cache: responseCache, enabled: options.catalogCache ?? config.nodeEnv !== 'test' })
+  // The cart views kept in memory show the catalog and the tax rates: any change to either empties them.
+  app.changeFeed.subscribe('catalog', () => cartViews.clear())
+  app.changeFeed.subscribe('taxes', () => cartViews.clear())
+  cartViews.bearerUser = (header) => app.bearerUser(header)
+  app.decorate('cartViews', cartViews)
   // Off unless METRICS_ENABLED=true (then before the routes: it counts the orders placed).
   await app.register(metricsPlugin, { config, handle, cache: responseCache })
 
@@ -211,16 +257,20 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(cartRoutes, {
     cart: { guestCartTtlMs: config.guests.cartTtlMs, guestCheckout: config.guests.checkout },
     pricing: services.orders.pricing,
+    views: cartViews,
     jobs: options.jobs ?? true,
   })
   await app.register(paymentsPlugin, { config, payments: services.payments, jobs: options.jobs ?? true })
   await app.register(ordersRoutes, { config, orders: services.orders })
+  await app.register(returnsRoutes, { config, returns: services.returns })
+  await app.register(refundsRoutes, { refunds: services.refunds })
   await app.register(addressesRoutes)
   await app.register(shippingRoutes)
   await app.register(discountsRoutes, { config })
   await app.register(taxesRoutes)
   await app.register(catalogRoutes, { config, ...(options.imageHost ? { imageHost: options.imageHost } : {}) })
   // Webhook endpoints, and their channel and events in the outbox.
+  await app.register(csvRoutes, { config })
   await app.register(webhooksPlugin, { config })
   await app.register(adminRoutes, { config })
   await app.register(adminUiPlugin, options.adminUi ?? {})
@@ -251,6 +301,41 @@ async function buildServices(app: FastifyInstance, config: Config): Promise<Serv
     log: app.log,
     lifecycle: orders.lifecycle,
     adminEmails: config.mail.adminNotify,
+    events,
   })
-  return { events, inventory: orders.inventory, lifecycle: orders.lifecycle, payments, orders }
+  const refunds = new RefundsService({
+    db,
+    payments,
+    lifecycle: orders.lifecycle,
+    inventory: orders.inventory,
+    events,
+    defaults: { provider: provider.name, currency: config.payments.currency },
+  })
+  const returns: ReturnsDeps = {
+    db,
+    inventory: orders.inventory,
+    events,
+    payments: orders.payments,
+    settings: { zone: config.shopTimezone, returnDays: config.returnDays, withdrawalDays: config.withdrawalDays },
+    // A receipt's refund: written in the receipt's transaction by the refunds module's rules (restocking is the
+    // receipt's own); Stripe is asked once the receipt has committed.
+    refunds: {
+      refundReceived: async (trx, request) => {
+        const { refundId, after } = await refunds.refundWithin(
+          trx,
+          request.orderId,
+          request.idempotencyKey,
+          {
+            items: request.items.map((item) => ({ ...item, restock: false })),
+            ...(request.shippingAmountCents === undefined ? {} : { shippingAmount: request.shippingAmountCents / 100 }),
+            ...(request.amountCents === undefined ? {} : { amount: request.amountCents / 100 }),
+            reason: `Devolución #${request.returnId}`,
+          },
+          { id: request.actor.id ?? 0 },
+        )
+        return { refundId, afterCommit: () => after(app.log) }
+      },
+    },
+  }
+  return { events, inventory: orders.inventory, lifecycle: orders.lifecycle, payments, refunds, orders, returns }
 }

@@ -44,6 +44,16 @@ describe('configuration', () => {
     expect(problemsOf({ CATALOG_CACHE_MAX_BYTES: '64MB' })).toEqual(['CATALOG_CACHE_MAX_BYTES must be an integer between 0 and 17179869184 (got "64MB")'])
   })
 
+  it('IMPORT_MAX_ROWS and IMPORT_MAX_BYTES: 10000 rows and 20 MiB by default; anything but a count stops the start-up with one line', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() })).toMatchObject({ importMaxRows: 10000, importMaxBytes: 20971520 })
+    expect(loadConfig({ DATA_DIR: dataDir(), IMPORT_MAX_ROWS: '500', IMPORT_MAX_BYTES: '1048576' })).toMatchObject({
+      importMaxRows: 500,
+      importMaxBytes: 1048576,
+    })
+    expect(problemsOf({ IMPORT_MAX_ROWS: '0' })).toEqual(['IMPORT_MAX_ROWS must be an integer between 1 and 1000000 (got "0")'])
+    expect(problemsOf({ IMPORT_MAX_BYTES: '20MB' })).toEqual(['IMPORT_MAX_BYTES must be an integer between 1 and 1073741824 (got "20MB")'])
+  })
+
   it('PRICES_INCLUDE_TAX: true by default, true/false/1/0 in any case; anything else stops the start-up with one line', () => {
     expect(loadConfig({ DATA_DIR: dataDir() }).pricesIncludeTax).toBe(true)
     for (const no of ['false', 'FALSE', '0']) expect(loadConfig({ DATA_DIR: dataDir(), PRICES_INCLUDE_TAX: no }).pricesIncludeTax, no).toBe(false)
@@ -57,6 +67,26 @@ describe('configuration', () => {
     for (const bad of ['es', 'XX', 'ESP', 'Spain']) {
       expect(problemsOf({ SHOP_COUNTRY: bad })).toEqual([`SHOP_COUNTRY must be an ISO 3166-1 alpha-2 country code in upper case, such as ES (got "${bad}")`])
     }
+  })
+
+  it('SHOP_TIMEZONE: UTC by default; an IANA time zone, anything else stops the start-up with one line', () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).shopTimezone).toBe('UTC')
+    expect(loadConfig({ DATA_DIR: dataDir(), SHOP_TIMEZONE: ' Europe/Madrid ' }).shopTimezone).toBe('Europe/Madrid')
+    expect(loadConfig({ DATA_DIR: dataDir(), SHOP_TIMEZONE: 'Atlantic/Canary' }).shopTimezone).toBe('Atlantic/Canary')
+    for (const bad of ['Europe/Atlantis', 'CEST+2', 'Madrid']) {
+      expect(problemsOf({ SHOP_TIMEZONE: bad })).toEqual([`SHOP_TIMEZONE must be an IANA time zone such as Europe/Madrid or UTC (got "${bad}")`])
+    }
+  })
+
+  it('WITHDRAWAL_DAYS (14, never fewer) and RETURN_DAYS (30): whole days; anything else stops the start-up with one line', () => {
+    const config = loadConfig({ DATA_DIR: dataDir() })
+    expect([config.withdrawalDays, config.returnDays]).toEqual([14, 30])
+    const longer = loadConfig({ DATA_DIR: dataDir(), WITHDRAWAL_DAYS: '30', RETURN_DAYS: '100' })
+    expect([longer.withdrawalDays, longer.returnDays]).toEqual([30, 100])
+    expect(problemsOf({ WITHDRAWAL_DAYS: '13' })).toEqual(['WITHDRAWAL_DAYS must be an integer between 14 and 3650 (got "13")'])
+    expect(problemsOf({ WITHDRAWAL_DAYS: '14d' })).toEqual(['WITHDRAWAL_DAYS must be an integer between 14 and 3650 (got "14d")'])
+    expect(problemsOf({ RETURN_DAYS: '0' })).toEqual(['RETURN_DAYS must be an integer between 1 and 3650 (got "0")'])
+    expect(problemsOf({ RETURN_DAYS: '-1' })).toEqual(['RETURN_DAYS must be an integer between 1 and 3650 (got "-1")'])
   })
 
   it('JWT_EXPIRES_IN: a bare number is seconds; zero or a word is refused', () => {

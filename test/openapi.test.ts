@@ -46,10 +46,18 @@ const PUBLIC = [
   'GET /products/facets',
   'GET /uploads/products/{name}',
   'POST /orders/lookup',
+  'POST /withdrawals/preview',
+  'POST /withdrawals/confirm',
 ].sort()
 
 /** The routes of one order that a guest's link opens: a bearer, or the order's token. */
-const ORDER_TOKEN = ['GET /orders/{id}', 'POST /orders/{id}/cancel', 'POST /orders/{id}/payment'].sort()
+const ORDER_TOKEN = [
+  'GET /orders/{id}',
+  'POST /orders/{id}/cancel',
+  'POST /orders/{id}/payment',
+  'GET /orders/{id}/returns',
+  'POST /orders/{id}/returns',
+].sort()
 
 const t = useTestApp()
 let doc: Document
@@ -189,6 +197,8 @@ describe('the OpenAPI document', () => {
     expect(paged).toEqual([
       'GET /auth/users',
       'GET /orders',
+      'GET /returns',
+      'GET /withdrawals',
       'GET /discount-codes',
       'GET /discount-codes/{id}/redemptions',
       'GET /products',
@@ -215,6 +225,8 @@ describe('the OpenAPI document', () => {
       'POST /auth/register',
       'POST /auth/login',
       'POST /orders/lookup',
+      'POST /withdrawals/preview',
+      'POST /withdrawals/confirm',
     ])
     for (const key of limited) {
       const responses = operations.find(([k]) => k === key)?.[3].responses ?? {}

@@ -13,6 +13,9 @@ import { ProductCreate, ProductEdit, ProductList } from './pages/products'
 import { CategoryCreate, CategoryEdit, CategoryList, CategoryTree } from './pages/categories'
 import AccountTreeIcon from '@mui/icons-material/AccountTree'
 import { OrderList, OrderShow } from './pages/orders'
+import { ReturnList, ReturnShow, WithdrawalList, WithdrawalShow } from './pages/returns'
+import AssignmentReturnIcon from '@mui/icons-material/AssignmentReturn'
+import GavelIcon from '@mui/icons-material/Gavel'
 import { UserCreate, UserEdit, UserList } from './pages/users'
 import { WebhookCreate, WebhookEdit, WebhookList } from './pages/webhooks'
 import WebhookIcon from '@mui/icons-material/Webhook'
@@ -23,6 +26,8 @@ import PercentIcon from '@mui/icons-material/Percent'
 import ClassIcon from '@mui/icons-material/Class'
 import { TaxClassCreate, TaxClassEdit, TaxClassList, TaxRateCreate, TaxRateEdit, TaxRateList } from './pages/taxes'
 import { DiscountCodeCreate, DiscountCodeEdit, DiscountCodeList } from './pages/discountCodes'
+import { CsvPage } from './pages/csv'
+import ImportExportIcon from '@mui/icons-material/ImportExport'
 
 const dataProvider = createDataProvider(api)
 
@@ -65,6 +70,20 @@ export function App() {
       <Resource name="category-tree" options={{ label: 'Category tree' }} list={CategoryTree} icon={AccountTreeIcon} />
       <Resource name="orders" list={OrderList} show={OrderShow} icon={ReceiptIcon} recordRepresentation={(order: { id: number }) => `Order #${order.id}`} />
       <Resource
+        name="returns"
+        list={ReturnList}
+        show={ReturnShow}
+        icon={AssignmentReturnIcon}
+        recordRepresentation={(ret: { id: number }) => `Return #${ret.id}`}
+      />
+      <Resource
+        name="withdrawals"
+        list={WithdrawalList}
+        show={WithdrawalShow}
+        icon={GavelIcon}
+        recordRepresentation={(withdrawal: { id: number }) => `Withdrawal #${withdrawal.id}`}
+      />
+      <Resource
         name="shipping-methods"
         options={{ label: 'Shipping methods' }}
         list={ShippingMethodList}
@@ -100,6 +119,8 @@ export function App() {
         icon={ClassIcon}
         recordRepresentation="name"
       />
+      {/* A page of its own (no records): the CSV exports and the product import. */}
+      <Resource name="csv" options={{ label: 'CSV' }} list={CsvPage} icon={ImportExportIcon} />
       <Resource name="webhooks" list={WebhookList} create={WebhookCreate} edit={WebhookEdit} icon={WebhookIcon} recordRepresentation="url" />
       <Resource name="users" list={UserList} create={UserCreate} edit={UserEdit} icon={PeopleIcon} recordRepresentation="email" />
     </Admin>

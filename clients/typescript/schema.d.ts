@@ -435,6 +435,313 @@ export interface paths {
     patch: operations['updateOrderStatus']
     trace?: never
   }
+  '/orders/{id}/fulfillments': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Ship units of an order (every unit left by default); the first shipment moves a paid order to shipped */
+    post: operations['createFulfillment']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/fulfillments/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    /** Change a shipment’s carrier and tracking, or its delivery */
+    patch: operations['updateFulfillment']
+    trace?: never
+  }
+  '/fulfillments/{id}/delivered': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Mark a shipment delivered (now by default); the last delivery of a fully shipped order delivers the order */
+    post: operations['markFulfillmentDelivered']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/orders/{id}/events': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** The order’s timeline, oldest first (admin) */
+    get: operations['listOrderEvents']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/orders/{id}/notes': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Add a note to the order’s timeline (admin) */
+    post: operations['addOrderNote']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/orders/{id}/returns': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** An order’s returns, oldest first (its customer, a guest with its order token, or staff) */
+    get: operations['listOrderReturns']
+    put?: never
+    /** Ask to return shipped units (a customer their own order, a guest with its order token: `requested`; staff any order: `approved` at once) */
+    post: operations['createReturn']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/returns': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Every return, newest first (staff) */
+    get: operations['listReturns']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/returns/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** One return (staff) */
+    get: operations['getReturn']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/returns/{id}/approve': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Approve a requested return (staff) */
+    post: operations['approveReturn']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/returns/{id}/reject': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Reject a requested return, saying why (staff) */
+    post: operations['rejectReturn']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/returns/{id}/receive': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Record an approved return as received: its units back in stock (`restock`, default true) and refunded (`refund`, default true, with an Idempotency-Key) (staff) */
+    post: operations['receiveReturn']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/withdrawals/preview': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** What withdrawing from (part of) an order would declare, and until when it can be done; changes nothing (public) */
+    post: operations['previewWithdrawal']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/withdrawals/confirm': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Withdraw from (part of) an order: recorded as declared, with a receipt by e-mail; the same request within 24 h answers the first (public) */
+    post: operations['confirmWithdrawal']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/withdrawals': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Every withdrawal, newest first, with the client’s address and user agent (staff) */
+    get: operations['listWithdrawals']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/withdrawals/{id}': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** One withdrawal (staff) */
+    get: operations['getWithdrawal']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/withdrawals/{id}/return': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Make an approved return of a withdrawal’s shipped units (staff) */
+    post: operations['returnWithdrawal']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/orders/{id}/refunds/preview': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** What a refund would give back now (nothing is written): each line’s amount and tax, the shipping’s, and what is refundable */
+    post: operations['previewRefund']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/orders/{id}/refunds': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Refund units of some lines, some shipping, or an amount (201); the same Idempotency-Key on that order within 24 h answers the first refund (200). Through Stripe when the order was paid by card. */
+    post: operations['createRefund']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/addresses': {
     parameters: {
       query?: never
@@ -883,6 +1190,74 @@ export interface paths {
     get: operations['getProductImage']
     put?: never
     post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/exports/products.csv': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Export the products as CSV, a row per variant (admin) */
+    get: operations['exportProductsCsv']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/exports/orders.csv': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Export the orders as CSV, a row per line (admin) */
+    get: operations['exportOrdersCsv']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/exports/customers.csv': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** Export the customers as CSV, with their orders count and total spent (admin) */
+    get: operations['exportCustomersCsv']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/imports/products': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /** Import products from CSV (admin, multipart/form-data `file`): all or nothing unless `partial`; `dryRun` writes nothing */
+    post: operations['importProductsCsv']
     delete?: never
     options?: never
     head?: never
@@ -1443,6 +1818,24 @@ export interface components {
     Error: {
       error: string
     }
+    /** Fulfillment */
+    Fulfillment: {
+      id: number
+      orderId: number
+      items: {
+        orderItemId: number
+        quantity: number
+      }[]
+      carrier: string | null
+      trackingNumber: string | null
+      trackingUrl: string | null
+      /** Format: date-time */
+      shippedAt: string
+      /** Format: date-time */
+      deliveredAt: string | null
+      /** Format: date-time */
+      createdAt: string
+    }
     /** GuestCart */
     GuestCart: {
       /** @description Shown once: send it as `X-Cart-Token`. */
@@ -1534,9 +1927,36 @@ export interface components {
         email: string
       } | null
       payment: components['schemas']['Payment']
+      /**
+       * @description unfulfilled: nothing shipped; fulfilled: every unit shipped or cancelled; partial otherwise.
+       * @enum {string}
+       */
+      fulfillmentStatus: 'unfulfilled' | 'partial' | 'fulfilled'
+      /** @description The shipments, oldest first. */
+      fulfillments: components['schemas']['Fulfillment'][]
+      /** @description The order’s refunds, oldest first: the shop’s and those made in the provider’s dashboard (`actor.type: "system"`). */
+      refunds: components['schemas']['Refund'][]
       /** @description A guest checkout’s answer only: the token that opens this order (`X-Order-Token` or `?token=`). */
       orderToken?: string
       nextStatuses?: ('pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled')[]
+    }
+    /** OrderEvent */
+    OrderEvent: {
+      id: number
+      /** @description order.status_changed, order.fulfilled, order.delivered, note, … (docs/after-sale.md). */
+      type: string
+      /** Format: date-time */
+      at: string
+      actor: {
+        /** @enum {string} */
+        type: 'user' | 'guest' | 'api_key' | 'system'
+        id: number | null
+        /** @description A user’s name, a guest’s e-mail; null for the shop itself. */
+        name: string | null
+      }
+      data: {
+        [key: string]: unknown
+      }
     }
     /** OrderItem */
     OrderItem: {
@@ -1719,11 +2139,35 @@ export interface components {
         | 'payment_provider_unavailable'
         | 'order_paid_by_card'
         | 'refund_in_progress'
+        | 'fulfillment_not_found'
+        | 'order_not_shippable'
+        | 'order_item_not_in_order'
+        | 'quantity_exceeds_unshipped'
+        | 'nothing_to_ship'
+        | 'items_left_to_ship'
+        | 'nothing_to_refund'
+        | 'refund_quantity_exceeded'
+        | 'refund_shipping_exceeded'
+        | 'refund_amount_exceeded'
         | 'webhook_not_found'
         | 'webhook_delivery_not_found'
         | 'webhook_inactive'
         | 'webhook_dns_unavailable'
         | 'admin_not_built'
+        | 'invalid_import_file'
+        | 'import_row_invalid'
+        | 'return_not_found'
+        | 'return_transition_not_allowed'
+        | 'nothing_shipped_to_return'
+        | 'return_quantity_too_large'
+        | 'return_window_closed'
+        | 'withdrawal_order_not_found'
+        | 'withdrawal_order_cancelled'
+        | 'withdrawal_window_closed'
+        | 'withdrawal_quantity_too_large'
+        | 'withdrawal_not_found'
+        | 'withdrawal_has_return'
+        | 'withdrawal_nothing_shipped'
         | 'client_error'
         | 'internal_error'
       /**
@@ -1842,6 +2286,48 @@ export interface components {
       /** Format: date-time */
       updatedAt: string
     }
+    /** Refund */
+    Refund: {
+      id: number
+      orderId: number
+      amount: number
+      items: components['schemas']['RefundItem'][]
+      shippingAmount: number
+      taxAmount: number
+      reason: string | null
+      /** @enum {string} */
+      provider: 'manual' | 'stripe'
+      /** Format: date-time */
+      createdAt: string
+      actor: {
+        /** @enum {string} */
+        type: 'user' | 'system'
+        id: number | null
+        name: string | null
+      }
+    }
+    /** RefundItem */
+    RefundItem: {
+      orderItemId: number
+      quantity: number
+      amount: number
+      tax: number
+      restock: boolean
+    }
+    /** RefundPreview */
+    RefundPreview: {
+      amount: number
+      items: {
+        orderItemId: number
+        quantity: number
+        amount: number
+        tax: number
+      }[]
+      shippingAmount: number
+      taxAmount: number
+      /** @description payment.amount − payment.refundedAmount, before this refund. */
+      refundable: number
+    }
     /** Registration */
     Registration: {
       message: string
@@ -1854,6 +2340,31 @@ export interface components {
         /** Format: date-time */
         createdAt: string
       }
+    }
+    /** Return */
+    Return: {
+      id: number
+      orderId: number
+      /** @enum {string} */
+      status: 'requested' | 'approved' | 'rejected' | 'received'
+      /** @enum {string} */
+      source: 'customer' | 'admin' | 'withdrawal'
+      reason: string | null
+      /** @description Why staff rejected it (null unless rejected); the customer is told it too. */
+      rejectionReason?: string | null
+      items: {
+        orderItemId: number
+        quantity: number
+        reason: string | null
+        /** @description Units that arrived; null until the return is received. */
+        receivedQuantity: number | null
+      }[]
+      refundId: number | null
+      withdrawalId: number | null
+      /** Format: date-time */
+      createdAt: string
+      /** Format: date-time */
+      updatedAt: string
     }
     /** ShippingMethod */
     ShippingMethod: {
@@ -1979,6 +2490,68 @@ export interface components {
       createdAt: string
       /** Format: date-time */
       deliveredAt: string | null
+    }
+    /** Withdrawal */
+    Withdrawal: {
+      id: number
+      orderId: number
+      name: string
+      email: string
+      items: {
+        orderItemId: number
+        name: string | null
+        variantTitle: string | null
+        quantity: number
+      }[]
+      statement: string
+      /** Format: date-time */
+      receivedAt: string
+      /** @description The last day to withdraw (`YYYY-MM-DD` in the shop’s zone); null while the order has not all been delivered. */
+      deadline: string | null
+      returnId: number | null
+      /** @description Staff reads only. */
+      ip?: string | null
+      /** @description Staff reads only. */
+      userAgent?: string | null
+    }
+    /** WithdrawalPreview */
+    WithdrawalPreview: {
+      orderId: number
+      name: string
+      email: string
+      items: {
+        orderItemId: number
+        name: string | null
+        variantTitle: string | null
+        quantity: number
+      }[]
+      statement: string
+      /** @description The last day to withdraw (`YYYY-MM-DD` in the shop’s zone); null while the order has not all been delivered. */
+      deadline: string | null
+    }
+    /** WithdrawalReceipt */
+    WithdrawalReceipt: {
+      id: number
+      orderId: number
+      name: string
+      email: string
+      items: {
+        orderItemId: number
+        name: string | null
+        variantTitle: string | null
+        quantity: number
+      }[]
+      statement: string
+      /** Format: date-time */
+      receivedAt: string
+      /** @description The last day to withdraw (`YYYY-MM-DD` in the shop’s zone); null while the order has not all been delivered. */
+      deadline: string | null
+      returnId: number | null
+      /** @description Staff reads only. */
+      ip?: string | null
+      /** @description Staff reads only. */
+      userAgent?: string | null
+      message: string
     }
   }
   responses: never
@@ -3993,8 +4566,12 @@ export interface operations {
         userId?: number
         /** @description true: guest orders only; false: account orders only. */
         guest?: boolean
+        /** @description Only orders with nothing, part or all of them shipped. */
+        fulfillmentStatus?: 'unfulfilled' | 'partial' | 'fulfilled'
         /** @description Only the orders of this e-mail (ignoring case): a guest’s, or the current one of an account. */
         email?: string
+        /** @description Only the orders whose `payment.status` is this one (admins). */
+        paymentStatus?: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded' | 'partially_refunded'
       }
       header?: never
       path?: never
@@ -4603,6 +5180,1617 @@ export interface operations {
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
       422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  createFulfillment: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The units shipped, per line; left out: every unit left to ship. */
+          items?: {
+            orderItemId: number
+            quantity: number
+          }[]
+          carrier?: string | null
+          trackingNumber?: string | null
+          /** @description An absolute http or https URL, up to 100 characters like the other texts. */
+          trackingUrl?: string | null
+          /** @description E-mail the customer (order-shipped); true by default. */
+          notifyCustomer?: boolean
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Fulfillment']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  updateFulfillment: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          carrier?: string | null
+          trackingNumber?: string | null
+          /** @description An absolute http or https URL, up to 100 characters like the other texts. */
+          trackingUrl?: string | null
+          /** Format: date-time */
+          deliveredAt?: string
+          /** @description true: e-mail the customer the shipment again, with its tracking as it now is. False by default. */
+          notifyCustomer?: boolean
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Fulfillment']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  markFulfillmentDelivered: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * Format: date-time
+           * @description When it was delivered; now by default. Not in the future.
+           */
+          deliveredAt?: string
+        } | null
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Fulfillment']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  listOrderEvents: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['OrderEvent'][]
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  addOrderNote: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          text: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['OrderEvent']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  listOrderReturns: {
+    parameters: {
+      query?: {
+        /** @description An order token (a guest’s link): `<orderId>.<expiry>.<signature>`. Instead of a bearer; with one, the token decides. */
+        token?: string
+      }
+      header?: {
+        /** @description An order token (a guest’s link): `<orderId>.<expiry>.<signature>`. Instead of a bearer; with one, the token decides. */
+        'x-order-token'?: string
+      }
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Return'][]
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  createReturn: {
+    parameters: {
+      query?: {
+        /** @description An order token (a guest’s link): `<orderId>.<expiry>.<signature>`. Instead of a bearer; with one, the token decides. */
+        token?: string
+      }
+      header?: {
+        /** @description An order token (a guest’s link): `<orderId>.<expiry>.<signature>`. Instead of a bearer; with one, the token decides. */
+        'x-order-token'?: string
+      }
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          items: {
+            orderItemId: number
+            quantity: number
+            reason?: string
+          }[]
+          reason?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Return']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  listReturns: {
+    parameters: {
+      query?: {
+        limit?: number
+        offset?: number
+        status?: 'requested' | 'approved' | 'rejected' | 'received'
+        orderId?: number
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description How many items match, before paging. */
+          'X-Total-Count'?: number
+          /** @description RFC 8288 links to the first, previous, next and last pages (`rel="first"`, ...); absent when there is one page. */
+          Link?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Return'][]
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  getReturn: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Return']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  approveReturn: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Return']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  rejectReturn: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          reason: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Return']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  receiveReturn: {
+    parameters: {
+      query?: never
+      header?: {
+        'idempotency-key'?: string
+      }
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          items?: {
+            orderItemId: number
+            quantity: number
+            restock?: boolean
+          }[]
+          refund?: boolean
+          shippingAmount?: number
+          amount?: number
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Return']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      502: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  previewWithdrawal: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          orderId: number
+          /** Format: email */
+          email: string
+          name: string
+          items?: {
+            orderItemId: number
+            quantity: number
+          }[]
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WithdrawalPreview']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      429: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  confirmWithdrawal: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          orderId: number
+          /** Format: email */
+          email: string
+          name: string
+          items?: {
+            orderItemId: number
+            quantity: number
+          }[]
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      202: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WithdrawalReceipt']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      429: {
+        headers: {
+          /** @description Attempts allowed in the window. */
+          'RateLimit-Limit'?: number
+          /** @description Attempts left in the current window. */
+          'RateLimit-Remaining'?: number
+          /** @description When the window ends, in seconds since the Unix epoch. */
+          'RateLimit-Reset'?: number
+          /** @description Seconds to wait before trying again. */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  listWithdrawals: {
+    parameters: {
+      query?: {
+        limit?: number
+        offset?: number
+        orderId?: number
+        /** @description true: only those made into a return; false: only those not yet. */
+        converted?: boolean
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description How many items match, before paging. */
+          'X-Total-Count'?: number
+          /** @description RFC 8288 links to the first, previous, next and last pages (`rel="first"`, ...); absent when there is one page. */
+          Link?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Withdrawal'][]
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  getWithdrawal: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Withdrawal']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  returnWithdrawal: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Return']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  previewRefund: {
+    parameters: {
+      query?: never
+      header?: never
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          items?: {
+            orderItemId: number
+            quantity: number
+            /** @description Put the units back into stock (default false). */
+            restock?: boolean
+          }[]
+          /** @description Shipping to give back; at most what is left of what the order paid for shipping. */
+          shippingAmount?: number
+          /** @description Exactly this amount (the items are still recorded); without it, the items and shipping, capped at what is refundable. */
+          amount?: number
+          reason?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['RefundPreview']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      502: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  createRefund: {
+    parameters: {
+      query?: never
+      header?: {
+        'idempotency-key'?: string
+      }
+      path: {
+        id: number
+      }
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': {
+          items?: {
+            orderItemId: number
+            quantity: number
+            /** @description Put the units back into stock (default false). */
+            restock?: boolean
+          }[]
+          /** @description Shipping to give back; at most what is left of what the order paid for shipping. */
+          shippingAmount?: number
+          /** @description Exactly this amount (the items are still recorded); without it, the items and shipping, capped at what is refundable. */
+          amount?: number
+          reason?: string
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Refund']
+        }
+      }
+      /** @description Default Response */
+      201: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Refund']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      404: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      502: {
         headers: {
           [name: string]: unknown
         }
@@ -8477,6 +10665,276 @@ export interface operations {
       }
     }
   }
+  exportProductsCsv: {
+    parameters: {
+      query?: {
+        /** @description Every product by default. */
+        status?: 'draft' | 'active' | 'archived' | 'any'
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A CSV file (UTF-8 with a byte order mark, CRLF, a header row). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'text/csv': string
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  exportOrdersCsv: {
+    parameters: {
+      query?: {
+        /** @description Orders created at or after this time. */
+        from?: string
+        /** @description Orders created before this time. */
+        to?: string
+        status?: 'pending' | 'paid' | 'shipped' | 'delivered' | 'cancelled'
+        /** @description The order’s `payment.status`. */
+        paymentStatus?: 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded' | 'partially_refunded'
+        fulfillmentStatus?: 'unfulfilled' | 'partial' | 'fulfilled'
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A CSV file (UTF-8 with a byte order mark, CRLF, a header row). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'text/csv': string
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  exportCustomersCsv: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description A CSV file (UTF-8 with a byte order mark, CRLF, a header row). */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'text/csv': string
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  importProductsCsv: {
+    parameters: {
+      query?: {
+        /** @description Check and count everything, write nothing. */
+        dryRun?: boolean
+        /** @description Write the products whose rows are all valid, even when others fail. */
+        partial?: boolean
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'multipart/form-data': {
+          /**
+           * Format: binary
+           * @description The CSV file, in the products export’s columns.
+           */
+          file: Blob
+        }
+      }
+    }
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': {
+            dryRun: boolean
+            partial: boolean
+            /** @description Whether anything was written. */
+            applied: boolean
+            /** @description Records after the header. */
+            rows: number
+            created: {
+              products: number
+              variants: number
+            }
+            updated: {
+              products: number
+              variants: number
+            }
+            /** @description Rows that change nothing. */
+            unchanged: number
+            errors: {
+              /** @description The record’s number, the header being 1. */
+              row: number
+              column: string | null
+              message: string
+            }[]
+          }
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
   listWebhooks: {
     parameters: {
       query?: never
@@ -8553,10 +11011,18 @@ export interface operations {
             | 'order.paid'
             | 'order.status_changed'
             | 'order.cancelled'
+            | 'order.fulfilled'
+            | 'order.delivered'
+            | 'order.refunded'
             | 'product.created'
             | 'product.updated'
             | 'product.deleted'
             | 'stock.low'
+            | 'return.requested'
+            | 'return.approved'
+            | 'return.rejected'
+            | 'return.received'
+            | 'withdrawal.received'
           )[]
           description?: string
         }
@@ -8766,10 +11232,18 @@ export interface operations {
             | 'order.paid'
             | 'order.status_changed'
             | 'order.cancelled'
+            | 'order.fulfilled'
+            | 'order.delivered'
+            | 'order.refunded'
             | 'product.created'
             | 'product.updated'
             | 'product.deleted'
             | 'stock.low'
+            | 'return.requested'
+            | 'return.approved'
+            | 'return.rejected'
+            | 'return.received'
+            | 'withdrawal.received'
           )[]
           description?: string
           active?: boolean

@@ -1,6 +1,8 @@
 import type { AdminAccount } from '../modules/users/admin-account.js'
+import { readAfterSale } from './after-sale.js'
 import { devJwtSecret, readAuth } from './auth.js'
 import { readCatalog } from './catalog.js'
+import { readCsv } from './csv.js'
 import { readDatabase } from './database.js'
 import { type GuestsConfig, readGuests } from './guests.js'
 import { type HttpTimeouts, readHttp } from './http.js'
@@ -70,11 +72,23 @@ export interface Config {
   readonly maxVariantsPerProduct: number
   /** How many images a product may have (MAX_IMAGES_PER_PRODUCT, 1–100). */
   readonly maxImagesPerProduct: number
+  // csv.ts
+  /** How many records a product import may have (IMPORT_MAX_ROWS, default 10000); more: 422. */
+  readonly importMaxRows: number
+  /** How many bytes a product import's file may have (IMPORT_MAX_BYTES, default 20 MiB); more: 413. */
+  readonly importMaxBytes: number
   // taxes.ts
   /** PRICES_INCLUDE_TAX (default true): prices and shipping are entered with tax in them (the totals module). */
   readonly pricesIncludeTax: boolean
   /** SHOP_COUNTRY (default ES): the tax country of a cart or an order without a shipping address. */
   readonly shopCountry: string
+  // after-sale.ts
+  /** SHOP_TIMEZONE (default UTC): the zone whose calendar days the withdrawal and return windows count in. */
+  readonly shopTimezone: string
+  /** WITHDRAWAL_DAYS (default 14, at least 14): days after the last delivery a customer may withdraw. */
+  readonly withdrawalDays: number
+  /** RETURN_DAYS (default 30): days after the last delivery a customer may ask for a return. */
+  readonly returnDays: number
   // payments.ts
   readonly payments: PaymentsConfig
   // mail.ts
@@ -122,7 +136,9 @@ export function loadConfig(env: Env = process.env): Config {
     ...readMail(read, http),
     ...readWebhooks(read),
     ...readCatalog(read),
+    ...readCsv(read),
     ...readTaxes(read),
+    ...readAfterSale(read),
     ...readObservability(read, http),
     ...readSessions(read, http),
     ...readGuests(read),

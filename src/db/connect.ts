@@ -15,6 +15,11 @@ export interface DatabaseHandle {
   readonly schema?: string
   /** PostgreSQL only: a new client outside the pool, same server and schema (the cache's LISTEN). */
   readonly createClient?: () => pg.Client
+  /**
+   * SQLite only: the connection itself, for the one synchronous read the cart view's front door makes
+   * (src/modules/cart/cart-view-cache.ts). Everything else goes through `db`.
+   */
+  readonly sqlite?: SQLite.Database
   /** Whether the database can be reached now; while it cannot, queries fail at once with a 503. */
   readonly status: DatabaseStatus
   /** One bounded round trip on a fresh connection; rejects when the database does not answer. */
@@ -68,7 +73,13 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     reusePreparedStatements(database)
     // SQLite's own lower() and LIKE fold only ASCII letters; searches of non-ASCII text use this instead.
     database.function('fold_case', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value))
-    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), dialect: 'sqlite', status: alwaysAvailable(), probe: async () => {} }
+    return {
+      db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }),
+      dialect: 'sqlite',
+      sqlite: database,
+      status: alwaysAvailable(),
+      probe: async () => {},
+    }
   }
   const { connectTimeoutMs, statementTimeoutMs } = options.timeouts ?? defaultPostgresTimeouts
   // pg_stat_activity names every connection: `shop-api` unless the URL says (?application_name=),

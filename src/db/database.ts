@@ -219,6 +219,75 @@ export interface OrderItemsTable {
   discount_cents: Generated<number | null>
   tax_cents: Generated<number | null>
   total_cents: Generated<number | null>
+  /** Units shipped, refunded, and (of the refunded) refunded before shipping: left to ship = quantity − fulfilled − cancelled. */
+  fulfilled_quantity: Generated<number>
+  refunded_quantity: Generated<number>
+  cancelled_quantity: Generated<number>
+}
+
+/** A shipment of some of an order's units. */
+export interface FulfillmentsTable {
+  id: Generated<number>
+  order_id: number
+  carrier: string | null
+  tracking_number: string | null
+  tracking_url: string | null
+  shipped_at: Timestamp
+  delivered_at: Timestamp | null
+  created_at: Timestamp
+}
+
+export interface FulfillmentItemsTable {
+  fulfillment_id: number
+  order_item_id: number
+  quantity: number
+}
+
+/** A customer's withdrawal from (some of) an order, as received: never changed afterwards. */
+export interface WithdrawalsTable {
+  id: Generated<number>
+  order_id: number
+  name: string
+  email: string
+  /** JSON `[{orderItemId, name, variantTitle, quantity}]`. */
+  items: string
+  statement: string
+  received_at: Timestamp
+  /** `YYYY-MM-DD` in SHOP_TIMEZONE, or null while the order is not all delivered. */
+  deadline: string | null
+  ip: string | null
+  user_agent: string | null
+  /** SHA-256 (hex) of the request's order, e-mail, name and items: a repeat within 24 h answers the first. */
+  request_hash: string
+}
+
+export type ReturnStatus = 'requested' | 'approved' | 'rejected' | 'received'
+export type ReturnSource = 'customer' | 'admin' | 'withdrawal'
+
+/** Units of an order on their way back. */
+export interface ReturnsTable {
+  id: Generated<number>
+  order_id: number
+  status: ReturnStatus
+  source: ReturnSource
+  reason: string | null
+  /** Why staff rejected it. */
+  reject_reason: Generated<string | null>
+  /** The refund of its received units, when the receipt refunded them. */
+  refund_id: Generated<number | null>
+  /** The withdrawal it was made from (unique). */
+  withdrawal_id: Generated<number | null>
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface ReturnItemsTable {
+  return_id: number
+  order_item_id: number
+  quantity: number
+  reason: string | null
+  /** Units that arrived; null until the return is received. */
+  received_quantity: Generated<number | null>
 }
 
 export interface AddressesTable {
@@ -330,6 +399,34 @@ export interface RefundsTable {
   actor_id: number | null
   actor_name: string | null
   created_at: Timestamp
+  /** The shipping given back, and the tax inside `amount_cents` (0 on refunds without lines). */
+  shipping_cents: Generated<number>
+  tax_cents: Generated<number>
+  /** Set while the provider has not confirmed the refund (written before the call, cleared when it settles). */
+  pending_at: Timestamp | null
+}
+
+/** The units of one order line a refund gave back. */
+export interface RefundItemsTable {
+  refund_id: number
+  order_item_id: number
+  quantity: number
+  /** Of `quantity`, the units not shipped when refunded (the line's `cancelled_quantity` counts them). */
+  cancelled_quantity: Generated<number>
+  amount_cents: number
+  tax_cents: number
+  /** 1 when the units went back to stock. */
+  restock: Generated<number>
+}
+
+/** A refund request's `Idempotency-Key`, per order, for 24 hours; the attempt names Stripe's key. */
+export interface RefundKeysTable {
+  order_id: number
+  key: string
+  attempt: Generated<number>
+  /** The refund it made; null while none (the provider refused it). */
+  refund_id: number | null
+  created_at: Timestamp
 }
 
 /** An order's timeline, written in the change's transaction. */
@@ -338,7 +435,8 @@ export interface OrderEventsTable {
   order_id: number
   type: string
   at: Timestamp
-  actor_type: 'user' | 'system'
+  /** `guest`: the guest's e-mail is `actor_name`; `user`: the name is read from the user when shown. */
+  actor_type: 'user' | 'guest' | 'api_key' | 'system'
   actor_id: number | null
   actor_name: string | null
   /** JSON. */
@@ -484,7 +582,14 @@ export interface Database {
   payment_events: PaymentEventsTable
   payment_jobs: PaymentJobsTable
   refunds: RefundsTable
+  refund_items: RefundItemsTable
+  refund_keys: RefundKeysTable
   order_events: OrderEventsTable
+  fulfillments: FulfillmentsTable
+  fulfillment_items: FulfillmentItemsTable
+  withdrawals: WithdrawalsTable
+  returns: ReturnsTable
+  return_items: ReturnItemsTable
   outbox: OutboxTable
   sessions: SessionsTable
   refresh_tokens: RefreshTokensTable

@@ -18,6 +18,9 @@ import * as discountCodes from './migrations/2026-12-01T0100-discount-codes.js'
 import * as guestOrders from './migrations/2026-12-01T0200-guest-orders.js'
 import * as carts from './migrations/2026-12-01T0300-carts.js'
 import * as orderTotals from './migrations/2026-12-01T0400-order-totals.js'
+import * as afterSale from './migrations/2026-12-02T0000-after-sale.js'
+import * as refunds from './migrations/2026-12-02T0200-refunds.js'
+import * as returnsWithdrawals from './migrations/2026-12-02T0300-returns-withdrawals.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -40,6 +43,9 @@ export const migrations: Record<string, Migration> = {
   '2026-12-01T0200-guest-orders': guestOrders,
   '2026-12-01T0300-carts': carts,
   '2026-12-01T0400-order-totals': orderTotals,
+  '2026-12-02T0000-after-sale': afterSale,
+  '2026-12-02T0200-refunds': refunds,
+  '2026-12-02T0300-returns-withdrawals': returnsWithdrawals,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

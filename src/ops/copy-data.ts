@@ -319,7 +319,11 @@ async function describeSchema(side: Endpoint): Promise<Map<string, Table>> {
   return tables
 }
 
-/** Parents before children (foreign keys); a cycle, if one ever appears, keeps name order (the checks are deferred on SQLite). */
+/**
+ * Parents before children (foreign keys); a cycle, if one ever appears, keeps name order (the checks are deferred on
+ * SQLite). Parents are visited by name too: the databases list a table's foreign keys in different orders, and the
+ * copy's order (and its report) must not depend on which side it was read from.
+ */
 function inForeignKeyOrder(tables: Map<string, Table>): Table[] {
   const ordered: Table[] = []
   const placed = new Set<string>()
@@ -327,7 +331,7 @@ function inForeignKeyOrder(tables: Map<string, Table>): Table[] {
   const visit = (table: Table) => {
     if (placed.has(table.name) || visiting.has(table.name)) return
     visiting.add(table.name)
-    for (const parent of table.references) {
+    for (const parent of [...table.references].sort()) {
       const referenced = tables.get(parent)
       if (referenced && parent !== table.name) visit(referenced)
     }

@@ -1,10 +1,9 @@
-import { AxeBuilder } from '@axe-core/playwright'
 import type { Locator, Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { redeem } from '../../src/modules/discounts/discounts.service.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { makeCategory, makeProduct } from '../helpers/catalog.js'
-import { DESKTOP, hasChromium, openPage, PHONE, screenshot, signIn, useShopAndBrowser } from '../helpers/browser.js'
+import { DESKTOP, hasChromium, openPage, PHONE, screenshot, signIn, useShopAndBrowser, violations } from '../helpers/browser.js'
 
 interface Code {
   id: number
@@ -55,13 +54,6 @@ describe.skipIf(!hasChromium)('the Discount codes pages', () => {
         .locator(ids.map((id) => `[id="${id}"]`).join(', '))
         .allTextContents()
     ).join(' ')
-  }
-  /** axe-core (WCAG 2.0/2.1 A and AA) on the page as it stands: every violation, whatever its impact. */
-  const violations = async (target: Page): Promise<string[]> => {
-    const result = await new AxeBuilder({ page: target }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze()
-    return result.violations.map(
-      (violation) => `${violation.id} (${violation.impact}): ${violation.help} — ${violation.nodes.map((node) => node.html.slice(0, 160)).join(', ')}`,
-    )
   }
   const settled = async (target: Page) =>
     target

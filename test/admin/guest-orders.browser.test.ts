@@ -1,9 +1,8 @@
-import { AxeBuilder } from '@axe-core/playwright'
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { makeProduct } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
-import { DESKTOP, hasChromium, openPage, PHONE, screenshot, signIn, useShopAndBrowser } from '../helpers/browser.js'
+import { DESKTOP, hasChromium, openPage, PHONE, screenshot, signIn, useShopAndBrowser, violations, sticksOut } from '../helpers/browser.js'
 
 interface OrderAnswer {
   id: number
@@ -36,24 +35,6 @@ describe.skipIf(!hasChromium)('guest orders and the order breakdown on the Order
   const patient = { timeout: 10_000 }
   /** An amount as the page writes it (en-US: 1,234.50). */
   const shown = (amount: number) => amount.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })
-  /** axe-core (WCAG 2.0/2.1 A and AA) on the page as it stands: every violation, whatever its impact. */
-  const violations = async (target: Page): Promise<string[]> => {
-    const result = await new AxeBuilder({ page: target }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze()
-    return result.violations.map(
-      (violation) => `${violation.id} (${violation.impact}): ${violation.help} — ${violation.nodes.map((node) => node.html.slice(0, 160)).join(', ')}`,
-    )
-  }
-  /** The elements that stick out of a phone's 390 px (none when the page fits), named. */
-  const sticksOut = (target: Page): Promise<string[]> =>
-    target.evaluate(() => {
-      const width = document.documentElement.clientWidth
-      const wide = (element: Element) => element.getBoundingClientRect().right > width + 0.5
-      const named = [...document.querySelectorAll('body *')]
-        .filter((element) => wide(element) && ![...element.children].some(wide))
-        .slice(0, 8)
-        .map((element) => `${element.tagName.toLowerCase()}.${[...element.classList].slice(0, 3).join('.')} ${element.textContent?.slice(0, 40)}`)
-      return document.documentElement.scrollWidth > width ? [`scrollWidth ${document.documentElement.scrollWidth}`, ...named] : []
-    })
   const settled = async (target: Page) =>
     target
       .locator('.MuiLinearProgress-root, .MuiCircularProgress-root')

@@ -134,6 +134,9 @@ describe('migration 2026-11-24T0000-addresses-shipping', () => {
         discount: null,
         taxLines: [],
         payment: { provider: 'manual', status: 'unpaid', amount: 13, currency: 'EUR', refundedAmount: 0 },
+        fulfillmentStatus: 'unfulfilled',
+        fulfillments: [],
+        refunds: [],
         customer: { id: user.id, name: 'Old', email: 'old@example.com' },
         nextStatuses: ['paid', 'cancelled'],
       })

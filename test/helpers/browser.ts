@@ -117,7 +117,38 @@ export async function signIn(page: Page, email = ADMIN.email, password = ADMIN.p
 }
 
 /** axe-core on the page as it stands (WCAG 2.0/2.1 A and AA): the serious and critical violations, described. */
+/**
+ * Waits until no animation or transition is running on the page (a notice fading in or out): axe reads colours as
+ * drawn, and a half-transparent notice reads as text of too low a contrast.
+ */
+export async function animationsDone(page: Page): Promise<void> {
+  await page.waitForFunction(() => document.getAnimations().every((animation) => animation.playState !== 'running'), undefined, { timeout: 10_000 })
+}
+
+/** axe-core (WCAG 2.0/2.1 A and AA) on the page as it stands: every violation, whatever its impact. */
+export async function violations(page: Page): Promise<string[]> {
+  await animationsDone(page)
+  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze()
+  return result.violations.map(
+    (violation) => `${violation.id} (${violation.impact}): ${violation.help} — ${violation.nodes.map((node) => node.html.slice(0, 160)).join(', ')}`,
+  )
+}
+
+/** The elements that stick out of the viewport's width (none when the page fits), named. */
+export function sticksOut(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth
+    const wide = (element: Element) => element.getBoundingClientRect().right > width + 0.5
+    const named = [...document.querySelectorAll('body *')]
+      .filter((element) => wide(element) && ![...element.children].some(wide))
+      .slice(0, 8)
+      .map((element) => `${element.tagName.toLowerCase()}.${[...element.classList].slice(0, 3).join('.')} ${element.textContent?.slice(0, 40)}`)
+    return document.documentElement.scrollWidth > width ? [`scrollWidth ${document.documentElement.scrollWidth}`, ...named] : []
+  })
+}
+
 export async function seriousViolations(page: Page): Promise<string[]> {
+  await animationsDone(page)
   const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze()
   return result.violations
     .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')

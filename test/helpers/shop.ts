@@ -72,6 +72,8 @@ export function plainLine(total: number) {
 
 /** What every order adds to the fields it always had, for an order without code or tax. */
 export const plainBreakdown = {
+  fulfillmentStatus: 'unfulfilled',
+  fulfillments: [],
   currency: 'EUR',
   pricesIncludeTax: true,
   taxCountry: 'ES',
@@ -80,4 +82,5 @@ export const plainBreakdown = {
   taxTotal: 0,
   discount: null,
   taxLines: [],
+  refunds: [],
 }

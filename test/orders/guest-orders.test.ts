@@ -233,11 +233,13 @@ describe('POST /orders/:id/cancel and /payment with an order token', () => {
     expect(await statusOf(shop.app, order.id)).toBe('cancelled')
     expect(await stockOf(shop.app, order.variantId)).toBe(10)
     const events = await shop.app.db.selectFrom('order_events').selectAll().where('order_id', '=', order.id).execute()
+    // The guest, named on the timeline by the order's e-mail.
     expect(events).toEqual([
       expect.objectContaining({
         type: 'order.status_changed',
-        actor_type: 'system',
+        actor_type: 'guest',
         actor_id: null,
+        actor_name: 'guest-cancel@shop.test',
         data: JSON.stringify({ from: 'pending', to: 'cancelled', cause: 'customer' }),
       }),
     ])

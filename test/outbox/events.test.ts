@@ -53,7 +53,7 @@ describe('order events', () => {
     }
   })
 
-  it('every move emits order.status_changed; paid and cancelled also their own; e-mails for paid, shipped, cancelled', async () => {
+  it('every move emits order.status_changed; paid, cancelled and delivered also their own, shipped an order.fulfilled; e-mails for paid, shipped, cancelled', async () => {
     const user = await makeUser(t.app)
     const product = await makeProduct(t.app, { stock: 50 })
     const placed = await order(user, [{ productId: product.id, quantity: 1 }])
@@ -63,7 +63,8 @@ describe('order events', () => {
     expect(events[0]?.data).toMatchObject({ id: placed.id, status: 'paid' })
     expect((await setStatus(placed.id, 'shipped')).statusCode).toBe(200)
     expect((await setStatus(placed.id, 'delivered')).statusCode).toBe(200)
-    expect(types()).toEqual(['order.status_changed', 'order.paid', 'order.status_changed', 'order.status_changed'])
+    // The move to shipped records the shipment of every unit (order.fulfilled, emitted as it is recorded).
+    expect(types()).toEqual(['order.status_changed', 'order.paid', 'order.fulfilled', 'order.status_changed', 'order.status_changed', 'order.delivered'])
     expect((await queuedEmails(t.app.db, user.email)).map((m) => m.template)).toEqual(['order-received', 'order-paid', 'order-shipped'])
 
     const other = await order(user, [{ productId: product.id, quantity: 1 }])

@@ -250,7 +250,7 @@ describe('refunds and disputes made in Stripe’s dashboard', () => {
       expect.objectContaining({ amount_cents: 1000, provider: 'stripe', actor_type: 'system', reason: 'charge.refunded' }),
       expect.objectContaining({ amount_cents: 2998, provider: 'stripe', actor_type: 'system', reason: 'charge.refunded' }),
     ])
-    expect((await timeline(order.id)).map((e) => e.type)).toEqual(['order.status_changed', 'order.refunded', 'order.refunded'])
+    expect((await timeline(order.id)).map((e) => e.type)).toEqual(['order.created', 'order.status_changed', 'order.refunded', 'order.refunded'])
     expect(await stockOf(t.app, order.product.id)).toBe(8)
   })
 

@@ -3,6 +3,7 @@ import { categoriesProvider } from './categories'
 import { discountCodesProvider } from './discountCodes'
 import { ordersProvider } from './orders'
 import { productsProvider } from './products'
+import { returnsProvider, withdrawalsProvider } from './returns'
 import type { Api } from './resource'
 import { shippingMethodsProvider } from './shippingMethods'
 import { taxClassesProvider, taxRatesProvider } from './taxes'
@@ -22,6 +23,8 @@ export function createDataProvider(api: Api): ShopDataProvider {
     products: productsProvider(api),
     categories: categoriesProvider(api),
     orders: ordersProvider(api),
+    returns: returnsProvider(api),
+    withdrawals: withdrawalsProvider(api),
     users: usersProvider(api),
     webhooks: webhooksProvider(api),
     'shipping-methods': shippingMethodsProvider(api),

@@ -20,10 +20,12 @@ import {
 } from 'react-admin'
 import { Box, Button, Card, CardContent, Chip, Stack, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material'
 import { errorCode } from '../api/answers'
-import { ORDER_STATUSES, type Order, type OrderStatus } from '../api/orders'
+import { ORDER_STATUSES, PAYMENT_STATUSES, type Order, type OrderStatus } from '../api/orders'
 import { filtersOf, idValue } from '../api/resource'
 import type { User } from '../api/users'
+import { OrderRefunds } from './refunds'
 import { useSmallScreen } from './small'
+import { Shipments, Timeline } from './fulfillments'
 
 const statusChoices = ORDER_STATUSES.map((status) => ({ id: status, name: status[0]!.toUpperCase() + status.slice(1) }))
 
@@ -54,10 +56,27 @@ const guestChoices = [
   { id: 'false', name: 'Accounts' },
 ]
 
+const shippingChoices = [
+  { id: 'unfulfilled', name: 'Nothing shipped' },
+  { id: 'partial', name: 'Partly shipped' },
+  { id: 'fulfilled', name: 'Everything shipped' },
+]
+
 const filters = [
   <SelectInput key="status" source="status" choices={statusChoices} alwaysOn emptyText="All statuses" label="Status" />,
+  // GET /orders?fulfillmentStatus=: what has shipped of each order.
+  <SelectInput key="fulfillmentStatus" source="fulfillmentStatus" choices={shippingChoices} alwaysOn emptyText="All" label="Shipping" />,
   // GET /orders?guest=true|false: guest orders only, or account orders only.
   <SelectInput key="guest" source="guest" choices={guestChoices} alwaysOn emptyText="All" label="Guest" />,
+  // GET /orders?paymentStatus=: by the payment's status (partially_refunded and refunded follow the refunds).
+  <SelectInput
+    key="paymentStatus"
+    source="paymentStatus"
+    choices={PAYMENT_STATUSES.map((status) => ({ id: status, name: status.replace('_', ' ') }))}
+    alwaysOn
+    emptyText="All payments"
+    label="Payment"
+  />,
   // GET /orders?email=: a guest's orders, or those of the account that has the e-mail now.
   <TextInput key="email" source="email" label="E-mail" alwaysOn resettable={false} />,
 ]
@@ -167,7 +186,9 @@ function StatusMoves() {
     )
   const cancelText =
     order.status === 'paid'
-      ? `Order #${order.id} is paid: cancelling it refunds the payment of ${formatMoney(order.total)} to the customer and puts the items back in stock.`
+      ? `Order #${order.id} is paid: cancelling it refunds ${
+          (order.payment?.refundedAmount ?? 0) > 0 ? 'what is left of the payment, ' : 'the payment of '
+        }${formatMoney((cents(order.payment?.amount ?? order.total) - cents(order.payment?.refundedAmount)) / 100)} to the customer and puts the items back in stock.`
       : `Cancelling order #${order.id} puts its items back in stock.`
   return (
     <TopToolbar>
@@ -201,6 +222,8 @@ function StatusMoves() {
 
 function OrderDetail() {
   const order = useRecordContext<Order>()
+  // Bumped by every shipment change, so the timeline reads its new entries.
+  const [version, setVersion] = useState(0)
   if (!order) return null
   const address = order.shippingAddress
   return (
@@ -255,6 +278,9 @@ function OrderDetail() {
           </CardContent>
         </Card>
       </Stack>
+      <Shipments order={order} onChange={() => setVersion((current) => current + 1)} />
+      <Timeline order={order} version={version} />
+      <OrderRefunds order={order} />
     </Stack>
   )
 }
@@ -360,7 +386,8 @@ function PaymentSummary({ order }: { order: Order }) {
   if (!payment) return <Typography>Manual: the order counts as paid once it is marked as paid{order.status === 'pending' ? ' (not yet)' : ''}.</Typography>
   return (
     <Typography>
-      {payment.provider === 'stripe' ? 'Stripe' : 'Manual'}: {payment.status}, {formatMoney(payment.amount)} {payment.currency.toUpperCase()}
+      {payment.provider === 'stripe' ? 'Stripe' : 'Manual'}: {payment.status.replace('_', ' ')}, {formatMoney(payment.amount)} {payment.currency.toUpperCase()}
+      {payment.refundedAmount > 0 && ` (${formatMoney(payment.refundedAmount)} refunded)`}
     </Typography>
   )
 }

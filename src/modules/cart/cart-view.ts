@@ -35,10 +35,14 @@ export async function cartMethod(db: Db, cart: CartRecord | undefined): Promise<
   return cart?.shipping_method_id != null ? findActiveShippingMethod(db, cart.shipping_method_id) : undefined
 }
 
-/** Who the cart's code counts for: the user (and their account's e-mail), or the guest cart's e-mail. */
-export async function cartCustomer(db: Db, ref: CartRef, cart: CartRecord | undefined): Promise<DiscountCustomer> {
-  if (ref.userId !== undefined) return { userId: ref.userId, email: (await getUser(db, ref.userId)).email }
-  return { userId: null, email: cart?.email ?? null }
+/**
+ * Who the cart's code counts for: the user (and their account's e-mail), or the guest cart's e-mail. Read only when
+ * a code asks (one with a per-customer limit).
+ */
+export function cartCustomer(db: Db, ref: CartRef, cart: CartRecord | undefined): () => Promise<DiscountCustomer> {
+  const { userId } = ref
+  if (userId !== undefined) return async () => ({ userId, email: (await getUser(db, userId)).email })
+  return async () => ({ userId: null, email: cart?.email ?? null })
 }
 
 /** The cart's lines as a discount code sees them. */
@@ -50,16 +54,23 @@ export function discountLines(lines: ReadonlyArray<{ product_id: number; categor
  * POST /cart/discount: checks the code against the cart now (the first failed rule answers: 404 unknown or
  * inactive, then the 409s), then keeps it on the cart, replacing any other. Checkout checks it again.
  */
-export async function applyCartDiscount(db: Db, ref: CartRef, settings: CartSettings, pricing: PricingSettings, code: string): Promise<void> {
+export async function applyCartDiscount(db: Db, ref: CartRef, settings: CartSettings, pricing: PricingSettings, code: string): Promise<CartView> {
   const { cart, lines } = await readCart(db, ref)
   const checked = await checkCode(db, {
     code,
     now: new Date(),
-    customer: await cartCustomer(db, ref, cart),
+    customer: cartCustomer(db, ref, cart),
     lines: discountLines(lines),
     currency: pricing.currency,
   })
-  await setCartDiscountCode(db, ref, settings, checked.code.code)
+  await setCartDiscountCode(db, ref, settings, checked.code.code, cart?.id)
+  // The view checks the code again only if the lines changed meanwhile: the check just made is its answer.
+  return getCartView(db, ref, pricing, { code: checked.code.code, lines: linesKey(lines), evaluation: { applicable: true, ...checked } })
+}
+
+/** What a code's check depends on in a cart: each line's id, variant and quantity. */
+function linesKey(lines: ReadonlyArray<{ id: number; variant_id: number; quantity: number }>): string {
+  return lines.map((line) => `${line.id}:${line.variant_id}:${line.quantity}`).join(',')
 }
 
 /** A line as the price of a cart needs it. */
@@ -123,19 +134,26 @@ export function taxLinesView(totals: Totals) {
  * GET /cart: the lines and the full breakdown, from the totals function with the cart's method, code and tax
  * country, so what the customer sees is what checkout charges.
  */
-export async function getCartView(db: Db, ref: CartRef, pricing: PricingSettings): Promise<CartView> {
+export async function getCartView(
+  db: Db,
+  ref: CartRef,
+  pricing: PricingSettings,
+  checked?: { code: string; lines: string; evaluation: CodeEvaluation },
+): Promise<CartView> {
   const { cart, lines } = await readCart(db, ref)
   const [address, method] = cart ? await Promise.all([cartAddress(db, ref, cart), cartMethod(db, cart)]) : [undefined, undefined]
   const evaluation =
-    cart?.discount_code != null
-      ? await evaluateCode(db, {
-          code: cart.discount_code,
-          now: new Date(),
-          customer: await cartCustomer(db, ref, cart),
-          lines: discountLines(lines),
-          currency: pricing.currency,
-        })
-      : undefined
+    cart?.discount_code == null
+      ? undefined
+      : checked !== undefined && checked.code === cart.discount_code && checked.lines === linesKey(lines)
+        ? checked.evaluation
+        : await evaluateCode(db, {
+            code: cart.discount_code,
+            now: new Date(),
+            customer: cartCustomer(db, ref, cart),
+            lines: discountLines(lines),
+            currency: pricing.currency,
+          })
   const { totals, taxCountry } = await priceCart(db, pricing, { lines, method, address, code: evaluation?.applicable ? evaluation : undefined })
   const items = lines.map((row, i) => {
     const line = totals.lines[i]!

@@ -57,12 +57,27 @@ export async function insertGuestCart(db: Db, cart: { tokenHash: string; now: st
   return row.id
 }
 
-/** The user's cart row, made on first use; one statement either way. */
+/**
+ * The user's cart row, made on first use. Read first: a user's cart row exists after the first add, and a read
+ * costs less than the write the upsert makes (it rewrites the row even when it exists); two first adds racing both
+ * reach the upsert, which gives both the same row.
+ */
 export async function ensureUserCart(db: Db, userId: number, now: string): Promise<number> {
+  const [found] = (await findUserCartIdStatement(db, { userId })).rows
+  return found ? found.id : lockUserCart(db, userId, now)
+}
+
+/**
+ * The user's cart row, made if missing, and written either way: inside a transaction the row then stays locked
+ * until it ends (PostgreSQL), so a merge into the cart and a checkout taking it wait for each other.
+ */
+export async function lockUserCart(db: Db, userId: number, now: string): Promise<number> {
   const [row] = (await ensureUserCartStatement(db, { userId, now })).rows
   if (!row) throw new Error('insert into carts returned no row')
   return row.id
 }
+
+const findUserCartIdStatement = prepared((db, v: { userId: number }) => db.selectFrom('carts').select('id').where('user_id', '=', v.userId))
 
 const ensureUserCartStatement = prepared((db, v: { userId: number; now: string }) =>
   db
@@ -351,11 +366,16 @@ export interface LineVariant {
 
 /** A variant's SKU, title and option values (in option order), for a line's answer. */
 export async function findLineVariant(db: Db, variantId: number): Promise<LineVariant | undefined> {
-  const variant = await db.selectFrom('product_variants').select(['sku', 'title', 'values_key']).where('id', '=', variantId).executeTakeFirst()
+  const [variant] = (await lineVariantStatement(db, { variantId })).rows
   if (!variant) return undefined
   const options = variant.values_key === '' ? [] : ((await optionsOfVariants(db, [variantId])).get(variantId) ?? [])
   return { sku: variant.sku, title: variant.title, options }
 }
+
+// Compiled once: every add to a cart answers its line with these.
+const lineVariantStatement = prepared((db, v: { variantId: number }) =>
+  db.selectFrom('product_variants').select(['sku', 'title', 'values_key']).where('id', '=', v.variantId),
+)
 
 /** The option values of these variants, each variant's in option order: `[{name: 'Talla', value: 'M'}]`. */
 export async function optionsOfVariants(db: Db, variantIds: readonly number[]): Promise<Map<number, Array<{ name: string; value: string }>>> {

@@ -3,6 +3,7 @@ import { AppError, messages } from '../../shared/errors.js'
 import { rejectBody } from '../../shared/no-body.js'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import type { PricingSettings } from './cart-view.js'
+import type { CartViewCache, CartViewTicket } from './cart-view-cache.js'
 import { applyCartDiscount, getCartView } from './cart-view.js'
 import { AddToCartBody, ApplyDiscountBody, CartItem, CartTokenHeader, CartView, GuestCart, UpdateCartBody, UpdateCartItemBody } from './cart.schemas.js'
 import * as service from './cart.service.js'
@@ -11,6 +12,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the cart routes' owner hook: the bearer's cart, or the guest cart `X-Cart-Token` opens. */
     cartRef: service.CartRef
+    /** GET /cart: what its answer is kept under (a signed-in customer's cart without a code), if kept. */
+    cartViewTicket: CartViewTicket | undefined
   }
 }
 
@@ -21,8 +24,20 @@ type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
 export interface CartRoutesOptions {
   cart: service.CartSettings
   pricing: PricingSettings
+  /** The signed-in customers' cart views kept in memory (answered before Fastify while unchanged). */
+  views?: CartViewCache
   /** Whether expired guest carts are swept (hourly); off for the CLI. */
   jobs?: boolean
+}
+
+/** The answer's headers as writeHead takes them, but its request id (each answer has its own) and length (set per body). */
+function keptHeaders(reply: FastifyReply): string[] {
+  const headers: string[] = []
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value === undefined || name === 'x-request-id' || name === 'content-length') continue
+    headers.push(name, String(value))
+  }
+  return headers
 }
 
 /** Expired guest carts are removed once an hour, 500 at a time until none is left. */
@@ -82,10 +97,24 @@ export async function cartRoutes(fastify: FastifyInstance, options: CartRoutesOp
     handler: async (_request, reply) => reply.code(201).send(await service.createGuestCart(app.db, settings)),
   })
 
+  const views = options.views
+  app.decorateRequest('cartViewTicket', undefined)
   app.get('/cart', {
     onRequest,
     schema: { tags, summary: 'The caller’s cart, with the full breakdown checkout would charge', security, response: { 200: CartView, ...errors } },
-    handler: async (request) => getCartView(app.db, request.cartRef, pricing),
+    handler: async (request) => {
+      const { userId } = request.cartRef
+      // The fingerprint before the view (cart-view-cache.ts): the answer is at least as new as what it is kept under.
+      if (views !== undefined && userId !== undefined) request.cartViewTicket = await views.begin(userId)
+      return getCartView(app.db, request.cartRef, pricing)
+    },
+    onSend: async (request, reply, payload) => {
+      const ticket = request.cartViewTicket
+      if (views !== undefined && ticket !== undefined && reply.statusCode === 200 && typeof payload === 'string') {
+        views.store(ticket, payload, keptHeaders(reply))
+      }
+      return payload
+    },
   })
 
   app.patch('/cart', {
@@ -115,8 +144,7 @@ export async function cartRoutes(fastify: FastifyInstance, options: CartRoutesOp
       response: { 200: CartView, ...errors },
     },
     handler: async (request) => {
-      await applyCartDiscount(app.db, request.cartRef, settings, pricing, request.body.code)
-      return getCartView(app.db, request.cartRef, pricing)
+      return applyCartDiscount(app.db, request.cartRef, settings, pricing, request.body.code)
     },
   })
 

@@ -184,9 +184,10 @@ export async function updateCartChoices(db: Db, ref: CartRef, settings: CartSett
 }
 
 /** Sets (a code string) or removes (null) the cart's discount code; the caller checks the code first. */
-export async function setCartDiscountCode(db: Db, ref: CartRef, settings: CartSettings, code: string | null): Promise<void> {
+export async function setCartDiscountCode(db: Db, ref: CartRef, settings: CartSettings, code: string | null, knownCartId?: number): Promise<void> {
   const now = nowIso()
-  const cartId = await cartIdForChange(db, ref, now)
+  // A cart row just read needs no second statement to find (or make) it.
+  const cartId = knownCartId ?? (await cartIdForChange(db, ref, now))
   await repo.updateCart(db, cartId, { discount_code: code, updated_at: now, ...(ref.cartId !== undefined ? { expires_at: expiryFrom(now, settings) } : {}) })
 }
 
@@ -264,7 +265,8 @@ export async function mergeGuestCart(db: Db, token: string, userId: number): Pro
     const guest = await repo.findGuestCart(trx, hashCartToken(token), now)
     if (!guest) return
     const guestCart = await repo.findCart(trx, { cartId: guest.id })
-    const cartId = await repo.ensureUserCart(trx, userId, now)
+    // Written first (locked until the merge commits): a checkout taking this cart waits for the merge, or it for the checkout.
+    const cartId = await repo.lockUserCart(trx, userId, now)
     const userCart = await repo.findCart(trx, { cartId })
     const mine = new Map((await repo.linesWithStock(trx, cartId)).map((line) => [line.variant_id, line]))
     for (const line of await repo.linesWithStock(trx, guest.id)) {

@@ -348,6 +348,28 @@ export async function findProductById(db: Db, id: number): Promise<ProductRow | 
   return db.selectFrom('products').select(COLUMNS).where('id', '=', id).executeTakeFirst()
 }
 
+/** The products with these slugs or ids (in no order), read a few hundred at a time: the product import's lookups. */
+export async function findProductsBySlugsOrIds(db: Db, slugs: readonly string[], ids: readonly number[]): Promise<ProductRow[]> {
+  const rows: ProductRow[] = []
+  for (let i = 0; i < slugs.length; i += 500)
+    rows.push(
+      ...(await db
+        .selectFrom('products')
+        .select(COLUMNS)
+        .where('slug', 'in', slugs.slice(i, i + 500))
+        .execute()),
+    )
+  for (let i = 0; i < ids.length; i += 500)
+    rows.push(
+      ...(await db
+        .selectFrom('products')
+        .select(COLUMNS)
+        .where('id', 'in', ids.slice(i, i + 500))
+        .execute()),
+    )
+  return rows
+}
+
 export async function findProductBySlug(db: Db, slug: string): Promise<ProductRow | undefined> {
   return db.selectFrom('products').select(COLUMNS).where('slug', '=', slug).executeTakeFirst()
 }

@@ -182,7 +182,7 @@ export async function getProduct(ctx: Pick<CatalogContext, 'db'>, idOrSlug: stri
  * The slug for a new product named `name`: its name's, with `-2`, `-3`… when taken (now or before); undefined when
  * the name has no letter (the product is then `product-<id>`, set once its id is known).
  */
-async function freeSlugFor(db: Kysely<Database>, name: string): Promise<string | undefined> {
+export async function freeSlugFor(db: Kysely<Database>, name: string): Promise<string | undefined> {
   const base = slugify(name)
   if (base === null) return undefined
   let slug = base
@@ -191,7 +191,7 @@ async function freeSlugFor(db: Kysely<Database>, name: string): Promise<string |
 }
 
 /** Takes `slug` for a product: 409 when another product has it now; an old slug of another product moves here. */
-async function takeSlug(db: Kysely<Database>, slug: string, productId?: number): Promise<void> {
+export async function takeSlug(db: Kysely<Database>, slug: string, productId?: number): Promise<void> {
   if (await repo.currentSlugTaken(db, slug, productId)) throw new AppError(409, 'slugTaken')
   await repo.forgetOldSlug(db, slug)
 }

@@ -262,7 +262,8 @@ export interface CheckCodeInput {
   code: string
   /** The instant the rules are checked at (`startsAt` inclusive, `endsAt` exclusive). */
   now: Date | string
-  customer: DiscountCustomer
+  /** Or how to find it: asked only when the code has a per-customer limit (an account's e-mail is a read). */
+  customer: DiscountCustomer | (() => Promise<DiscountCustomer>)
   lines: readonly DiscountLine[]
   /** The shop's currency (config.payments.currency, from SHOP_CURRENCY), for the minimum's message. */
   currency: string
@@ -310,7 +311,8 @@ export async function checkCode(db: Db, input: CheckCodeInput): Promise<CheckedC
   if (row.ends_at !== null && now >= row.ends_at) throw new AppError(409, 'discountCodeExpired')
   if (row.usage_limit !== null && row.usage_count >= row.usage_limit) throw new AppError(409, 'discountCodeUsedUp')
   if (row.per_customer_limit !== null) {
-    const used = await repo.countCustomerRedemptions(db, row.id, customerKey(input.customer))
+    const customer = typeof input.customer === 'function' ? await input.customer() : input.customer
+    const used = await repo.countCustomerRedemptions(db, row.id, customerKey(customer))
     if (used >= row.per_customer_limit) throw new AppError(409, 'discountCodeCustomerLimit')
   }
   const eligible = await eligibleLines(db, row, input.lines)

@@ -8,6 +8,7 @@ import type { Inventory } from '../inventory/inventory.service.js'
 import { loadOrder, type PaymentDefaults } from './order-view.js'
 import { release as releaseCode } from '../discounts/discounts.service.js'
 import * as repo from './orders.repository.js'
+import { appendOrderEvent, type OrderActor, systemActor } from './order-timeline.js'
 import type { OrderStatus } from './orders.schemas.js'
 
 type Db = Kysely<Database>
@@ -38,8 +39,11 @@ export const transitions: Readonly<Record<OrderStatus, readonly OrderStatus[]>> 
   cancelled: [],
 }
 
-/** Who moves the order: an admin, its customer (cancel only), a payment event, or the expiry job. */
-export type MoveCause = 'admin' | 'customer' | 'payment' | 'expiry'
+/**
+ * Who moves the order: an admin, its customer (cancel only), a payment event, the expiry job, or a shipment (the
+ * first fulfillment moves a paid order to shipped; the last delivery, a shipped one to delivered).
+ */
+export type MoveCause = 'admin' | 'customer' | 'payment' | 'expiry' | 'fulfillment'
 
 export interface OrderMove {
   orderId: number
@@ -107,6 +111,11 @@ export class OrderLifecycle {
       .executeTakeFirst()
   }
 
+  /** Whether the order exists (a read outside any transaction). */
+  async exists(db: Db, orderId: number): Promise<boolean> {
+    return (await repo.findOrderStatus(db, orderId)) !== undefined
+  }
+
   /** Whether `cause` may move an order from `from` to `to` (a 409 otherwise). */
   private check(cause: MoveCause, from: OrderStatus, to: OrderStatus): void {
     const allowed = cause === 'customer' ? from === 'pending' && to === 'cancelled' : transitions[from].includes(to)
@@ -155,20 +164,23 @@ export class OrderLifecycle {
       const lines = await repo.listOrderLines(trx, move.orderId)
       await this.deps.inventory.release(
         trx,
-        // A line whose variant is gone (deleted with its product) has nothing to go back to.
-        lines.flatMap((line) => (line.variant_id === null ? [] : [{ productId: line.product_id, variantId: line.variant_id, quantity: line.quantity }])),
+        // A line whose variant is gone (deleted with its product) has nothing to go back to. Units a refund already
+        // cancelled (refunded before they shipped) were put back, or kept out, by that refund's `restock`.
+        lines.flatMap((line) =>
+          line.variant_id === null || line.quantity - line.cancelled_quantity <= 0
+            ? []
+            : [{ productId: line.product_id, variantId: line.variant_id, quantity: line.quantity - line.cancelled_quantity }],
+        ),
       )
       // A pending order cancelled (by its customer, an admin or the expiry) gives its code's use back; a paid one never does.
       if (move.from === 'pending') await releaseCode(trx, move.orderId)
     }
-    await repo.insertOrderEvent(trx, {
-      order_id: move.orderId,
+    await appendOrderEvent(trx, {
+      orderId: move.orderId,
       type: 'order.status_changed',
       at: now,
-      actor_type: move.actorId === null ? 'system' : 'user',
-      actor_id: move.actorId,
-      actor_name: null,
-      data: JSON.stringify({ from: move.from, to: move.to, cause: move.cause }),
+      actor: await this.actorOf(trx, move),
+      data: { from: move.from, to: move.to, cause: move.cause },
     })
     await this.emitStatusEvents(trx, move.orderId, move.to)
     return async () => {
@@ -183,12 +195,26 @@ export class OrderLifecycle {
     }
   }
 
-  /** order.status_changed always, and order.paid or order.cancelled for those moves, with the order as it now is. */
+  /** The timeline's actor of a move: the user who asked, a guest cancelling through their link, or the shop. */
+  private async actorOf(trx: Trx, move: OrderMove): Promise<OrderActor> {
+    if (move.actorId !== null) return { type: 'user', id: move.actorId }
+    if (move.cause === 'customer') {
+      const row = await trx.selectFrom('orders').select('email').where('id', '=', move.orderId).executeTakeFirst()
+      if (row?.email) return { type: 'guest', email: row.email }
+    }
+    return systemActor
+  }
+
+  /**
+   * order.status_changed always, and order.paid, order.cancelled or order.delivered (`{order}`) for those moves,
+   * with the order as it now is.
+   */
   private async emitStatusEvents(trx: Trx, orderId: number, to: OrderStatus): Promise<void> {
     const order = await loadOrder(trx, this.deps.payments, orderId)
     const { events } = this.deps
     await events.emit(trx, { type: 'order.status_changed', data: order })
     if (to === 'paid') await events.emit(trx, { type: 'order.paid', data: order })
     if (to === 'cancelled') await events.emit(trx, { type: 'order.cancelled', data: order })
+    if (to === 'delivered') await events.emit(trx, { type: 'order.delivered', data: { order } })
   }
 }

@@ -4,8 +4,11 @@ import { AppError } from '../../shared/errors.js'
 import { centsToAmount } from '../../shared/money.js'
 import type { AddressSnapshot } from '../addresses/addresses.schemas.js'
 import type { PaymentSummary } from '../payments/payments.schemas.js'
+import type { Refund } from '../payments/refunds.schemas.js'
 import type { ShippingMethodSnapshot } from '../shipping/shipping.schemas.js'
 import * as repo from './orders.repository.js'
+import { listFulfillments } from './fulfillments.repository.js'
+import type { FulfillmentStatus } from './fulfillments.schemas.js'
 import type { Order, OrderItem, OrderStatus } from './orders.schemas.js'
 
 type Db = Kysely<Database> | Transaction<Database>
@@ -85,7 +88,20 @@ export interface OrderLineRecord {
   discount_cents: number | null
   tax_cents: number | null
   total_cents: number | null
+  fulfilled_quantity: number
+  refunded_quantity: number
+  cancelled_quantity: number
   product?: { id: number; name: string; image_url: string } | undefined
+}
+
+/**
+ * How much of the order has shipped: nothing (`unfulfilled`), every unit that will ever ship (`fulfilled`: each line's
+ * shipped and cancelled units make its quantity), or some (`partial`). Orders moved to shipped before shipments
+ * were recorded shipped nothing on record: `unfulfilled`.
+ */
+export function fulfillmentStatusOf(lines: ReadonlyArray<{ quantity: number; fulfilled_quantity: number; cancelled_quantity: number }>): FulfillmentStatus {
+  if (!lines.some((line) => line.fulfilled_quantity > 0)) return 'unfulfilled'
+  return lines.every((line) => line.fulfilled_quantity + line.cancelled_quantity >= line.quantity) ? 'fulfilled' : 'partial'
 }
 
 /** Who ordered, for admin reads: null on a guest order, and once the user is deleted. */
@@ -131,9 +147,8 @@ export function toOrder(
         discount: centsToAmount(Number(line.discount_cents ?? 0)),
         tax: centsToAmount(Number(line.tax_cents ?? 0)),
         total: centsToAmount(line.total_cents === null ? subtotal : Number(line.total_cents)),
-        // Shipments and refunds by line come with the after-sale; until then nothing is shipped or refunded by line.
-        fulfilledQuantity: 0,
-        refundedQuantity: 0,
+        fulfilledQuantity: line.fulfilled_quantity,
+        refundedQuantity: line.refunded_quantity,
       }
       if (line.product) item.product = { id: line.product.id, name: line.product.name, imageUrl: line.product.image_url }
       return item
@@ -155,6 +170,11 @@ export function toOrder(
     payment: paymentSummary(
       payment ?? { provider: defaults.provider, status: 'unpaid', amount_cents: record.total_cents, currency: defaults.currency, refunded_cents: 0 },
     ),
+    fulfillmentStatus: fulfillmentStatusOf(lines),
+    // Filled by withFulfillments, one query per page of orders; a new order has none.
+    fulfillments: [],
+    // Filled by withRefunds, one batch for all the orders read.
+    refunds: [],
   }
   if (extra.customer !== undefined) order.customer = extra.customer
   if (extra.nextStatuses !== undefined) order.nextStatuses = [...extra.nextStatuses]
@@ -215,11 +235,98 @@ export function rowsToOrders(
       discount_cents: row.discount_cents,
       tax_cents: row.tax_cents,
       total_cents: row.item_total_cents,
+      fulfilled_quantity: row.fulfilled_quantity ?? 0,
+      refunded_quantity: row.refunded_quantity ?? 0,
+      cancelled_quantity: row.cancelled_quantity ?? 0,
       product:
         row.p_id !== null && row.p_name !== null && row.p_image_url !== null ? { id: row.p_id, name: row.p_name, image_url: row.p_image_url } : undefined,
     })
   }
   flush()
+  return orders
+}
+
+/** Puts each order's fulfillments on it, read in one query for all of them. */
+export async function withFulfillments(db: Db, orders: Order[]): Promise<Order[]> {
+  const byOrder = await listFulfillments(
+    db,
+    orders.map((order) => order.id),
+  )
+  for (const order of orders) order.fulfillments = byOrder.get(order.id) ?? []
+  return orders
+}
+
+/** A refund row and its lines as the API shows them. */
+export function toRefund(
+  row: {
+    id: number
+    order_id: number
+    amount_cents: number
+    shipping_cents: number
+    tax_cents: number
+    reason: string | null
+    provider: 'manual' | 'stripe'
+    created_at: string
+    actor_type: 'user' | 'system'
+    actor_id: number | null
+    actor_name: string | null
+  },
+  items: ReadonlyArray<{ order_item_id: number; quantity: number; amount_cents: number; tax_cents: number; restock: number }>,
+): Refund {
+  return {
+    id: row.id,
+    orderId: row.order_id,
+    amount: centsToAmount(Number(row.amount_cents)),
+    items: items.map((item) => ({
+      orderItemId: item.order_item_id,
+      quantity: item.quantity,
+      amount: centsToAmount(Number(item.amount_cents)),
+      tax: centsToAmount(Number(item.tax_cents)),
+      restock: item.restock === 1,
+    })),
+    shippingAmount: centsToAmount(Number(row.shipping_cents)),
+    taxAmount: centsToAmount(Number(row.tax_cents)),
+    reason: row.reason,
+    provider: row.provider,
+    createdAt: row.created_at,
+    actor: { type: row.actor_type, id: row.actor_id, name: row.actor_name },
+  }
+}
+
+/**
+ * The settled refunds of each order, oldest first, read for all of `orders` in two queries (the refunds, then their
+ * lines), never one per order. A refund still waiting for the provider is not shown until it settles.
+ */
+export async function withRefunds<T extends { id: number; refunds: Refund[] }>(db: Db, orders: T[]): Promise<T[]> {
+  if (orders.length === 0) return orders
+  const rows = await db
+    .selectFrom('refunds')
+    .selectAll()
+    .where(
+      'order_id',
+      'in',
+      orders.map((order) => order.id),
+    )
+    .where('pending_at', 'is', null)
+    .orderBy('id')
+    .execute()
+  if (rows.length === 0) return orders
+  const items = await db
+    .selectFrom('refund_items')
+    .selectAll()
+    .where(
+      'refund_id',
+      'in',
+      rows.map((row) => row.id),
+    )
+    .orderBy('refund_id')
+    .orderBy('order_item_id')
+    .execute()
+  const byRefund = new Map<number, typeof items>()
+  for (const item of items) byRefund.set(item.refund_id, [...(byRefund.get(item.refund_id) ?? []), item])
+  const byOrder = new Map<number, Refund[]>()
+  for (const row of rows) byOrder.set(row.order_id, [...(byOrder.get(row.order_id) ?? []), toRefund(row, byRefund.get(row.id) ?? [])])
+  for (const order of orders) order.refunds = byOrder.get(order.id) ?? []
   return orders
 }
 
@@ -232,5 +339,7 @@ export async function loadOrder(
 ): Promise<Order> {
   const [order] = rowsToOrders(await repo.findOrderWithItems(db, id, options.ownerId), defaults, options.admin)
   if (!order) throw new AppError(404, 'orderNotFound')
+  await withFulfillments(db, [order])
+  await withRefunds(db, [order])
   return order
 }

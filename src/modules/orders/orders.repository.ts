@@ -1,6 +1,7 @@
-import { type Insertable, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely'
+import { type ExpressionBuilder, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely'
 import { prepared } from '../../db/prepared.js'
-import type { Database, OrderEventsTable, OrderRow } from '../../db/database.js'
+import type { Database, OrderRow } from '../../db/database.js'
+import type { FulfillmentStatus } from './fulfillments.schemas.js'
 import type { OrderStatus } from './orders.schemas.js'
 
 type Db = Kysely<Database>
@@ -218,6 +219,9 @@ function selectOrdersWithItems(db: Db | Trx) {
         'i.discount_cents',
         'i.tax_cents',
         'i.total_cents as item_total_cents',
+        'i.fulfilled_quantity',
+        'i.refunded_quantity',
+        'i.cancelled_quantity',
         'p.id as p_id',
         'p.name as p_name',
         'p.image_url as p_image_url',
@@ -247,12 +251,56 @@ export interface OrderFilter {
   status?: OrderStatus
   guest?: boolean
   email?: string
+  fulfillmentStatus?: FulfillmentStatus
+  /** `payment.status` as the API shows it (partially_refunded and refunded derived from what was refunded). */
+  paymentStatus?: ShownPaymentStatus
+}
+
+type ShownPaymentStatus = 'unpaid' | 'processing' | 'paid' | 'failed' | 'refunded' | 'partially_refunded'
+
+/** The ids of the orders whose payment row shows `status` (an order without a row shows `unpaid`). */
+function paymentStatusFilter<O>(q: SelectQueryBuilder<Database, 'orders', O>, status: ShownPaymentStatus): SelectQueryBuilder<Database, 'orders', O> {
+  if (status === 'unpaid') {
+    return q.where((eb) => eb.not(eb('id', 'in', eb.selectFrom('payments').select('payments.order_id').where('payments.status', '!=', 'unpaid'))))
+  }
+  return q.where('id', 'in', (eb) => {
+    const rows = eb.selectFrom('payments').select('payments.order_id')
+    if (status === 'processing' || status === 'failed') return rows.where('payments.status', '=', status)
+    if (status === 'paid') return rows.where('payments.status', '=', 'paid').where('payments.refunded_cents', '=', 0)
+    if (status === 'partially_refunded') {
+      return rows
+        .where('payments.status', '=', 'paid')
+        .where('payments.refunded_cents', '>', 0)
+        .where((w) => w('payments.refunded_cents', '<', w.ref('payments.amount_cents')))
+    }
+    return rows.where((w) =>
+      w.or([
+        w('payments.status', '=', 'refunded'),
+        w.and([w('payments.status', '=', 'paid'), w('payments.refunded_cents', '>', 0), w('payments.refunded_cents', '>=', w.ref('payments.amount_cents'))]),
+      ]),
+    )
+  })
 }
 
 function filtered<O>(qb: SelectQueryBuilder<Database, 'orders', O>, filter: OrderFilter): SelectQueryBuilder<Database, 'orders', O> {
-  const { userId, status, guest, email } = filter
+  const { userId, status, guest, email, fulfillmentStatus, paymentStatus } = filter
+  // fulfillmentStatus, as order-view.ts derives it from the lines' counters: something shipped, something left.
+  const shipped = (eb: ExpressionBuilder<Database, 'orders'>) =>
+    eb.exists(eb.selectFrom('order_items as fi').select('fi.id').whereRef('fi.order_id', '=', 'orders.id').where('fi.fulfilled_quantity', '>', 0))
+  const left = (eb: ExpressionBuilder<Database, 'orders'>) =>
+    eb.exists(
+      eb
+        .selectFrom('order_items as li')
+        .select('li.id')
+        .whereRef('li.order_id', '=', 'orders.id')
+        .where((e) => e(e('li.fulfilled_quantity', '+', e.ref('li.cancelled_quantity')), '<', e.ref('li.quantity'))),
+    )
   return (
     qb
+      .$if(paymentStatus !== undefined, (q) => paymentStatusFilter(q, paymentStatus as ShownPaymentStatus))
+      .$if(fulfillmentStatus === 'unfulfilled', (q) => q.where((eb) => eb.not(shipped(eb))))
+      .$if(fulfillmentStatus === 'partial', (q) => q.where((eb) => eb.and([shipped(eb), left(eb)])))
+      .$if(fulfillmentStatus === 'fulfilled', (q) => q.where((eb) => eb.and([shipped(eb), eb.not(left(eb))])))
       .$if(userId !== undefined, (q) => q.where('user_id', '=', userId as number))
       .$if(status !== undefined, (q) => q.where('status', '=', status as OrderStatus))
       .$if(guest !== undefined, (q) => q.where('guest', '=', guest ? 1 : 0))
@@ -317,11 +365,10 @@ export async function findOrderContact(db: Db | Trx, id: number) {
 }
 
 export async function listOrderLines(trx: Trx, orderId: number) {
-  return trx.selectFrom('order_items').select(['product_id', 'variant_id', 'quantity']).where('order_id', '=', orderId).orderBy('product_id').execute()
-}
-
-// ---- the timeline ----
-
-export async function insertOrderEvent(trx: Trx, row: Insertable<OrderEventsTable>): Promise<void> {
-  await trx.insertInto('order_events').values(row).execute()
+  return trx
+    .selectFrom('order_items')
+    .select(['product_id', 'variant_id', 'quantity', 'cancelled_quantity'])
+    .where('order_id', '=', orderId)
+    .orderBy('product_id')
+    .execute()
 }

@@ -22,6 +22,7 @@ import {
   type UpdateStatusInput,
 } from './orders.schemas.js'
 import * as service from './orders.service.js'
+import { fulfillmentsRoutes } from './fulfillments.routes.js'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
 const checkoutFields = new Set(Object.keys(PlaceOrderBody.properties))
@@ -56,6 +57,8 @@ function orderListPath(query: ListOrdersQuery, offset: number): string {
   if (query.userId !== undefined) search.set('userId', String(query.userId))
   if (query.guest !== undefined) search.set('guest', String(query.guest))
   if (query.email !== undefined) search.set('email', query.email)
+  if (query.fulfillmentStatus !== undefined) search.set('fulfillmentStatus', query.fulfillmentStatus)
+  if (query.paymentStatus !== undefined) search.set('paymentStatus', query.paymentStatus)
   return `/orders?${search.toString()}`
 }
 
@@ -201,4 +204,6 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
   }
   app.patch('/orders/:id/status', statusRoute)
   app.put('/orders/:id/status', statusRoute)
+
+  await fulfillmentsRoutes(fastify, { config: options.config, deps: orders })
 }

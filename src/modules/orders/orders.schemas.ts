@@ -4,8 +4,10 @@ import { AddressSnapshot, CreateAddressBody } from '../addresses/addresses.schem
 import { ShippingMethodSnapshot } from '../shipping/shipping.schemas.js'
 import { email as userEmail } from '../users/users.schemas.js'
 // Payments: `payment` on every order JSON.
-import { PaymentSummary } from '../payments/payments.schemas.js'
+import { PaymentSummary, shownPaymentStatuses } from '../payments/payments.schemas.js'
+import { Refund } from '../payments/refunds.schemas.js'
 import { TaxLine } from '../cart/cart.schemas.js'
+import { Fulfillment, fulfillmentStatuses } from './fulfillments.schemas.js'
 
 export const orderStatuses = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const
 export type OrderStatus = (typeof orderStatuses)[number]
@@ -63,12 +65,14 @@ export const ListOrdersQuery = {
     status: { type: 'string', enum: orderStatuses },
     userId: { ...positiveId, description: 'Only this customer’s orders. Admins; a customer may give only their own id (another is 403).' },
     guest: { type: 'boolean', description: 'true: guest orders only; false: account orders only.' },
+    fulfillmentStatus: { type: 'string', enum: fulfillmentStatuses, description: 'Only orders with nothing, part or all of them shipped.' },
     email: {
       type: 'string',
       minLength: 1,
       maxLength: 254,
       description: 'Only the orders of this e-mail (ignoring case): a guest’s, or the current one of an account.',
     },
+    paymentStatus: { type: 'string', enum: shownPaymentStatuses, description: 'Only the orders whose `payment.status` is this one (admins).' },
   },
   additionalProperties: false,
 } as const
@@ -160,6 +164,9 @@ export const Order = {
     'discount',
     'taxLines',
     'payment',
+    'fulfillmentStatus',
+    'fulfillments',
+    'refunds',
   ],
   properties: {
     id: { type: 'integer' },
@@ -204,6 +211,17 @@ export const Order = {
       ],
     },
     payment: PaymentSummary,
+    fulfillmentStatus: {
+      type: 'string',
+      enum: fulfillmentStatuses,
+      description: 'unfulfilled: nothing shipped; fulfilled: every unit shipped or cancelled; partial otherwise.',
+    },
+    fulfillments: { type: 'array', items: Fulfillment, description: 'The shipments, oldest first.' },
+    refunds: {
+      type: 'array',
+      items: Refund,
+      description: 'The order’s refunds, oldest first: the shop’s and those made in the provider’s dashboard (`actor.type: "system"`).',
+    },
     orderToken: { type: 'string', description: 'A guest checkout’s answer only: the token that opens this order (`X-Order-Token` or `?token=`).' },
     /** Admin reads only: the statuses an admin may move this order to now (the lifecycle's table). */
     nextStatuses: { type: 'array', items: { type: 'string', enum: orderStatuses } },

@@ -13,7 +13,9 @@ import { createInventory, type Inventory } from '../inventory/inventory.service.
 import { enqueueEmail } from '../outbox/outbox.js'
 import { findActiveShippingMethod, shipsTo, shopShips } from '../shipping/shipping.service.js'
 import { type MoveRequest, OrderLifecycle } from './order-lifecycle.js'
-import { loadOrder, type OrderRecord, type PaymentDefaults, rowsToOrders, toOrder } from './order-view.js'
+import { fulfillmentsHook } from './fulfillments.service.js'
+import { appendOrderEvent } from './order-timeline.js'
+import { loadOrder, type OrderRecord, type PaymentDefaults, rowsToOrders, toOrder, withFulfillments, withRefunds } from './order-view.js'
 import * as repo from './orders.repository.js'
 import { orderLinkUrl, type OrderTokens } from './order-token.js'
 import type { ListOrdersQuery, Order, OrderLookupInput, OrderStatus, PlaceOrderInput } from './orders.schemas.js'
@@ -48,6 +50,8 @@ export function createOrdersDeps(
 ): OrdersDeps {
   const inventory = createInventory({ events })
   const lifecycle = new OrderLifecycle({ db, inventory, events, payments })
+  // Moves made without a shipment record one (to shipped) or deliver them all (to delivered).
+  lifecycle.use(fulfillmentsHook({ db, lifecycle, events, payments }))
   return { db, lifecycle, inventory, events, payments, pricing }
 }
 
@@ -338,6 +342,14 @@ async function createOrderFromCart(
   }
   const orderLines = items.sort((a, b) => a.id - b.id).map((item) => ({ ...item, product: products.get(item.product_id) }))
   const order = toOrder(record, orderLines, null, deps.payments)
+  // The timeline's first entry, in the order's own transaction (the customer placed it: an account, or a guest).
+  await appendOrderEvent(trx, {
+    orderId: id,
+    type: 'order.created',
+    at: now,
+    actor: userId === null ? { type: 'guest', email: email ?? '' } : { type: 'user', id: userId },
+    data: { total: order.total, currency: order.currency, items: order.items.length },
+  })
   // Events: order.created, and stock.low for each product this order took to the threshold or below.
   await deps.events.emit(trx, { type: 'order.created', data: order })
   await deps.inventory.announceLowStock(trx, reserved)
@@ -365,9 +377,12 @@ export async function listOrders(deps: OrdersDeps, caller: AuthUser, query: List
     ...(query.status ? { status: query.status } : {}),
     ...(query.guest !== undefined ? { guest: query.guest } : {}),
     ...(query.email !== undefined ? { email: query.email.trim().toLowerCase() } : {}),
+    ...(query.fulfillmentStatus ? { fulfillmentStatus: query.fulfillmentStatus } : {}),
+    ...(query.paymentStatus !== undefined ? { paymentStatus: query.paymentStatus } : {}),
   }
   const [rows, total] = await Promise.all([repo.listOrdersWithItems(db, { ...filter, limit: query.limit, offset: query.offset }), repo.countOrders(db, filter)])
-  return { orders: rowsToOrders(rows, deps.payments, admin ? deps.lifecycle : undefined), total }
+  const orders = rowsToOrders(rows, deps.payments, admin ? deps.lifecycle : undefined)
+  return { orders: await withRefunds(db, await withFulfillments(db, orders)), total }
 }
 
 /**

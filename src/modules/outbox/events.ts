@@ -2,22 +2,35 @@ import type { Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import type { OutboxInsert } from './outbox.js'
 
-/** The shop's events (docs/email.md); `data` is the resource as the API returns it, `{id}` for product.deleted. */
+/**
+ * The shop's events (docs/email.md); `data` is the resource as the API returns it, `{id}` for product.deleted,
+ * `{order, fulfillment}` for order.fulfilled and `{order}` for order.delivered.
+ */
 export const SHOP_EVENT_TYPES = [
   'order.created',
   'order.paid',
   'order.status_changed',
   'order.cancelled',
+  'order.fulfilled',
+  'order.delivered',
+  'order.refunded',
   'product.created',
   'product.updated',
   'product.deleted',
   'stock.low',
+  'return.requested',
+  'return.approved',
+  'return.rejected',
+  'return.received',
+  'withdrawal.received',
 ] as const
 export type ShopEventType = (typeof SHOP_EVENT_TYPES)[number]
 
 export interface ShopEvent {
   type: ShopEventType
   data: unknown
+  /** order.fulfilled: false when the customer is not to hear of the shipment (its `notifyCustomer`); e-mailed otherwise. */
+  notifyCustomer?: boolean
 }
 
 /**

@@ -29,7 +29,9 @@ export function emailNotifications(config: Config): EventListener {
       return emailRows(messages)
     }
     if (!event.type.startsWith('order.')) return []
-    const order = event.data as OrderData
+    // The shipment's and the refund's events carry the order beside what happened to it.
+    const wrapped = event.type === 'order.fulfilled' || event.type === 'order.delivered' || event.type === 'order.refunded'
+    const order = (wrapped ? (event.data as { order: OrderData }).order : event.data) as OrderData
     // A guest is written to at the order's e-mail, by the name on its address, with a fresh link to the order;
     // an account's customer at their account's e-mail (none once the user is deleted).
     const guest = order.guest === true && typeof order.email === 'string'
@@ -41,10 +43,10 @@ export function emailNotifications(config: Config): EventListener {
     // order-received carries the token checkout answered (signed as of the order's creation: the same token); the
     // later e-mails a fresh one.
     const signedAt = event.type === 'order.created' && order.createdAt !== undefined ? Date.parse(order.createdAt) : Date.now()
-    const toCustomer = (template: EmailMessage['template']) => {
+    const toCustomer = (template: EmailMessage['template'], more: Record<string, unknown> = {}) => {
       if (!customer) return
       const link = guest ? { link: orderLinkUrl(shopUrl, order.id, tokens.sign(order.id, signedAt)) } : {}
-      messages.push({ template, to: customer.email, data: { name: customer.name, order, ...link } })
+      messages.push({ template, to: customer.email, data: { name: customer.name, order, ...more, ...link } })
     }
     if (event.type === 'order.created') {
       toCustomer('order-received')
@@ -52,7 +54,11 @@ export function emailNotifications(config: Config): EventListener {
       for (const to of admins) messages.push({ template: 'admin-new-order', to, data: { name, email: customer?.email ?? '', order } })
     } else if (event.type === 'order.paid') toCustomer('order-paid')
     else if (event.type === 'order.cancelled') toCustomer('order-cancelled')
-    else if (event.type === 'order.status_changed' && order.status === 'shipped') toCustomer('order-shipped')
+    // Each shipment recorded (a move to shipped records one) tells the customer, with its lines and tracking,
+    // unless the admin said not to.
+    else if (event.type === 'order.fulfilled' && event.notifyCustomer !== false)
+      toCustomer('order-shipped', { fulfillment: (event.data as { fulfillment: unknown }).fulfillment })
+    else if (event.type === 'order.refunded') toCustomer('order-refunded', { refund: (event.data as { refund: unknown }).refund })
     return emailRows(messages)
   }
 }

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { Config } from '../../config.js'
 import { type DispatcherOverrides, dispatcherOptions, type Outbox, OutboxDispatcher } from './dispatch-loop.js'
 import { emailNotifications } from './notifications.js'
+import { afterSaleNotifications } from '../returns/notifications.js'
 import { createSendThread } from './send-thread.js'
 
 /** What the plugin is given: the service's configuration, and the dispatcher's options to change (tests). */
@@ -45,6 +46,7 @@ async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOpt
     return outcome
   })
   dispatcher.onEvent(emailNotifications(pluginOptions.config))
+  dispatcher.onEvent(afterSaleNotifications(pluginOptions.config))
   // A write request's transaction has committed by the time it answers: what it queued goes now.
   app.addHook('onResponse', async (request) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') dispatcher.wake()

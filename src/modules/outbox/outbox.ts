@@ -12,10 +12,18 @@ export type EmailTemplate =
   | 'order-paid'
   | 'order-shipped'
   | 'order-cancelled'
+  | 'order-refunded'
   | 'guest-order-link'
   | 'admin-new-order'
   | 'admin-low-stock'
   | 'admin-payment-disputed'
+  | 'return-requested'
+  | 'return-approved'
+  | 'return-rejected'
+  | 'return-received'
+  | 'admin-return-requested'
+  | 'withdrawal-receipt'
+  | 'admin-withdrawal-received'
 
 export interface EmailMessage {
   template: EmailTemplate

@@ -1,5 +1,5 @@
 import { type Insertable, type Kysely, PostgresAdapter, type Transaction } from 'kysely'
-import type { Database, OrderEventsTable, PaymentRow, RefundsTable } from '../../db/database.js'
+import type { Database, PaymentRow, RefundsTable } from '../../db/database.js'
 import type { PaymentStatus } from './payments.schemas.js'
 
 type Db = Kysely<Database>
@@ -161,12 +161,15 @@ export async function addRefunded(trx: Trx, row: PaymentRow, cents: number, now:
     .execute()
 }
 
-export async function insertRefund(trx: Trx, row: Insertable<RefundsTable>): Promise<void> {
-  await trx.insertInto('refunds').values(row).execute()
+/** Writes a refund; returns its id. */
+export async function insertRefund(trx: Trx, row: Insertable<RefundsTable>): Promise<number> {
+  return (await trx.insertInto('refunds').values(row).returning('id').executeTakeFirstOrThrow()).id
 }
 
-export async function insertOrderEvent(trx: Trx, row: Insertable<OrderEventsTable>): Promise<void> {
-  await trx.insertInto('order_events').values(row).execute()
+/** Whether the order has a refund by line written and not yet settled (its marker is the payment's). */
+export async function hasPendingLineRefund(db: Db | Trx, orderId: number): Promise<boolean> {
+  const row = await db.selectFrom('refunds').select('id').where('order_id', '=', orderId).where('pending_at', 'is not', null).executeTakeFirst()
+  return row !== undefined
 }
 
 /** Refunds recorded and committed before `before` and never settled: a crash or a timeout left them. */

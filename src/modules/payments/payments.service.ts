@@ -5,8 +5,10 @@ import type { Database, PaymentRow } from '../../db/database.js'
 import { AppError } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import type { LifecycleHook, OrderLifecycle, OrderMove } from '../orders/order-lifecycle.js'
+import type { EventSink } from '../../shared/event-sink.js'
 import { enqueueEmail } from '../outbox/outbox.js'
-import { paymentSummary } from '../orders/order-view.js'
+import { loadOrder, paymentSummary, toRefund } from '../orders/order-view.js'
+import { appendOrderEvent, systemActor } from '../orders/order-timeline.js'
 import { RefundError, type PaymentProvider, type RemoteIntent, type RemoteProvider } from './providers/provider.js'
 import * as repo from './payments.repository.js'
 import type { PaymentAnswer, PaymentStatus } from './payments.schemas.js'
@@ -74,6 +76,8 @@ export interface PaymentsDeps {
   lifecycle: OrderLifecycle
   /** Who hears of a dispute (ADMIN_NOTIFY_EMAIL). */
   adminEmails?: readonly string[]
+  /** Where a refund made in Stripe's dashboard is announced (`order.refunded`); none: not announced. */
+  events?: EventSink
 }
 
 /**
@@ -96,6 +100,7 @@ export class PaymentsService {
   private readonly db: Db
   private readonly lifecycle: OrderLifecycle
   private readonly adminEmails: readonly string[]
+  private readonly events: EventSink | undefined
 
   constructor(deps: PaymentsDeps) {
     this.db = deps.db
@@ -104,15 +109,25 @@ export class PaymentsService {
     this.log = deps.log
     this.lifecycle = deps.lifecycle
     this.adminEmails = deps.adminEmails ?? []
+    this.events = deps.events
     this.afterStep = undefined
+    this.pendingRefunds = undefined
     deps.lifecycle.use(this.lifecycleHook())
   }
 
-  private async step(name: PaymentStep): Promise<void> {
+  /** Runs the test-only seam after `name` (the refunds by line share it: their steps are the same). */
+  async step(name: PaymentStep): Promise<void> {
     if (this.afterStep) await this.afterStep(name)
   }
 
-  private get remote(): RemoteProvider | undefined {
+  /**
+   * The refunds by line (refunds.service.ts) register here, so that the reconcile job finishes theirs too: it
+   * answers `undefined` when the order has no refund by line pending, else what finishing it did (`refunded`, or
+   * `unchanged` when Stripe refused it and it was dropped); a failure to reach Stripe throws (the next run retries).
+   */
+  pendingRefunds: ((orderId: number, log: PaymentsLog) => Promise<EventOutcome | undefined>) | undefined
+
+  get remote(): RemoteProvider | undefined {
     return this.provider.name === 'stripe' ? this.provider : undefined
   }
 
@@ -212,6 +227,8 @@ export class PaymentsService {
       if (order?.status !== 'paid') throw new AppError(409, 'transitionNotAllowed', order?.status ?? move.from, move.to)
       const payment = await repo.lockPayment(trx, move.orderId)
       if (!payment || !needsCardRefund(payment)) return undefined
+      // A refund by line still waiting for Stripe holds the marker: the rest is known only once it settles.
+      if (payment.refund_pending_at !== null && (await repo.hasPendingLineRefund(trx, move.orderId))) throw new AppError(409, 'refundInProgress')
       await repo.markRefundPending(trx, move.orderId, Number(payment.amount_cents) - Number(payment.refunded_cents), nowIso())
       return repo.findPayment(trx, move.orderId)
     })
@@ -484,7 +501,7 @@ export class PaymentsService {
       const system = { actor_type: 'system' as const, actor_id: null, actor_name: null }
       if (event.type === 'charge.dispute.created') {
         const data = { disputeId: event.chargeId, amount: event.amountCents / 100, currency: row.currency, reason: event.reason }
-        await repo.insertOrderEvent(trx, { order_id: orderId, type: 'payment.disputed', at: now, ...system, data: JSON.stringify(data) })
+        await appendOrderEvent(trx, { orderId, type: 'payment.disputed', at: now, actor: systemActor, data })
         await this.notifyDispute(trx, orderId, data)
         log.warn({ eventId: event.id, orderId }, 'a payment of the order is disputed')
         return { outcome: 'disputed', orderId }
@@ -493,22 +510,29 @@ export class PaymentsService {
       const outside = event.amountCents - known
       if (outside <= 0) return { outcome: 'unchanged', orderId }
       await repo.addRefunded(trx, row, outside, now)
-      await repo.insertRefund(trx, {
+      const refund = {
         order_id: orderId,
         amount_cents: outside,
-        provider: 'stripe',
+        provider: 'stripe' as const,
         provider_ref: event.chargeId,
         reason: 'charge.refunded',
         ...system,
         created_at: now,
-      })
-      await repo.insertOrderEvent(trx, {
-        order_id: orderId,
+      }
+      const refundId = await repo.insertRefund(trx, refund)
+      await appendOrderEvent(trx, {
+        orderId,
         type: 'order.refunded',
         at: now,
-        ...system,
-        data: JSON.stringify({ amount: outside / 100, currency: row.currency, source: 'stripe' }),
+        actor: systemActor,
+        data: { amount: outside / 100, currency: row.currency, source: 'stripe' },
       })
+      // A refund like the shop's own: announced (`order.refunded`, and so the customer's `order-refunded`).
+      if (this.events) {
+        const shown = toRefund({ ...refund, id: refundId, shipping_cents: 0, tax_cents: 0 }, [])
+        const order = await loadOrder(trx, { provider: this.provider.name, currency: this.config.currency }, orderId)
+        await this.events.emit(trx, { type: 'order.refunded', data: { order, refund: shown } })
+      }
       log.info({ eventId: event.id, orderId, cents: outside }, 'a refund made in Stripe was recorded')
       return { outcome: 'refunded', orderId }
     })
@@ -536,7 +560,10 @@ export class PaymentsService {
     const pendingBefore = new Date(Date.now() - (options.pendingRefundAgeMs ?? PENDING_REFUND_AGE_MS)).toISOString()
     for (const pending of await repo.listPendingRefunds(db, pendingBefore)) {
       try {
-        if (pending.status === 'paid') {
+        const byLine = this.pendingRefunds ? await this.pendingRefunds(pending.order_id, log) : undefined
+        if (byLine !== undefined) {
+          if (byLine === 'refunded') changes.push({ orderId: pending.order_id, outcome: byLine })
+        } else if (pending.status === 'paid') {
           // An admin's cancel whose refund was recorded and never settled: the same key, then the cancel.
           await this.lifecycle.move({ orderId: pending.order_id, to: 'cancelled', cause: 'admin', actorId: null, log })
           changes.push({ orderId: pending.order_id, outcome: 'cancelled' })
@@ -611,7 +638,7 @@ function owesCardMoney(row: PaymentRow): boolean {
 }
 
 /** A card payment the provider holds and must refund: Stripe's, paid by card (not marked paid by an admin). */
-function needsCardRefund(row: PaymentRow): boolean {
+export function needsCardRefund(row: PaymentRow): boolean {
   return row.provider === 'stripe' && row.intent_id !== null && row.status === 'paid' && row.paid_manually === 0
 }
 

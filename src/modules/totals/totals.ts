@@ -145,6 +145,16 @@ function mulDivRound(a: number, b: number, d: number): number {
   return 2 * remainder >= d ? q + 1 : q
 }
 
+/**
+ * `round(total × n / q)`, half-up and exact: the share of `n` of a line's `q` units in an amount of the line (its
+ * total, its tax). The refunds' cumulative rule (refunds.ts) is built on it.
+ */
+export function shareOf(totalCents: number, n: number, q: number): number {
+  if (q <= 0 || n <= 0 || totalCents === 0) return 0
+  if (n >= q) return totalCents
+  return mulDivRound(totalCents, n, q)
+}
+
 /** The tax in `amount` at `rate`: included, round(amount × r / (100 + r)); excluded, round(amount × r / 100). */
 function taxOf(amountCents: number, rate: number, included: boolean): number {
   if (rate === 0 || amountCents === 0) return 0

@@ -67,9 +67,54 @@ function orderView(order: OrderLike, currency: string) {
   }
 }
 
+interface FulfillmentLike {
+  carrier?: string | null
+  trackingNumber?: string | null
+  trackingUrl?: string | null
+  items?: Array<{ orderItemId?: number; quantity?: number }>
+}
+
+/** A shipment's carrier, tracking and lines, each line named as the order names it. */
+function fulfillmentView(fulfillment: FulfillmentLike, order: OrderLike) {
+  const lines = new Map((order.items ?? []).map((item) => [(item as { id?: number }).id, item]))
+  return {
+    carrier: fulfillment.carrier ?? '',
+    trackingNumber: fulfillment.trackingNumber ?? '',
+    trackingUrl: fulfillment.trackingUrl ?? '',
+    items: (fulfillment.items ?? []).map((item) => {
+      const line = lines.get(item.orderItemId)
+      return { name: line?.name ?? line?.product?.name ?? `Artículo ${item.orderItemId ?? ''}`, quantity: item.quantity }
+    }),
+  }
+}
+
+interface RefundLike {
+  amount?: number
+  shippingAmount?: number
+  reason?: string | null
+  items?: Array<{ orderItemId?: number; quantity?: number; amount?: number }>
+}
+
+/**
+ * A refund as its e-mail shows it. Its amounts read the Spanish way with a plain space (`23,00 €`), as the subject
+ * quotes them: Intl puts a no-break space before the symbol, which some mail clients show as a stray character.
+ */
+function refundView(refund: RefundLike, currency: string) {
+  const plain = (amount: unknown) => money(amount, currency).replace(/\u00a0/g, ' ')
+  return {
+    amount: plain(refund.amount),
+    shippingAmount: typeof refund.shippingAmount === 'number' && refund.shippingAmount > 0 ? plain(refund.shippingAmount) : '',
+    reason: refund.reason ?? '',
+    items: (refund.items ?? []).map((item) => ({ orderItemId: item.orderItemId, quantity: item.quantity, amount: plain(item.amount) })),
+  }
+}
+
 export function emailView(message: EmailMessage, context: ViewContext): Record<string, unknown> {
   const data = message.data
   const view: Record<string, unknown> = { ...data, shopUrl: context.publicUrl }
   if (data.order && typeof data.order === 'object') view.order = orderView(data.order, context.currency)
+  if (data.fulfillment && typeof data.fulfillment === 'object')
+    view.fulfillment = fulfillmentView(data.fulfillment, data.order && typeof data.order === 'object' ? data.order : {})
+  if (data.refund && typeof data.refund === 'object') view.refund = refundView(data.refund, context.currency)
   return view
 }

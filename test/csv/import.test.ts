@@ -1,0 +1,343 @@
+import { beforeEach, describe, expect, it } from 'vitest'
+import { messages } from '../../src/shared/errors.js'
+import { useTestApp } from '../helpers/app.js'
+import { makeCategory, makeProduct, multipart } from '../helpers/catalog.js'
+import { bearer, type TestUser } from '../helpers/factories.js'
+import { recordEvents } from '../helpers/outbox.js'
+import { countRows } from '../helpers/shop.js'
+import type { Product } from '../../src/modules/catalog/products.service.js'
+
+// POST /imports/products: the file's checks, the matching of products and variants, the report, all or nothing,
+// `partial`, `dryRun`, and the round trip of an export.
+
+const t = useTestApp({ IMPORT_MAX_ROWS: '20', IMPORT_MAX_BYTES: '4000' }, { outbox: { enabled: false } })
+const events = recordEvents(t)
+
+const BOM = '\uFEFF'
+const csv = (lines: string[]) => Buffer.from(lines.join('\r\n') + '\r\n', 'utf8')
+
+async function upload(file: Buffer | null, query = '', user: TestUser | null = t.admin, field = 'file') {
+  const form = await multipart({}, file === null ? [] : [{ field, filename: 'products.csv', type: 'text/csv', data: file }])
+  return t.app.inject({ method: 'POST', url: `/imports/products${query}`, headers: { ...form.headers, ...(user ? bearer(user) : {}) }, payload: form.payload })
+}
+
+const getProduct = async (id: number) => (await t.app.inject({ url: `/products/${id}`, headers: bearer(t.admin) })).json() as Product
+const snapshot = async () => ({
+  products: await countRows(t.app, 'products'),
+  variants: await countRows(t.app, 'product_variants'),
+  options: await countRows(t.app, 'product_options'),
+  values: await countRows(t.app, 'product_option_values'),
+  tags: await countRows(t.app, 'product_tags'),
+  updated: (await t.app.db.selectFrom('products').select(['id', 'updated_at']).orderBy('id').execute()).map((r) => `${r.id}@${r.updated_at}`).join(','),
+  vUpdated: (await t.app.db.selectFrom('product_variants').select(['id', 'updated_at', 'price_cents', 'stock']).orderBy('id').execute())
+    .map((r) => `${r.id}@${r.updated_at}:${r.price_cents}:${r.stock}`)
+    .join(','),
+})
+
+let seq = 0
+const unique = (prefix: string) => `${prefix}-${++seq}-${process.pid}`
+
+beforeEach(() => {
+  events.length = 0
+})
+
+describe('the file', () => {
+  it('401 without a token, 403 for a customer', async () => {
+    expect((await upload(csv(['name,price', 'A,1']), '', null)).statusCode).toBe(401)
+    expect((await upload(csv(['name,price', 'A,1']), '', t.customer)).statusCode).toBe(403)
+  })
+
+  it('every refusal of the file itself, with its message; nothing written', async () => {
+    const before = await snapshot()
+    const cases: Array<[Buffer | null, number, string]> = [
+      [null, 422, 'file should not be empty'],
+      [Buffer.alloc(0), 422, 'file should not be empty'],
+      [csv(['name,stock', 'A,1']), 422, messages.importMissingColumn('price')],
+      [csv(['price,stock', '1,1']), 422, messages.importMissingColumn('name')],
+      [csv(['name,price,colour', 'A,1,red']), 422, messages.importUnknownColumn('colour')],
+      [csv(['name,price', 'A,1,extra']), 422, messages.importInvalidCsv('Invalid Record Length: expect 2, got 3 on line 2')],
+      [csv(['name,price', '"A,1']), 422, messages.importInvalidCsv('Quote Not Closed: the parsing is finished with an opening quote at line 3')],
+      [csv(['name,price', ...Array.from({ length: 21 }, (_, i) => `P${i},1`)]), 422, messages.importTooManyRows(20)],
+    ]
+    for (const [file, status, message] of cases) {
+      const res = await upload(file)
+      expect({ status: res.statusCode, body: res.json() }, message).toEqual({ status, body: { error: message } })
+    }
+    expect(await snapshot()).toEqual(before)
+    expect(events).toEqual([])
+  })
+
+  it('over IMPORT_MAX_BYTES: 413', async () => {
+    const res = await upload(csv(['name,price', ...Array.from({ length: 15 }, () => `${'x'.repeat(300)},1`)]))
+    expect(res.statusCode).toBe(413)
+    expect(res.json()).toEqual({ error: messages.bodyTooLarge })
+  })
+
+  it('a file without a form: 422 file should not be empty', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/imports/products', headers: bearer(t.admin), payload: {} })
+    expect(res.statusCode).toBe(422)
+    expect(res.json()).toEqual({ error: 'file should not be empty' })
+  })
+})
+
+describe('creating and updating', () => {
+  it('new products: one with options over several rows, one with its default variant; the report counts them', async () => {
+    const category = await makeCategory(t.app)
+    const slug = unique('camiseta')
+    const sku = unique('SKU')
+    const res = await upload(
+      csv([
+        `${BOM}name,slug,price,stock,sku,category,tags,option1_name,option1_value,option2_name,option2_value`,
+        `Camiseta,${slug},10,3,${sku}-S,${category.slug},"verano, algodón",Talla,S,Color,Rojo`,
+        `Camiseta,${slug},12.5,2,${sku}-M,${category.slug},"verano, algodón",Talla,M,Color,Rojo`,
+        `'=Taza,,4.90,7,,,,,,,`,
+      ]),
+    )
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({
+      dryRun: false,
+      partial: false,
+      applied: true,
+      rows: 3,
+      created: { products: 2, variants: 3 },
+      updated: { products: 0, variants: 0 },
+      unchanged: 0,
+      errors: [],
+    })
+    const shirt = await t.app.db.selectFrom('products').selectAll().where('slug', '=', slug).executeTakeFirstOrThrow()
+    const product = await getProduct(shirt.id)
+    expect(product).toMatchObject({
+      name: 'Camiseta',
+      status: 'draft',
+      categoryId: category.id,
+      tags: ['verano', 'algodón'],
+      stock: 5,
+      priceRange: { min: 10, max: 12.5 },
+    })
+    expect(product.options.map((o) => [o.name, o.values.map((v) => v.value)])).toEqual([
+      ['Talla', ['S', 'M']],
+      ['Color', ['Rojo']],
+    ])
+    expect(product.variants.map((v) => [v.title, v.sku, v.price, v.stock])).toEqual([
+      ['S / Rojo', `${sku}-S`, 10, 3],
+      ['M / Rojo', `${sku}-M`, 12.5, 2],
+    ])
+    // The export's leading quote is taken off: the name is the formula's text.
+    const mug = await t.app.db.selectFrom('products').selectAll().where('name', '=', '=Taza').executeTakeFirstOrThrow()
+    expect(mug).toMatchObject({ slug: 'taza', price_cents: 490, stock: 7, status: 'draft' })
+    expect(events.map((e) => e.type)).toEqual(['product.created', 'product.created'])
+  })
+
+  it('matching: by slug, by product_id, variants by variant_id, by SKU, or the one variant; absent columns left alone', async () => {
+    const a = await makeProduct(t.app, { priceCents: 1000, stock: 1, description: 'keep me' })
+    const b = await makeProduct(t.app, { priceCents: 2000, stock: 2 })
+    const sku = unique('B')
+    await t.app.db.updateTable('product_variants').set({ sku, sku_key: sku.toLowerCase() }).where('product_id', '=', b.id).execute()
+    const bVariant = (await getProduct(b.id)).variants[0]!.id
+    // Read (and, with the product read cache on, kept) before the import: the import must empty the cache.
+    expect(((await t.app.inject({ url: `/products/${a.id}` })).json() as Product).price).toBe(10)
+    const newSlug = unique('renamed')
+    const res = await upload(
+      csv(['product_id,slug,name,price,stock,variant_id,sku', `,${a.slug},${a.name},11,,,`, `${b.id},${newSlug},${b.name},21,5,,${sku}`]),
+    )
+    expect(res.json()).toMatchObject({ applied: true, created: { products: 0, variants: 0 }, updated: { products: 1, variants: 2 }, unchanged: 0, errors: [] })
+    expect(await getProduct(a.id)).toMatchObject({ price: 11, stock: 1, description: 'keep me' })
+    expect(((await t.app.inject({ url: `/products/${a.id}` })).json() as Product).price).toBe(11)
+    expect(await getProduct(b.id)).toMatchObject({ slug: newSlug, price: 21, stock: 5 })
+    // The old slug still answers, with a redirect.
+    expect((await t.app.inject({ url: `/products/${b.slug}` })).statusCode).toBe(301)
+    const byVariant = await upload(csv(['product_id,name,price,variant_id', `${b.id},${b.name},22,${bVariant}`]))
+    expect(byVariant.json()).toMatchObject({ updated: { products: 0, variants: 1 }, errors: [] })
+    expect((await getProduct(b.id)).price).toBe(22)
+    expect(events.map((e) => e.type)).toEqual(['product.updated', 'product.updated', 'product.updated'])
+  })
+})
+
+describe('row errors', () => {
+  it('each message, on its row and column; all or nothing: one error writes nothing at all', async () => {
+    const several = await makeProduct(t.app, { priceCents: 1000 })
+    await t.app.inject({
+      method: 'POST',
+      url: `/products/${several.id}/options`,
+      headers: bearer(t.admin),
+      payload: { name: 'Talla', values: ['S', 'M'], defaultValue: 'S' },
+    })
+    await t.app.inject({ method: 'POST', url: `/products/${several.id}/variants`, headers: bearer(t.admin), payload: { options: { Talla: 'M' }, price: 10 } })
+    const other = await makeProduct(t.app)
+    const otherSku = unique('OTHER')
+    await t.app.db.updateTable('product_variants').set({ sku: otherSku, sku_key: otherSku.toLowerCase() }).where('product_id', '=', other.id).execute()
+    const plain = await makeProduct(t.app)
+    const fresh = unique('fresh')
+    const valid = unique('valid')
+    const before = await snapshot()
+    events.length = 0
+    const file = csv([
+      'product_id,slug,name,price,stock,variant_id,sku,category,option1_name,option1_value',
+      `,${valid},Válido,5,1,,,,,`,
+      `${plain.id},,${plain.name},abc,,,,,,`,
+      `,${several.slug},${several.name},5,,,,,Talla,`,
+      `,${fresh},Nuevo,5,,,,no-such-category,,`,
+      `,${fresh},Otro nombre,5,,,,no-such-category,,`,
+    ])
+    const res = await upload(file)
+    expect(res.statusCode).toBe(200)
+    const report = res.json()
+    expect(report).toMatchObject({ dryRun: false, partial: false, applied: false, rows: 5 })
+    expect(report.errors).toEqual([
+      { row: 3, column: 'price', message: 'price must be a number conforming to the specified constraints' },
+      { row: 4, column: 'option1_value', message: messages.optionsIncomplete },
+      { row: 6, column: 'name', message: messages.importRowsDisagree(fresh, 'name') },
+    ])
+    // The database-level checks run for products whose rows are all valid.
+    const second = await upload(
+      csv([
+        'product_id,slug,name,price,variant_id,sku,category,option1_name,option1_value',
+        `${plain.id},,${plain.name},5,999999,,,,`,
+        `,${other.slug},${other.name},5,,${unique('FREE')},,,`,
+        `,${several.slug},${several.name},5,,,,,`,
+        `,${unique('nocat')},Nuevo,5,,,no-such-category,,`,
+        `,${several.slug}-x,X,5,,,,,`,
+      ]),
+    )
+    expect(second.json().errors).toEqual([
+      { row: 2, column: 'variant_id', message: messages.importVariantNotFound(999999) },
+      { row: 4, column: 'sku', message: messages.importNoSku(several.slug) },
+      { row: 5, column: 'category', message: messages.importCategoryMissing('no-such-category') },
+    ])
+    expect(second.json()).toMatchObject({ applied: false, created: { products: 1, variants: 1 }, updated: { products: 0, variants: 1 } })
+    const third = await upload(
+      csv([
+        'slug,name,price,sku,option1_name,option1_value',
+        `${plain.slug},${plain.name},5,${otherSku},,`,
+        `${several.slug},${several.name},5,,Color,Azul`,
+        `${unique('mix')},Mezcla,5,,,`,
+      ]),
+    )
+    expect(third.json().errors).toEqual([
+      { row: 2, column: 'sku', message: messages.importSkuOfAnotherVariant(otherSku) },
+      { row: 3, column: 'option1_name', message: messages.importOptionsDisagree(several.slug) },
+    ])
+    expect(await snapshot()).toEqual(before)
+    expect(events).toEqual([])
+  })
+
+  it('the API’s own rules: a taken SKU, an unknown tax class, a status an imageless product cannot have', async () => {
+    const taken = unique('TAKEN')
+    const holder = await makeProduct(t.app)
+    await t.app.db.updateTable('product_variants').set({ sku: taken, sku_key: taken.toLowerCase() }).where('product_id', '=', holder.id).execute()
+    const res = await upload(
+      csv([
+        'slug,name,price,sku,tax_class,status',
+        `${unique('a')},A,1,${taken.toLowerCase()},,`,
+        `${unique('b')},B,1,,no-such-class,`,
+        `${unique('c')},C,1,,,active`,
+        `${unique('d')},D,1,bad sku!,,`,
+      ]),
+    )
+    expect(res.json().errors).toEqual([
+      { row: 2, column: 'sku', message: messages.skuTaken(taken.toLowerCase()) },
+      { row: 3, column: 'tax_class', message: messages.taxClassUnknown },
+      { row: 4, column: 'status', message: messages.imagelessProduct },
+      { row: 5, column: 'sku', message: "sku must be null or 1 to 64 letters, digits, '.', '_', '-' or '/'" },
+    ])
+  })
+})
+
+describe('partial and dry run', () => {
+  const file = () => {
+    const ok = unique('ok')
+    return { ok, file: csv(['slug,name,price', `${ok},Bien,3`, `${unique('bad')},Mal,-1`]) }
+  }
+
+  it('partial=true writes the products whose rows are all valid', async () => {
+    const { ok, file: body } = file()
+    const res = await upload(body, '?partial=true')
+    expect(res.json()).toMatchObject({
+      partial: true,
+      applied: true,
+      created: { products: 1, variants: 1 },
+      errors: [{ row: 3, column: 'price', message: 'price must not be less than 0' }],
+    })
+    expect(await t.app.db.selectFrom('products').select('id').where('slug', '=', ok).executeTakeFirst()).toBeDefined()
+    expect(events.map((e) => e.type)).toEqual(['product.created'])
+  })
+
+  it('partial=true: a product refused halfway through its writes leaves nothing behind (its savepoint), the others are written', async () => {
+    const twice = unique('twice')
+    const fine = unique('fine')
+    const before = await snapshot()
+    const res = await upload(
+      csv(['slug,name,price,option1_name,option1_value', `${twice},Doble,5,Talla,S`, `${twice},Doble,6,Talla,s`, `${fine},Bien,7,,`]),
+      '?partial=true',
+    )
+    expect(res.json()).toMatchObject({
+      applied: true,
+      created: { products: 1, variants: 1 },
+      errors: [{ row: 3, column: 'option1_value', message: messages.variantExists('s') }],
+    })
+    expect(await t.app.db.selectFrom('products').select('id').where('slug', '=', twice).executeTakeFirst()).toBeUndefined()
+    expect(await t.app.db.selectFrom('products').select('id').where('slug', '=', fine).executeTakeFirst()).toBeDefined()
+    const after = await snapshot()
+    expect({
+      products: after.products - before.products,
+      variants: after.variants - before.variants,
+      options: after.options - before.options,
+      values: after.values - before.values,
+    }).toEqual({
+      products: 1,
+      variants: 1,
+      options: 0,
+      values: 0,
+    })
+    expect(events.map((e) => e.type)).toEqual(['product.created'])
+  })
+
+  it('dryRun=true reports what would happen and writes nothing, with or without partial', async () => {
+    for (const query of ['?dryRun=true', '?dryRun=true&partial=true']) {
+      const { ok, file: body } = file()
+      const before = await snapshot()
+      const res = await upload(body, query)
+      expect(res.json()).toMatchObject({ dryRun: true, applied: false, created: { products: 1, variants: 1 }, errors: [{ row: 3 }] })
+      expect(await t.app.db.selectFrom('products').select('id').where('slug', '=', ok).executeTakeFirst()).toBeUndefined()
+      expect(await snapshot()).toEqual(before)
+    }
+    expect(events).toEqual([])
+  })
+})
+
+describe('the round trip', () => {
+  it('re-importing an export reports 0 created, 0 updated, and writes and emits nothing; neutralised cells come back as they were', async () => {
+    const odd = await makeProduct(t.app, { name: '+34 600', description: "'quoted\r\nand =formula", priceCents: 1999 })
+    await t.app.db
+      .updateTable('products')
+      .set({ tags: JSON.stringify(['@tag', 'normal']) })
+      .where('id', '=', odd.id)
+      .execute()
+    await t.app.db.deleteFrom('product_tags').where('product_id', '=', odd.id).execute()
+    await t.app.db
+      .insertInto('product_tags')
+      .values([
+        { product_id: odd.id, tag: '@tag', tag_key: '@tag', position: 0 },
+        { product_id: odd.id, tag: 'normal', tag_key: 'normal', position: 1 },
+      ])
+      .execute()
+    const exported = await t.app.inject({ url: '/exports/products.csv', headers: bearer(t.admin) })
+    expect(exported.body).toContain("'+34 600")
+    const before = await snapshot()
+    const res = await upload(exported.rawPayload)
+    const rows = (await t.app.db.selectFrom('product_variants').select('id').execute()).length
+    expect(res.json()).toEqual({
+      dryRun: false,
+      partial: false,
+      applied: true,
+      rows,
+      created: { products: 0, variants: 0 },
+      updated: { products: 0, variants: 0 },
+      unchanged: rows,
+      errors: [],
+    })
+    expect(await snapshot()).toEqual(before)
+    expect(events).toEqual([])
+    expect(await getProduct(odd.id)).toMatchObject({ name: '+34 600', description: "'quoted\r\nand =formula", tags: ['@tag', 'normal'] })
+  })
+})
