@@ -107,6 +107,7 @@ describe('docs/api.md describes the API the service serves', () => {
       refundQuantityTooHigh: messages.refundQuantityTooHigh('<orderItemId>' as unknown as number),
       refundShippingTooHigh: messages.refundShippingTooHigh('<remaining>'),
       refundAmountTooHigh: messages.refundAmountTooHigh('<refundable>'),
+      requiresPermission: messages.requiresPermission('<permission>'),
     }
     for (const [name, message] of Object.entries(messages)) {
       const text = typeof message === 'string' ? message : samples[name]

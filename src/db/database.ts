@@ -3,6 +3,8 @@ import type { Generated, GeneratedAlways, Insertable, Selectable, Updateable } f
 /** Timestamps are ISO 8601 UTC strings with milliseconds, the same on every dialect. */
 type Timestamp = string
 
+export type StaffRole = 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support'
+
 export interface UsersTable {
   id: Generated<number>
   name: string
@@ -14,6 +16,8 @@ export interface UsersTable {
   updated_at: Timestamp
   /** Tokens issued before this instant (role or password change) are rejected. */
   credentials_changed_at: Timestamp
+  /** An admin's staff role (src/modules/staff/permissions.ts); null for customers. */
+  staff_role: Generated<StaffRole | null>
 }
 
 export interface CategoriesTable {
@@ -589,6 +593,8 @@ export interface Database {
   fulfillment_items: FulfillmentItemsTable
   withdrawals: WithdrawalsTable
   returns: ReturnsTable
+  api_keys: ApiKeysTable
+  audit_log: AuditLogTable
   return_items: ReturnItemsTable
   outbox: OutboxTable
   sessions: SessionsTable
@@ -618,3 +624,47 @@ export type PaymentRow = Selectable<PaymentsTable>
 export type WebhookRow = Selectable<WebhooksTable>
 export type DiscountCodeRow = Selectable<DiscountCodesTable>
 export type DiscountRedemptionRow = Selectable<DiscountRedemptionsTable>
+
+/** An integration's key: it acts as an admin of its staff role. The secret is kept as its SHA-256 only. */
+export interface ApiKeysTable {
+  id: Generated<number>
+  name: string
+  /** Never `owner`. */
+  staff_role: Exclude<StaffRole, 'owner'>
+  /** The 12 characters after `sk_`: how a presented secret finds its row. Unique. */
+  lookup_id: string
+  /** SHA-256 of the whole secret, hex. */
+  secret_hash: string
+  /** The admin who made it; null once they are deleted. */
+  created_by: number | null
+  created_at: Timestamp
+  expires_at: Timestamp | null
+  /** Updated at most once a minute. */
+  last_used_at: Timestamp | null
+  revoked_at: Timestamp | null
+}
+
+/** One change, written in its transaction. Never changed or deleted, except by the retention job. */
+export interface AuditLogTable {
+  /** UUIDv7. */
+  id: string
+  at: Timestamp
+  actor_type: 'user' | 'api_key' | 'system'
+  /** The user's or the key's id; null for the system. */
+  actor_id: string | null
+  actor_name: string | null
+  /** `<entityType>.<verb>`: `product.update`, `refund.create`. */
+  action: string
+  entity_type: string
+  entity_id: string | null
+  /** JSON of the resource as answered, secrets redacted; null on create. */
+  before: string | null
+  /** JSON of the resource as answered, secrets redacted; null on delete. */
+  after: string | null
+  request_id: string | null
+  ip: string | null
+  user_agent: string | null
+}
+
+export type ApiKeyRow = Selectable<ApiKeysTable>
+export type AuditLogRow = Selectable<AuditLogTable>

@@ -21,6 +21,7 @@ import * as orderTotals from './migrations/2026-12-01T0400-order-totals.js'
 import * as afterSale from './migrations/2026-12-02T0000-after-sale.js'
 import * as refunds from './migrations/2026-12-02T0200-refunds.js'
 import * as returnsWithdrawals from './migrations/2026-12-02T0300-returns-withdrawals.js'
+import * as team from './migrations/2026-12-03T0000-team.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -46,6 +47,7 @@ export const migrations: Record<string, Migration> = {
   '2026-12-02T0000-after-sale': afterSale,
   '2026-12-02T0200-refunds': refunds,
   '2026-12-02T0300-returns-withdrawals': returnsWithdrawals,
+  '2026-12-03T0000-team': team,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -5,6 +5,8 @@ import type { Config } from '../config.js'
 import { createOrderTokens, type OrderTokens } from '../modules/orders/order-token.js'
 import { findSessionState } from '../modules/sessions/sessions.repository.js'
 import { findUserAuthState } from '../modules/users/users.repository.js'
+import { authenticateApiKey, isApiKeySecret } from '../modules/staff/api-key-auth.js'
+import { firstMissing, type Permission, type StaffRole } from '../modules/staff/permissions.js'
 import { AppError } from '../shared/errors.js'
 
 export type Role = 'customer' | 'admin'
@@ -19,15 +21,27 @@ export interface TokenPayload {
   sid?: number
 }
 
-/** The caller, as established by the token. */
+/** The caller, as established by the token or the API key. */
 export interface AuthUser {
+  /** The user's id; for an API key, the key's id. */
   id: number
   role: Role | undefined
-  /** The token's session; undefined for a token from before sessions existed. */
+  /** The token's session; undefined for a token from before sessions existed, and for an API key. */
   sessionId: number | undefined
+  /** The admin's staff role, read from the user's record (or the key's) per request; null for customers. */
+  staffRole: StaffRole | null
+  /** Set when the caller is an API key (then `role` is `admin` and `id` is the key's id). */
+  apiKey?: { id: number; name: string }
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The staff permission (or permissions) the route needs, declared where the route is. The auth plugin puts the
+     * `admin` role's and the permission's checks before the route's own onRequest hooks.
+     */
+    permission?: Permission | readonly Permission[]
+  }
   interface FastifyRequest {
     /** Set by `authenticate` and `requireRole`; routes without them never read it. */
     user: AuthUser
@@ -43,8 +57,17 @@ declare module 'fastify' {
      * token of an existing user, then 403 unless the token carries one of the service's roles.
      */
     authenticate: onRequestHookHandler[]
-    /** onRequest hooks: authenticate, then 403 unless the token's role is one of `roles`. */
+    /**
+     * onRequest hooks: authenticate, then 403 unless the token's role is one of `roles`. An API key passes only
+     * where `roles` is `admin` alone: routes open to customers act on the caller's own data, and refuse keys (403).
+     */
     requireRole: (...roles: Role[]) => onRequestHookHandler[]
+    /**
+     * onRequest hooks of a staff route: the `admin` role, then every permission of `permissions` (403 naming the
+     * first missing, in the table's order). Routes declare theirs as `config: { permission }`, and the auth plugin
+     * adds these hooks (onRoute): that is the one place permissions are enforced.
+     */
+    requirePermission: (...permissions: Permission[]) => onRequestHookHandler[]
     /**
      * The signed-in user of a public route that shows more to some (a draft product to an admin): the user when
      * the request carries a token that holds, undefined otherwise (no token, or one that does not hold: the
@@ -82,6 +105,12 @@ const MAX_STATES = 100_000
 /** Verified tokens kept by fast-jwt (each is checked again against its `exp` on every use). */
 const VERIFIED_TOKENS = 10_000
 
+/** A user's auth state: when their credentials last changed (ms), and their staff role. */
+interface CredentialsState {
+  changedAt: number
+  staffRole: StaffRole | null
+}
+
 /**
  * When each user's credentials last changed (role, password), by user id: the revocation check of
  * every authenticated request, without a query each time. Emptied by every user change made through
@@ -89,24 +118,24 @@ const VERIFIED_TOKENS = 10_000
  * emptying is not stored (generation number), so a stale state is never put back.
  */
 class CredentialsChangedCache {
-  private entries = new Map<number, { changedAt: number; storedAt: number }>()
+  private entries = new Map<number, { state: CredentialsState; storedAt: number }>()
   generation = 0
 
-  get(id: number, now: number): number | undefined {
+  get(id: number, now: number): CredentialsState | undefined {
     const entry = this.entries.get(id)
     if (entry === undefined) return undefined
     if (now - entry.storedAt > STATE_LIFETIME_MS) {
       this.entries.delete(id)
       return undefined
     }
-    return entry.changedAt
+    return entry.state
   }
 
-  set(id: number, changedAt: number, now: number): void {
+  set(id: number, state: CredentialsState, now: number): void {
     this.entries.delete(id)
     // Oldest first (a Map iterates in insertion order).
     if (this.entries.size >= MAX_STATES) this.entries.delete(this.entries.keys().next().value as number)
-    this.entries.set(id, { changedAt, storedAt: now })
+    this.entries.set(id, { state, storedAt: now })
   }
 
   clear(): void {
@@ -176,8 +205,8 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
   feed.subscribe('sessions', () => sessions.clear())
   feed.subscribe('users', () => sessions.clear())
 
-  /** When the user's credentials last changed (ms), or undefined for a user that no longer exists. */
-  const credentialsChangedAt = async (id: number): Promise<number | undefined> => {
+  /** When the user's credentials last changed (ms) and their staff role, or undefined for a user that no longer exists. */
+  const credentialsState = async (id: number): Promise<CredentialsState | undefined> => {
     const usable = cacheCredentials && feed.live
     const now = Date.now()
     if (usable) {
@@ -187,9 +216,9 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
     const generation = states.generation
     const state = await findUserAuthState(app.db, id)
     if (!state) return undefined
-    const changedAt = Date.parse(state.credentials_changed_at)
-    if (usable && generation === states.generation) states.set(id, changedAt, now)
-    return changedAt
+    const credentials = { changedAt: Date.parse(state.credentials_changed_at), staffRole: state.staff_role }
+    if (usable && generation === states.generation) states.set(id, credentials, now)
+    return credentials
   }
 
   const sessionState = async (id: number): Promise<SessionState> => {
@@ -209,25 +238,26 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
   }
 
   /**
-   * Whether the token still holds: its user exists, and its session lives (not ended, under the user's
-   * current credentials). A token without a session (from before sessions) holds unless it was issued before
-   * the user's last credentials change.
+   * The user's current credentials when the token still holds: its user exists, and its session lives (not ended,
+   * under the user's current credentials). A token without a session (from before sessions) holds unless it was
+   * issued before the user's last credentials change. Undefined when it does not hold.
    */
-  const tokenHolds = async (id: number, payload: TokenPayload): Promise<boolean> => {
+  const tokenHolds = async (id: number, payload: TokenPayload): Promise<CredentialsState | undefined> => {
     const sid = payload.sid
     if (sid === undefined) {
-      const changedAt = await credentialsChangedAt(id)
-      return changedAt !== undefined && payload.iat_ms >= changedAt
+      const credentials = await credentialsState(id)
+      return credentials !== undefined && payload.iat_ms >= credentials.changedAt ? credentials : undefined
     }
     // The steady state: both in memory, no promise made.
     const now = Date.now()
     const cached = cacheCredentials && feed.live
     let session = cached ? sessions.get(sid, now) : undefined
-    let changedAt = cached ? states.get(id, now) : undefined
-    if (session === undefined || changedAt === undefined) {
-      ;[session, changedAt] = await Promise.all([session ?? sessionState(sid), changedAt ?? credentialsChangedAt(id)])
+    let credentials = cached ? states.get(id, now) : undefined
+    if (session === undefined || credentials === undefined) {
+      ;[session, credentials] = await Promise.all([session ?? sessionState(sid), credentials ?? credentialsState(id)])
     }
-    return changedAt !== undefined && !session.ended && session.userId === id && session.credentialsAt >= changedAt
+    const holds = credentials !== undefined && !session.ended && session.userId === id && session.credentialsAt >= credentials.changedAt
+    return holds ? credentials : undefined
   }
 
   const authenticate = async (request: FastifyRequest, _reply?: FastifyReply): Promise<void> => {
@@ -237,6 +267,11 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
     // "Bearer" with something that is not one token ("Bearer a b") is a malformed token; another scheme
     // (or "Bearer" alone) brings no bearer token at all.
     if (!match?.[1]) throw new AppError(401, BEARER_WITH_SOMETHING.test(header) ? 'invalidToken' : 'noUser')
+    // An integration's key, not a person's token.
+    if (isApiKeySecret(match[1])) {
+      request.user = await authenticateApiKey(app.db, match[1])
+      return
+    }
     let payload: TokenPayload
     try {
       payload = verify(match[1]) as TokenPayload
@@ -249,8 +284,9 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
       throw new AppError(401, 'invalidToken')
     }
     // A deleted user, an ended session, or a token older than the user's last role or password change.
-    if (!(await tokenHolds(id, payload))) throw new AppError(401, 'invalidToken')
-    request.user = { id, role: payload.role, sessionId: sid }
+    const credentials = await tokenHolds(id, payload)
+    if (credentials === undefined) throw new AppError(401, 'invalidToken')
+    request.user = { id, role: payload.role, sessionId: sid, staffRole: payload.role === 'admin' ? credentials.staffRole : null }
   }
 
   // The front door's tokens already verified, by the whole header: a Map lookup instead of the verifier's own cache
@@ -283,20 +319,39 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
       return undefined
     }
     const session = sessions.get(token.sid, now)
-    const changedAt = states.get(token.id, now)
-    if (session === undefined || changedAt === undefined) return undefined
-    return !session.ended && session.userId === token.id && session.credentialsAt >= changedAt ? token.id : undefined
+    const credentials = states.get(token.id, now)
+    if (session === undefined || credentials === undefined) return undefined
+    return !session.ended && session.userId === token.id && session.credentialsAt >= credentials.changedAt ? token.id : undefined
   })
 
   app.decorateRequest('user', undefined as unknown as AuthUser)
   const requireRole = (...roles: Role[]): onRequestHookHandler[] => {
+    // Keys act for the shop, never as a customer: a route open to customers is on the caller's own data.
+    const keysAllowed = roles.length > 0 && roles.every((role) => role === 'admin')
     const checkRole = async (request: FastifyRequest): Promise<void> => {
       const role = request.user?.role
       if (!role) throw new AppError(403, 'noRole')
+      if (request.user.apiKey !== undefined && !keysAllowed) throw new AppError(403, 'apiKeyRoute')
       if (!roles.includes(role)) throw new AppError(403, 'requiresRoles', roles)
     }
     return [authenticate, checkRole]
   }
+  const requirePermission = (...permissions: Permission[]): onRequestHookHandler[] => {
+    const checkPermission = async (request: FastifyRequest): Promise<void> => {
+      const missing = firstMissing(request.user.staffRole, permissions)
+      if (missing !== undefined) throw new AppError(403, 'requiresPermission', missing)
+    }
+    return [...requireRole('admin'), checkPermission]
+  }
+  app.decorate('requirePermission', requirePermission)
+  // The one place: a route that declares `config: { permission }` gets the role and permission checks first.
+  app.addHook('onRoute', (route) => {
+    const declared = route.config?.permission
+    if (declared === undefined) return
+    const hooks = requirePermission(...(Array.isArray(declared) ? declared : [declared]))
+    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
+    route.onRequest = [...hooks, ...own]
+  })
   const signedIn = requireRole('customer', 'admin')
   app.decorate('authenticate', signedIn)
 

@@ -198,6 +198,15 @@ export const messages = {
   withdrawalWindowClosed: (deadline: string) => `El plazo de desistimiento terminó el ${deadline}`,
   withdrawalQuantityTooLarge: (orderItemId: number) => `Cantidad superior a la que se puede desistir para el artículo ${orderItemId}`,
   withdrawalReceived: 'Hemos recibido tu desistimiento. Te hemos enviado un acuse de recibo por email.',
+  // A team: staff roles, API keys.
+  requiresPermission: (permission: string) => `Forbidden - Requires permission: ${permission}`,
+  apiKeyRoute: 'Forbidden - API keys cannot be used on this route',
+  badStaffRole: 'staffRole must be one of the following values: owner, manager, catalog, fulfillment, support',
+  lastOwner: 'Debe quedar al menos un propietario',
+  apiKeyNotFound: 'Clave de API no encontrada',
+  apiKeyRevoked: 'La clave de API está revocada',
+  apiKeyRevokedDone: 'Clave de API revocada',
+  expiresAtPast: 'expiresAt must be in the future',
   withdrawalNotFound: 'Desistimiento no encontrado',
   withdrawalHasReturn: 'El desistimiento ya tiene una devolución',
   withdrawalNothingShipped: 'Ningún artículo del desistimiento se ha enviado: reembolsa el pedido',
@@ -215,6 +224,11 @@ export const errorCodes = {
   invalid_token: { status: 401, title: 'Invalid or expired token' },
   invalid_credentials: { status: 401, title: 'Invalid credentials' },
   forbidden: { status: 403, title: 'Forbidden' },
+  permission_required: { status: 403, title: 'Permission required' },
+  api_key_not_allowed: { status: 403, title: 'API keys not allowed on this route' },
+  last_owner: { status: 409, title: 'At least one owner must remain' },
+  api_key_not_found: { status: 404, title: 'API key not found' },
+  api_key_revoked: { status: 409, title: 'API key revoked' },
   cannot_change_own_role: { status: 403, title: 'Cannot change own role' },
   cannot_delete_own_account: { status: 409, title: 'Cannot delete own account' },
   email_taken: { status: 409, title: 'E-mail already in use' },
@@ -508,6 +522,13 @@ export const messageCodes = {
   withdrawalNotFound: 'withdrawal_not_found',
   withdrawalHasReturn: 'withdrawal_has_return',
   withdrawalNothingShipped: 'withdrawal_nothing_shipped',
+  requiresPermission: 'permission_required',
+  apiKeyRoute: 'api_key_not_allowed',
+  badStaffRole: 'validation_failed',
+  lastOwner: 'last_owner',
+  apiKeyNotFound: 'api_key_not_found',
+  apiKeyRevoked: 'api_key_revoked',
+  expiresAtPast: 'validation_failed',
 } as const satisfies { [K in MessageKey]?: ErrorCode }
 
 /** The messages of a success (`{"message": "..."}`): they are no error and have no code. */
@@ -528,6 +549,7 @@ export const successMessages = [
   'variantDeleted',
   'imageDeleted',
   'withdrawalReceived',
+  'apiKeyRevokedDone',
 ] as const satisfies readonly MessageKey[]
 
 // A message that is neither an error with a code nor a success fails the build here: add it to one of the two lists.

@@ -10,16 +10,6 @@ import { CUSTOMER_COLUMNS, customerPages, ORDER_COLUMNS, orderPages, PRODUCT_COL
 import { importProducts } from '../catalog/products-import.service.js'
 import { sendCsv } from './csv-format.js'
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /**
-     * The staff permission a route needs, declared where the route is: for now every such route needs the `admin`
-     * role (its onRequest hook), and this names the finer permission the route stands for.
-     */
-    permission?: string
-  }
-}
-
 const CSV_FILE = {
   description: 'A CSV file (UTF-8 with a byte order mark, CRLF, a header row).',
   content: { 'text/csv': { schema: { type: 'string' } } },

@@ -4,7 +4,7 @@ import type { Database, NewUserRow, UserRow, UserUpdate } from '../../db/databas
 type Db = Kysely<Database>
 
 export async function findUserAuthState(db: Db, id: number) {
-  return db.selectFrom('users').select(['id', 'credentials_changed_at']).where('id', '=', id).executeTakeFirst()
+  return db.selectFrom('users').select(['id', 'credentials_changed_at', 'staff_role']).where('id', '=', id).executeTakeFirst()
 }
 
 export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
@@ -15,12 +15,29 @@ export async function findUserByEmail(db: Db, email: string): Promise<UserRow | 
   return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst()
 }
 
+/** A new user; an admin without a staff role is an owner, a customer never has one. */
 export async function insertUser(db: Db, user: NewUserRow): Promise<UserRow> {
-  return db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow()
+  const staffRole = user.role === 'admin' ? (user.staff_role ?? 'owner') : null
+  return db
+    .insertInto('users')
+    .values({ ...user, staff_role: staffRole })
+    .returningAll()
+    .executeTakeFirstOrThrow()
 }
 
+/** Changes a user; one made an admin without a staff role becomes an owner, one made a customer loses theirs. */
 export async function updateUserById(db: Db, id: number, changes: UserUpdate): Promise<UserRow | undefined> {
-  return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
+  let staffRole = changes.staff_role
+  if (changes.role === 'customer') staffRole = null
+  else if (changes.role === 'admin' && staffRole === undefined) {
+    staffRole = (await db.selectFrom('users').select('staff_role').where('id', '=', id).executeTakeFirst())?.staff_role ?? 'owner'
+  }
+  return db
+    .updateTable('users')
+    .set({ ...changes, ...(staffRole === undefined ? {} : { staff_role: staffRole }) })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst()
 }
 
 export async function deleteUserById(db: Db, id: number): Promise<boolean> {
