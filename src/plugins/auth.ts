@@ -348,7 +348,7 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
   app.addHook('onRoute', (route) => {
     const declared = route.config?.permission
     if (declared === undefined) return
-    const needed: readonly Permission[] = typeof declared === 'string' ? [declared as Permission] : declared
+    const needed: readonly Permission[] = typeof declared === 'string' ? [declared] : declared
     const hooks = requirePermission(...needed)
     const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
     route.onRequest = [...hooks, ...own]
