@@ -116,6 +116,28 @@ describe.skipIf(!hasChromium)('the product images editor', () => {
     ])
   })
 
+  it('puts an image in another place by drag and drop: one PUT, and the page shows the order the API answered', async () => {
+    const dragged = (await makeProduct(used.shop.app, { name: 'Dragged lamp' })).id
+    await go(`/products/${dragged}`)
+    await page.getByRole('heading', { name: 'Images (1)' }).waitFor()
+    await page.getByLabel('Add images').setInputFiles([png('d.png'), png('e.png')])
+    await page.getByRole('heading', { name: 'Images (3)' }).waitFor()
+    const [first, second, third] = (await productOf(dragged)).images.map((image) => image.id)
+    const orders: string[] = []
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === `/products/${dragged}/images/order`) orders.push(request.method())
+    })
+    // The third image dropped on the first: it becomes the main image, the others move down one place.
+    await images().getByRole('listitem').nth(2).dragTo(images().getByRole('listitem').nth(0))
+    await expect.poll(async () => (await productOf(dragged)).images.map((image) => image.id)).toEqual([third, first, second])
+    expect(orders).toEqual(['PUT'])
+    await expect.poll(() => images().getByRole('listitem').first().locator('img').getAttribute('src')).toBe((await productOf(dragged)).imageUrl)
+    // An image dropped on itself moves nothing, and asks nothing.
+    await images().getByRole('listitem').nth(1).dragTo(images().getByRole('listitem').nth(1))
+    expect(orders).toEqual(['PUT'])
+    expect((await productOf(dragged)).images.map((image) => image.id)).toEqual([third, first, second])
+  })
+
   it('shows the 409 of deleting the last image of an active product beside its button, and nothing changes', async () => {
     const lone = (await makeProduct(used.shop.app, { name: 'Lone lamp' })).id
     await go(`/products/${lone}`)
