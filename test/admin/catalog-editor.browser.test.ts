@@ -10,6 +10,7 @@ interface Variant {
   price: number
   stock: number
   sku: string | null
+  imageId: number | null
 }
 interface Product {
   id: number
@@ -19,6 +20,7 @@ interface Product {
   taxClass: string
   options: Array<{ name: string; values: Array<{ value: string }> }>
   variants: Variant[]
+  images: Array<{ id: number }>
 }
 interface Category {
   id: number
@@ -162,6 +164,22 @@ describe.skipIf(!hasChromium)('the catalog editor pages', () => {
     page.off('request', record)
     const blue = product.variants.find((variant) => variant.title === 'M / Blue')!
     expect(calls).toEqual([`PATCH /variants/${blue.id}`])
+
+    // A variant's image: generated from the product's one variant, it has that variant's image; none of its own
+    // (the product's), then that image again.
+    const image = (await productOf(tee)).images[0]!
+    const red = table.getByRole('row', { name: 'S / Red' })
+    const choice = red.getByRole('combobox', { name: 'Image of S / Red' })
+    const redImage = async () => (await productOf(tee)).variants.find((variant) => variant.title === 'S / Red')?.imageId
+    expect(await redImage()).toBe(image.id)
+    expect(await choice.inputValue()).toBe(String(image.id))
+    await choice.selectOption('')
+    await red.getByRole('button', { name: 'Save S / Red' }).click()
+    await expect.poll(redImage).toBeNull()
+    await expect.poll(() => red.getByRole('button', { name: 'Save S / Red' }).isDisabled()).toBe(true)
+    await choice.selectOption(String(image.id))
+    await red.getByRole('button', { name: 'Save S / Red' }).click()
+    await expect.poll(redImage).toBe(image.id)
   })
 
   it('shows a duplicate SKU’s 409 and a value in use beside their row and value, and changes nothing', async () => {

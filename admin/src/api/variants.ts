@@ -10,7 +10,7 @@ export type ProductOption = components['schemas']['ProductOption']
 type NewVariant = components['schemas']['NewVariant']
 
 /** The fields of a variant's row: a problem naming one of them is shown beside it. */
-export const VARIANT_FIELDS = ['price', 'stock', 'sku', 'options'] as const
+export const VARIANT_FIELDS = ['price', 'stock', 'sku', 'imageId', 'options'] as const
 /** The fields of the option forms. */
 const OPTION_FIELDS = ['name', 'defaultValue', 'values', 'value'] as const
 /** How many variants one POST /products/:id/variants may create (the API's batch limit). */
@@ -39,11 +39,12 @@ export async function createVariants(api: Api, productId: number, variants: NewV
   return Array.isArray(created) ? created : [created]
 }
 
-/** The change a variant's row makes: price, stock and SKU (an empty SKU is none). */
+/** The change a variant's row makes: price, stock, SKU (an empty SKU is none) and image (none: the product's). */
 export interface VariantChange {
   price?: string
   stock?: number
   sku?: string | null
+  imageId?: number | null
 }
 
 /** PATCH /variants/:id: answers the variant alone, which replaces its row (the product is not read again). */

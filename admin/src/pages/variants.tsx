@@ -216,7 +216,7 @@ function Editor({ initial }: { initial: FullProduct }) {
             {small ? (
               <Box component="ul" aria-label="Variants" sx={{ listStyle: 'none', p: 0, m: 0 }}>
                 {variants.map((variant) => (
-                  <VariantRow key={variant.id} variant={variant} small onSaved={onSaved} onDeleted={onDeleted} />
+                  <VariantRow key={variant.id} variant={variant} images={initial.images} small onSaved={onSaved} onDeleted={onDeleted} />
                 ))}
               </Box>
             ) : (
@@ -229,6 +229,7 @@ function Editor({ initial }: { initial: FullProduct }) {
                       <TableCell>Price</TableCell>
                       <TableCell>Stock</TableCell>
                       <TableCell>SKU</TableCell>
+                      <TableCell>Image</TableCell>
                       <TableCell>
                         <span style={hidden}>Actions</span>
                       </TableCell>
@@ -236,7 +237,7 @@ function Editor({ initial }: { initial: FullProduct }) {
                   </TableHead>
                   <TableBody>
                     {variants.map((variant) => (
-                      <VariantRow key={variant.id} variant={variant} small={false} onSaved={onSaved} onDeleted={onDeleted} />
+                      <VariantRow key={variant.id} variant={variant} images={initial.images} small={false} onSaved={onSaved} onDeleted={onDeleted} />
                     ))}
                   </TableBody>
                 </Table>
@@ -429,20 +430,23 @@ function FieldWithError({
 
 interface RowProps {
   variant: Variant
+  /** The product's images as the page loaded them: the choices of the variant's own image. */
+  images: FullProduct['images']
   small: boolean
   onSaved: (variant: Variant) => void
   onDeleted: (id: number) => void
 }
 
 /**
- * One variant: price, stock and SKU edited in place and saved with the row's Save (PATCH /variants/:id, whose answer
+ * One variant: price, stock, SKU and image edited in place and saved with the row's Save (PATCH /variants/:id, whose answer
  * replaces the row), or the row deleted after confirmation. Its own state, so typing in one row redraws no other.
  */
-const VariantRow = memo(function VariantRow({ variant, small, onSaved, onDeleted }: RowProps) {
+const VariantRow = memo(function VariantRow({ variant, images, small, onSaved, onDeleted }: RowProps) {
   const call = useCall()
   const [price, setPrice] = useState(variant.price.toFixed(2))
   const [stock, setStock] = useState(String(variant.stock))
   const [sku, setSku] = useState(variant.sku ?? '')
+  const [imageId, setImageId] = useState(String(variant.imageId ?? ''))
   const [failure, setFailure] = useState<Failure | null>(null)
   const [sending, setSending] = useState(false)
   const [confirming, setConfirming] = useState(false)
@@ -454,12 +458,14 @@ const VariantRow = memo(function VariantRow({ variant, small, onSaved, onDeleted
     setPrice(variant.price.toFixed(2))
     setStock(String(variant.stock))
     setSku(variant.sku ?? '')
+    setImageId(String(variant.imageId ?? ''))
   }, [variant])
 
   const change: VariantChange = {}
   if (Number(price) !== variant.price || price.trim() === '') change.price = price.trim()
   if (stock !== String(variant.stock)) change.stock = Number(stock)
   if (sku.trim() !== (variant.sku ?? '')) change.sku = sku.trim() === '' ? null : sku.trim()
+  if (imageId !== String(variant.imageId ?? '')) change.imageId = imageId === '' ? null : Number(imageId)
   const dirty = Object.keys(change).length > 0
 
   const save = async () => {
@@ -507,6 +513,34 @@ const VariantRow = memo(function VariantRow({ variant, small, onSaved, onDeleted
     price: field('price', 'Price', price, setPrice, { inputMode: 'decimal' }),
     stock: field('stock', 'Stock', stock, setStock, { inputMode: 'numeric', pattern: '[0-9]*' }),
     sku: field('sku', 'SKU', sku, setSku, { maxLength: 64 }),
+    // A native select: one element per row keeps a long matrix light, and it is what a phone shows best.
+    image: (
+      <TextField
+        select
+        size="small"
+        fullWidth={small}
+        label={small ? 'Image' : undefined}
+        value={imageId}
+        onChange={(event) => setImageId(event.target.value)}
+        error={failure?.field === 'imageId'}
+        sx={small ? undefined : { width: 170 }}
+        slotProps={{
+          select: { native: true },
+          htmlInput: {
+            'aria-label': `Image of ${title}`,
+            'aria-invalid': failure?.field === 'imageId' ? true : undefined,
+            'aria-describedby': failure ? errorId : undefined,
+          },
+        }}
+      >
+        <option value="">The product's</option>
+        {images.map((image, index) => (
+          <option key={image.id} value={String(image.id)}>
+            {`Image ${index + 1}${image.alt ? `: ${image.alt.slice(0, 30)}` : ''}`}
+          </option>
+        ))}
+      </TextField>
+    ),
   }
   const actions = (
     <Box sx={{ display: 'flex', gap: 1 }}>
@@ -541,6 +575,7 @@ const VariantRow = memo(function VariantRow({ variant, small, onSaved, onDeleted
           {inputs.price}
           {inputs.stock}
           {inputs.sku}
+          {inputs.image}
           {error}
           {actions}
         </Stack>
@@ -556,11 +591,12 @@ const VariantRow = memo(function VariantRow({ variant, small, onSaved, onDeleted
         <TableCell>{inputs.price}</TableCell>
         <TableCell>{inputs.stock}</TableCell>
         <TableCell>{inputs.sku}</TableCell>
+        <TableCell>{inputs.image}</TableCell>
         <TableCell>{actions}</TableCell>
       </TableRow>
       {error && (
         <TableRow>
-          <TableCell colSpan={5} sx={{ borderTop: 'none' }}>
+          <TableCell colSpan={6} sx={{ borderTop: 'none' }}>
             {error}
           </TableCell>
         </TableRow>
