@@ -30,7 +30,15 @@ afterEach(() => {
 
 const key = (secret: string) => ({ authorization: `Bearer ${secret}` })
 const row = (id: number) => shop.app.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()
-const keyCount = async () => Number((await shop.app.db.selectFrom('api_keys').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+const keyCount = async () =>
+  Number(
+    (
+      await shop.app.db
+        .selectFrom('api_keys')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
 
 async function createKey(payload: Record<string, unknown> = {}, by: TestUser = shop.admin): Promise<Key & { secret: string }> {
   const response = await shop.app.inject({ method: 'POST', url: '/api-keys', headers: bearer(by), payload: { name: 'ERP', staffRole: 'manager', ...payload } })
@@ -225,7 +233,10 @@ describe('a key at work', () => {
       { method: 'POST', url: '/auth/logout' },
       { method: 'POST', url: '/auth/logout-all' },
     ] as const
-    const carts = await shop.app.db.selectFrom('carts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
+    const carts = await shop.app.db
+      .selectFrom('carts')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow()
     for (const call of calls) {
       const response = await shop.app.inject({ ...call, headers: key(manager.secret) })
       expect({ call: `${call.method} ${call.url}`, status: response.statusCode, body: response.json() }).toEqual({
@@ -234,7 +245,12 @@ describe('a key at work', () => {
         body: { error: 'Forbidden - API keys cannot be used on this route' },
       })
     }
-    expect(await shop.app.db.selectFrom('carts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).toEqual(carts)
+    expect(
+      await shop.app.db
+        .selectFrom('carts')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow(),
+    ).toEqual(carts)
     expect(await shop.app.db.selectFrom('addresses').selectAll().execute()).toEqual([])
   })
 
