@@ -8,6 +8,7 @@ import { connectDatabase, type DatabaseHandle } from './db/connect.js'
 import { migrateToLatest } from './db/migrate.js'
 import { configWarnings } from './config-warnings.js'
 import { adminRoutes } from './modules/admin/admin.routes.js'
+import { apiKeysRoutes } from './modules/staff/api-keys.routes.js'
 import { addressesRoutes } from './modules/addresses/addresses.routes.js'
 import { CartViewCache } from './modules/cart/cart-view-cache.js'
 import { cartRoutes } from './modules/cart/cart.routes.js'
@@ -272,6 +273,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // Webhook endpoints, and their channel and events in the outbox.
   await app.register(csvRoutes, { config })
   await app.register(webhooksPlugin, { config })
+  await app.register(apiKeysRoutes, { config })
   await app.register(adminRoutes, { config })
   await app.register(adminUiPlugin, options.adminUi ?? {})
 

@@ -203,6 +203,7 @@ describe('the OpenAPI document', () => {
       'GET /discount-codes/{id}/redemptions',
       'GET /products',
       'GET /webhooks/{id}/deliveries',
+      'GET /api-keys',
     ])
     for (const key of paged) expect(Object.keys(operations.find(([k]) => k === key)?.[3].responses['200']?.headers ?? {})).toEqual(['X-Total-Count', 'Link'])
     // The file's admin and customer are the only users.
@@ -211,6 +212,7 @@ describe('the OpenAPI document', () => {
       ['/orders', '0'],
       ['/auth/users', '2'],
       ['/discount-codes', '0'],
+      ['/api-keys', '0'],
     ]) {
       const response = await t.app.inject({ url, headers: bearer(t.admin) })
       expect(response.headers['x-total-count'], url).toBe(count)

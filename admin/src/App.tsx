@@ -28,6 +28,8 @@ import { TaxClassCreate, TaxClassEdit, TaxClassList, TaxRateCreate, TaxRateEdit,
 import { DiscountCodeCreate, DiscountCodeEdit, DiscountCodeList } from './pages/discountCodes'
 import { CsvPage } from './pages/csv'
 import ImportExportIcon from '@mui/icons-material/ImportExport'
+import KeyIcon from '@mui/icons-material/Key'
+import { ApiKeyCreate, ApiKeyList } from './pages/apiKeys'
 
 const dataProvider = createDataProvider(api)
 
@@ -123,6 +125,8 @@ export function App() {
       <Resource name="csv" options={{ label: 'CSV' }} list={CsvPage} icon={ImportExportIcon} />
       <Resource name="webhooks" list={WebhookList} create={WebhookCreate} edit={WebhookEdit} icon={WebhookIcon} recordRepresentation="url" />
       <Resource name="users" list={UserList} create={UserCreate} edit={UserEdit} icon={PeopleIcon} recordRepresentation="email" />
+      {/* Made, rotated and revoked, never edited: a key's secret is shown once, in a dialog. */}
+      <Resource name="api-keys" options={{ label: 'API keys' }} list={ApiKeyList} create={ApiKeyCreate} icon={KeyIcon} recordRepresentation="name" />
     </Admin>
   )
 }

@@ -5,7 +5,7 @@ import type { Config } from '../config.js'
 import { createOrderTokens, type OrderTokens } from '../modules/orders/order-token.js'
 import { findSessionState } from '../modules/sessions/sessions.repository.js'
 import { findUserAuthState } from '../modules/users/users.repository.js'
-import { authenticateApiKey, isApiKeySecret } from '../modules/staff/api-key-auth.js'
+import { createApiKeyAuthenticator, isApiKeySecret } from '../modules/staff/api-key-auth.js'
 import { firstMissing, type Permission, type StaffRole } from '../modules/staff/permissions.js'
 import { AppError } from '../shared/errors.js'
 
@@ -204,6 +204,8 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
   const sessions = new SessionStateCache()
   feed.subscribe('sessions', () => sessions.clear())
   feed.subscribe('users', () => sessions.clear())
+  // Keys' states, cached alike and emptied by every rotation and revocation (topic `apiKeys`).
+  const apiKeys = createApiKeyAuthenticator(app.db, feed, { cache: cacheCredentials })
 
   /** When the user's credentials last changed (ms) and their staff role, or undefined for a user that no longer exists. */
   const credentialsState = async (id: number): Promise<CredentialsState | undefined> => {
@@ -269,7 +271,7 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
     if (!match?.[1]) throw new AppError(401, BEARER_WITH_SOMETHING.test(header) ? 'invalidToken' : 'noUser')
     // An integration's key, not a person's token.
     if (isApiKeySecret(match[1])) {
-      request.user = await authenticateApiKey(app.db, match[1])
+      request.user = await apiKeys.authenticate(match[1])
       return
     }
     let payload: TokenPayload

@@ -6,8 +6,8 @@ import type { DatabaseHandle } from '../db/connect.js'
 
 /**
  * "Something changed" between instances of the service sharing one database, so that in-memory
- * caches (the catalog's responses, the users' token state, the sessions' state, the webhooks' subscriptions) can
- * be emptied everywhere:
+ * caches (the catalog's responses, the users' token state, the sessions' state, the webhooks' subscriptions, the API
+ * keys' state) can be emptied everywhere:
  * - On this instance, `publish` calls the topic's subscribers at once, before the writing request
  *   answers.
  * - On PostgreSQL, `publish` also sends NOTIFY on one channel, through the pool (so it goes out
@@ -18,8 +18,8 @@ import type { DatabaseHandle } from '../db/connect.js'
  * - On SQLite, `PRAGMA data_version` (it moves when another connection commits) is polled, and a
  *   move fires every topic.
  */
-export type Topic = 'catalog' | 'users' | 'sessions' | 'webhooks' | 'taxes'
-const TOPICS: readonly Topic[] = ['catalog', 'users', 'sessions', 'webhooks', 'taxes']
+export type Topic = 'catalog' | 'users' | 'sessions' | 'webhooks' | 'taxes' | 'apiKeys'
+const TOPICS: readonly Topic[] = ['catalog', 'users', 'sessions', 'webhooks', 'taxes', 'apiKeys']
 
 export interface ChangeFeed {
   /** Tells this instance's subscribers now and, on PostgreSQL, every other instance. */

@@ -6,6 +6,7 @@ import { createDataProvider } from '../../admin/src/api/dataProvider'
 import { listRedemptions } from '../../admin/src/api/discountCodes'
 import { createVariants, missingCombinations, updateVariant, type Variant } from '../../admin/src/api/variants'
 import { addImages, moved, reorderImages, updateImageAlt } from '../../admin/src/api/images'
+import { rotateApiKey } from '../../admin/src/api/apiKeys'
 
 // The dashboard's data providers (admin/src/api/<resource>.ts, combined in dataProvider.ts), over the API's typed
 // client (clients/typescript, as admin/src/api/client.ts makes it) with a fetch of the test's own: which calls they make of the API for react-admin's, and what they make of
@@ -519,6 +520,41 @@ describe('the dashboard’s data providers', () => {
       { method: 'GET', url: '/tax-classes', json: undefined },
       { method: 'DELETE', url: '/tax-classes/luxury', json: undefined },
       { method: 'POST', url: '/tax-classes', json: { code: 'luxury', name: 'Otra' } },
+    ])
+  })
+  it('list API keys by page, create one with its expiry as UTC, revoke one, and rotate one', async () => {
+    const key = {
+      id: 4,
+      name: 'ERP',
+      staffRole: 'catalog',
+      prefix: 'sk_0123456789ab',
+      createdBy: 1,
+      createdAt: at,
+      expiresAt: null,
+      lastUsedAt: null,
+      revokedAt: null,
+    }
+    const secret = `sk_0123456789ab_${'A'.repeat(43)}`
+    const { dataProvider, sent, api } = fakeShop({
+      'GET /api-keys': { body: [key], headers: { 'X-Total-Count': '26' } },
+      'POST /api-keys': { status: 201, body: { ...key, secret } },
+      'DELETE /api-keys/4': { body: { message: 'Clave de API revocada' } },
+      'POST /api-keys/4/rotate': { body: { ...key, secret } },
+    })
+    expect(await dataProvider.getList('api-keys', page(2))).toEqual({ data: [key], total: 26 })
+    expect((await dataProvider.getOne('api-keys', { id: '4' })).data).toEqual(key)
+    const created = await dataProvider.create('api-keys', { data: { name: 'ERP', staffRole: 'catalog', expiresAt: '2030-01-02T10:30' } })
+    expect(created.data).toMatchObject({ id: 4, secret })
+    await dataProvider.create('api-keys', { data: { name: 'Ops', staffRole: 'manager', expiresAt: '' } })
+    await dataProvider.delete('api-keys', { id: 4, previousData: key })
+    expect(await rotateApiKey(api, 4)).toMatchObject({ id: 4, secret })
+    expect(sent).toEqual([
+      { method: 'GET', url: '/api-keys?limit=25&offset=25' },
+      { method: 'GET', url: '/api-keys?limit=1000&offset=0' },
+      { method: 'POST', url: '/api-keys', json: { name: 'ERP', staffRole: 'catalog', expiresAt: new Date('2030-01-02T10:30').toISOString() } },
+      { method: 'POST', url: '/api-keys', json: { name: 'Ops', staffRole: 'manager' } },
+      { method: 'DELETE', url: '/api-keys/4', json: undefined },
+      { method: 'POST', url: '/api-keys/4/rotate' },
     ])
   })
 })

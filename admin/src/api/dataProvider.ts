@@ -1,4 +1,5 @@
 import { combineDataProviders, type DataProvider } from 'react-admin'
+import { apiKeysProvider } from './apiKeys'
 import { categoriesProvider } from './categories'
 import { discountCodesProvider } from './discountCodes'
 import { ordersProvider } from './orders'
@@ -27,6 +28,7 @@ export function createDataProvider(api: Api): ShopDataProvider {
     withdrawals: withdrawalsProvider(api),
     users: usersProvider(api),
     webhooks: webhooksProvider(api),
+    'api-keys': apiKeysProvider(api),
     'shipping-methods': shippingMethodsProvider(api),
     'discount-codes': discountCodesProvider(api),
     'tax-rates': taxRatesProvider(api),
