@@ -85,11 +85,11 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
       onRequest: admin,
       // A new user has no cached credentials yet.
       config: { invalidates: [] },
-      // A customer is `customers:write`, an admin `staff:manage`: the body tells which.
+      // A customer is `customers:write`, an admin (or a body naming a staff role) `staff:manage`: the body tells which.
       preValidation: [
         async (request: FastifyRequest) => {
-          const body = request.body as { role?: unknown } | null | undefined
-          assertPermissions(request.user.staffRole, [service.userPermission(body?.role === 'admin')])
+          const body = request.body as { role?: unknown; staffRole?: unknown } | null | undefined
+          assertPermissions(request.user.staffRole, [service.userPermission(body?.role === 'admin' || body?.staffRole !== undefined)])
         },
         trimTextFields,
       ],
