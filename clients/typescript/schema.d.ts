@@ -93,7 +93,7 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** The caller */
+    /** The caller, with their staff permissions (none for a customer) */
     get: operations['getMe']
     put?: never
     post?: never
@@ -179,7 +179,7 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** List users by id (admin; X-Total-Count and Link headers) */
+    /** List users by id, all or of one `role` (admin; X-Total-Count and Link headers) */
     get: operations['listUsers']
     put?: never
     /** Create a user with a role (admin) */
@@ -1856,7 +1856,36 @@ export interface components {
         email: string
         /** @enum {string} */
         role: 'customer' | 'admin'
+        /** @enum {string|null} */
+        staffRole?: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support' | null
       }
+    }
+    /** Me */
+    Me: {
+      id: number
+      name: string
+      email: string
+      /** @enum {string} */
+      role: 'customer' | 'admin'
+      /** @enum {string|null} */
+      staffRole: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support' | null
+      /** Format: date-time */
+      createdAt: string
+      permissions: (
+        | 'catalog:read'
+        | 'catalog:write'
+        | 'orders:read'
+        | 'orders:write'
+        | 'fulfillments:write'
+        | 'refunds:write'
+        | 'returns:write'
+        | 'customers:read'
+        | 'customers:write'
+        | 'discounts:write'
+        | 'settings:write'
+        | 'audit:read'
+        | 'staff:manage'
+      )[]
     }
     /** Message */
     Message: {
@@ -2049,6 +2078,11 @@ export interface components {
         | 'invalid_token'
         | 'invalid_credentials'
         | 'forbidden'
+        | 'permission_required'
+        | 'api_key_not_allowed'
+        | 'last_owner'
+        | 'api_key_not_found'
+        | 'api_key_revoked'
         | 'cannot_change_own_role'
         | 'cannot_delete_own_account'
         | 'email_taken'
@@ -2337,6 +2371,8 @@ export interface components {
         email: string
         /** @enum {string} */
         role: 'customer' | 'admin'
+        /** @enum {string|null} */
+        staffRole?: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support' | null
         /** Format: date-time */
         createdAt: string
       }
@@ -2431,6 +2467,8 @@ export interface components {
       email: string
       /** @enum {string} */
       role: 'customer' | 'admin'
+      /** @enum {string|null} */
+      staffRole: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support' | null
       /** Format: date-time */
       createdAt: string
     }
@@ -2823,7 +2861,7 @@ export interface operations {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['User']
+          'application/json': components['schemas']['Me']
         }
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
@@ -3368,6 +3406,7 @@ export interface operations {
       query?: {
         limit?: number
         offset?: number
+        role?: 'customer' | 'admin'
       }
       header?: never
       path?: never
@@ -3456,6 +3495,8 @@ export interface operations {
           password: string
           /** @enum {string} */
           role: 'customer' | 'admin'
+          /** @enum {string} */
+          staffRole?: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support'
         }
       }
     }
@@ -3537,6 +3578,8 @@ export interface operations {
           password: string
           /** @enum {string} */
           role: 'customer' | 'admin'
+          /** @enum {string} */
+          staffRole?: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support'
         }
       }
     }
@@ -3763,6 +3806,8 @@ export interface operations {
           email?: string
           /** @enum {string} */
           role?: 'customer' | 'admin'
+          /** @enum {string} */
+          staffRole?: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support'
           password?: string
         }
       }

@@ -44,7 +44,9 @@ export const authProvider: AuthProvider = {
     if (!session) throw new Error()
     return { id: session.user.id, fullName: session.user.name || session.user.email }
   },
+  /** The staff role's permissions (GET /auth/me), in the API's order: what the menu, pages and buttons show. */
   async getPermissions() {
-    return readSession()?.user.role ?? null
+    if (!readSession()) return []
+    return unwrap(await api.GET('/auth/me')).permissions
   },
 }

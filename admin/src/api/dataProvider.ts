@@ -6,6 +6,7 @@ import { productsProvider } from './products'
 import { returnsProvider, withdrawalsProvider } from './returns'
 import type { Api } from './resource'
 import { shippingMethodsProvider } from './shippingMethods'
+import { staffProvider } from './staff'
 import { taxClassesProvider, taxRatesProvider } from './taxes'
 import { statsProvider, type StatsProvider } from './stats'
 import { usersProvider } from './users'
@@ -26,6 +27,7 @@ export function createDataProvider(api: Api): ShopDataProvider {
     returns: returnsProvider(api),
     withdrawals: withdrawalsProvider(api),
     users: usersProvider(api),
+    staff: staffProvider(api),
     webhooks: webhooksProvider(api),
     'shipping-methods': shippingMethodsProvider(api),
     'discount-codes': discountCodesProvider(api),

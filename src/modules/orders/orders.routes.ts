@@ -118,7 +118,7 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
 
   app.get('/orders', {
     // Everyone's orders are staff's `orders:read`.
-    onRequest: [...app.authenticate, whenStaff('orders:read')],
+    onRequest: [...app.authenticate, ...whenStaff('orders:read')],
     schema: {
       tags,
       summary: 'Orders, newest first: the caller’s own, or all for an admin (`userId`: one customer’s)',
@@ -155,7 +155,7 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
   })
 
   app.get('/orders/:id', {
-    onRequest: [...app.orderAccess, whenStaff('orders:read')],
+    onRequest: [...app.orderAccess, ...whenStaff('orders:read')],
     schema: {
       tags,
       summary: 'One order (someone else’s is not found); a guest’s with its order token',

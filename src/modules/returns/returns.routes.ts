@@ -79,7 +79,7 @@ export async function returnsRoutes(fastify: FastifyInstance, options: { config:
 
   app.post('/orders/:id/returns', {
     // Staff create approved returns.
-    onRequest: [...app.orderAccess, whenStaff('returns:write')],
+    onRequest: [...app.orderAccess, ...whenStaff('returns:write')],
     config: { invalidates: [] },
     schema: {
       tags: ['returns'],
@@ -98,7 +98,7 @@ export async function returnsRoutes(fastify: FastifyInstance, options: { config:
   })
 
   app.get('/orders/:id/returns', {
-    onRequest: [...app.orderAccess, whenStaff('orders:read')],
+    onRequest: [...app.orderAccess, ...whenStaff('orders:read')],
     schema: {
       tags: ['returns'],
       summary: 'An order’s returns, oldest first (its customer, a guest with its order token, or staff)',

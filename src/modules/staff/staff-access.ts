@@ -13,11 +13,12 @@ export function assertPermissions(staffRole: StaffRole | null, needed: readonly 
 }
 
 /**
- * An onRequest hook, after the route's authentication, for routes open to customers and staff alike (an order, its
+ * onRequest hooks, after the route's authentication, for routes open to customers and staff alike (an order, its
  * returns): an admin acting on them as staff also needs `needed`; a customer, or a guest's order link, needs nothing more.
  */
-export function whenStaff(...needed: Permission[]): onRequestHookHandler {
-  return async (request: FastifyRequest) => {
+export function whenStaff(...needed: Permission[]): onRequestHookHandler[] {
+  const check = async (request: FastifyRequest): Promise<void> => {
     if (request.orderToken === undefined && request.user?.role === 'admin') assertPermissions(request.user.staffRole, needed)
   }
+  return [check]
 }
