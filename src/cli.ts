@@ -9,12 +9,16 @@ import { seedCatalog } from './modules/catalog/catalog.seed.js'
 import { createImageHost } from './modules/images/image-host.js'
 import { DEFAULT_SWEEP_GRACE_MS, sweepOrphanImages, sweepReport } from './modules/images/image-sweep.js'
 import { accountProblem } from './modules/users/users.schemas.js'
+import { STAFF_ROLES, type StaffRole } from './modules/staff/permissions.js'
+import { messages } from './shared/errors.js'
 import { ensureAdmin, normalizeEmail } from './modules/users/users.service.js'
 
 const usage = `Usage: npm run cli -- <command>
   migrate                                        bring the database schema up to date
-  create-admin --email E --password P [--name N] create an admin unless the e-mail is taken (the API's rules:
-                                                 a valid e-mail, a password of 6 to 128 characters)
+  create-admin --email E --password P [--name N] [--staff-role R]
+                                                 create an admin unless the e-mail is taken (the API's rules:
+                                                 a valid e-mail, a password of 6 to 128 characters); R is owner
+                                                 (the default), manager, catalog, fulfillment or support
   seed                                           add a small demo catalog (categories, products, images); idempotent
   images:sweep [--delete] [--grace-minutes N]    list stored product images that no product names (older than
                                                  N minutes, 60 by default); --delete removes them
@@ -30,16 +34,21 @@ const usage = `Usage: npm run cli -- <command>
  * The arguments of create-admin, checked by the API's own rules for an account (an admin the log-in
  * form would refuse could never log in), or the line that explains what is wrong.
  */
-function parseCreateAdmin(args: string[]): { email: string; password: string; name: string } | string {
+function parseCreateAdmin(args: string[]): { email: string; password: string; name: string; staffRole?: StaffRole } | string {
   let values
   try {
-    values = parseArgs({ args, options: { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' } } }).values
+    values = parseArgs({
+      args,
+      options: { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' }, 'staff-role': { type: 'string' } },
+    }).values
   } catch (error) {
     return (error as Error).message
   }
   if (values.email === undefined || values.password === undefined) return 'needs --email and --password'
   const admin = { email: values.email.trim(), password: values.password, name: (values.name ?? 'Admin').trim() }
-  return accountProblem(admin)?.message ?? admin
+  const staffRole = STAFF_ROLES.find((role) => role === values['staff-role'])
+  if (values['staff-role'] !== undefined && staffRole === undefined) return messages.badStaffRole
+  return accountProblem(admin)?.message ?? (staffRole === undefined ? admin : { ...admin, staffRole })
 }
 
 async function copyDataCommand(args: string[], config: Config): Promise<number> {

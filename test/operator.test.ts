@@ -147,7 +147,7 @@ describe.runIf(dialect === 'sqlite')('create-admin from the CLI', () => {
       (error: { code: number; stdout: string; stderr: string }) => error,
     )
 
-  it("refuses what the API would refuse, with the API's own message, and creates nothing (slow: seven CLI processes under tsx)", async () => {
+  it("refuses what the API would refuse, with the API's own message, and creates nothing (slow: eight CLI processes under tsx)", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shop-cli-admin-'))
     const cases: Array<[string[], string]> = [
       [['--email', 'notanemail', '--password', 'secret1'], 'email must be a valid email'],
@@ -157,6 +157,10 @@ describe.runIf(dialect === 'sqlite')('create-admin from the CLI', () => {
       [['--email', 'ana@shop.test', '--password', 'secret1', '--name', ''], 'name should not be empty'],
       [['--email', 'ana@shop.test'], 'needs --email and --password'],
       [['--email', 'ana@shop.test', '--pasword', 'secret1'], "Unknown option '--pasword'"],
+      [
+        ['--email', 'ana@shop.test', '--password', 'secret1', '--staff-role', 'boss'],
+        'staffRole must be one of the following values: owner, manager, catalog, fulfillment, support',
+      ],
     ]
     // Each is refused before it opens the database: they run at once.
     const results = await Promise.all(cases.map(([args]) => cli(dir, ...args)))
@@ -179,6 +183,16 @@ describe.runIf(dialect === 'sqlite')('create-admin from the CLI', () => {
     expect(login.statusCode).toBe(200)
     expect(login.json().user).toMatchObject({ email: 'root@shop.test', role: 'admin', name: 'Root' })
     await app.close()
+    await handle.db.destroy()
+  })
+
+  it('makes an admin of the staff role given, an owner without one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shop-cli-admin-'))
+    const created = await cli(dir, '--email', 'packer@shop.test', '--password', 'packer-pass', '--staff-role', 'fulfillment')
+    expect(created.code).toBe(0)
+    const handle = connectDatabase(`sqlite:${join(dir, 'shop.db')}`)
+    const row = await handle.db.selectFrom('users').select(['role', 'staff_role']).where('email', '=', 'packer@shop.test').executeTakeFirstOrThrow()
+    expect(row).toEqual({ role: 'admin', staff_role: 'fulfillment' })
     await handle.db.destroy()
   })
 })

@@ -30,6 +30,9 @@ import { CsvPage } from './pages/csv'
 import ImportExportIcon from '@mui/icons-material/ImportExport'
 import KeyIcon from '@mui/icons-material/Key'
 import { ApiKeyCreate, ApiKeyList } from './pages/apiKeys'
+import BadgeIcon from '@mui/icons-material/Badge'
+import type { Permission } from './api/permissions'
+import { StaffCreate, StaffEdit, StaffList } from './pages/staff'
 
 const dataProvider = createDataProvider(api)
 
@@ -66,67 +69,128 @@ export function App() {
       // the sign-in page. A page shown before sign-in sends nothing instead (api/client.ts, pages/Overview.tsx).
       disableTelemetry
     >
-      <Resource name="products" list={ProductList} create={ProductCreate} edit={ProductEdit} icon={InventoryIcon} recordRepresentation="name" />
-      <Resource name="categories" list={CategoryList} create={CategoryCreate} edit={CategoryEdit} icon={CategoryIcon} recordRepresentation="name" />
-      {/* A page of its own (no records): the categories as a tree, read from GET /categories?tree=true. */}
-      <Resource name="category-tree" options={{ label: 'Category tree' }} list={CategoryTree} icon={AccountTreeIcon} />
-      <Resource name="orders" list={OrderList} show={OrderShow} icon={ReceiptIcon} recordRepresentation={(order: { id: number }) => `Order #${order.id}`} />
-      <Resource
-        name="returns"
-        list={ReturnList}
-        show={ReturnShow}
-        icon={AssignmentReturnIcon}
-        recordRepresentation={(ret: { id: number }) => `Return #${ret.id}`}
-      />
-      <Resource
-        name="withdrawals"
-        list={WithdrawalList}
-        show={WithdrawalShow}
-        icon={GavelIcon}
-        recordRepresentation={(withdrawal: { id: number }) => `Withdrawal #${withdrawal.id}`}
-      />
-      <Resource
-        name="shipping-methods"
-        options={{ label: 'Shipping methods' }}
-        list={ShippingMethodList}
-        create={ShippingMethodCreate}
-        edit={ShippingMethodEdit}
-        icon={ShippingIcon}
-        recordRepresentation="name"
-      />
-      <Resource
-        name="discount-codes"
-        options={{ label: 'Discount codes' }}
-        list={DiscountCodeList}
-        create={DiscountCodeCreate}
-        edit={DiscountCodeEdit}
-        icon={DiscountIcon}
-        recordRepresentation="code"
-      />
-      <Resource
-        name="tax-rates"
-        options={{ label: 'Tax rates' }}
-        list={TaxRateList}
-        create={TaxRateCreate}
-        edit={TaxRateEdit}
-        icon={PercentIcon}
-        recordRepresentation={(rate: { country: string; taxClass: string }) => `${rate.country} ${rate.taxClass}`}
-      />
-      <Resource
-        name="tax-classes"
-        options={{ label: 'Tax classes' }}
-        list={TaxClassList}
-        create={TaxClassCreate}
-        edit={TaxClassEdit}
-        icon={ClassIcon}
-        recordRepresentation="name"
-      />
-      {/* A page of its own (no records): the CSV exports and the product import. */}
-      <Resource name="csv" options={{ label: 'CSV' }} list={CsvPage} icon={ImportExportIcon} />
-      <Resource name="webhooks" list={WebhookList} create={WebhookCreate} edit={WebhookEdit} icon={WebhookIcon} recordRepresentation="url" />
-      <Resource name="users" list={UserList} create={UserCreate} edit={UserEdit} icon={PeopleIcon} recordRepresentation="email" />
-      {/* Made, rotated and revoked, never edited: a key's secret is shown once, in a dialog. */}
-      <Resource name="api-keys" options={{ label: 'API keys' }} list={ApiKeyList} create={ApiKeyCreate} icon={KeyIcon} recordRepresentation="name" />
+      {(permissions: Permission[] | undefined) => {
+        // Each page, and its create and edit forms, only for the staff roles with its permission (docs/staff.md).
+        const can = (permission: Permission) => Array.isArray(permissions) && permissions.includes(permission)
+        const catalogWrite = can('catalog:write')
+        const settingsWrite = can('settings:write')
+        return (
+          <>
+            {can('catalog:read') && (
+              <>
+                <Resource
+                  name="products"
+                  list={ProductList}
+                  create={catalogWrite ? ProductCreate : undefined}
+                  edit={catalogWrite ? ProductEdit : undefined}
+                  icon={InventoryIcon}
+                  recordRepresentation="name"
+                />
+                <Resource
+                  name="categories"
+                  list={CategoryList}
+                  create={catalogWrite ? CategoryCreate : undefined}
+                  edit={catalogWrite ? CategoryEdit : undefined}
+                  icon={CategoryIcon}
+                  recordRepresentation="name"
+                />
+                {/* A page of its own (no records): the categories as a tree, read from GET /categories?tree=true. */}
+                <Resource name="category-tree" options={{ label: 'Category tree' }} list={CategoryTree} icon={AccountTreeIcon} />
+              </>
+            )}
+            {can('orders:read') && (
+              <>
+                <Resource
+                  name="orders"
+                  list={OrderList}
+                  show={OrderShow}
+                  icon={ReceiptIcon}
+                  recordRepresentation={(order: { id: number }) => `Order #${order.id}`}
+                />
+                <Resource
+                  name="returns"
+                  list={ReturnList}
+                  show={ReturnShow}
+                  icon={AssignmentReturnIcon}
+                  recordRepresentation={(ret: { id: number }) => `Return #${ret.id}`}
+                />
+                <Resource
+                  name="withdrawals"
+                  list={WithdrawalList}
+                  show={WithdrawalShow}
+                  icon={GavelIcon}
+                  recordRepresentation={(withdrawal: { id: number }) => `Withdrawal #${withdrawal.id}`}
+                />
+              </>
+            )}
+            {settingsWrite && (
+              <Resource
+                name="shipping-methods"
+                options={{ label: 'Shipping methods' }}
+                list={ShippingMethodList}
+                create={ShippingMethodCreate}
+                edit={ShippingMethodEdit}
+                icon={ShippingIcon}
+                recordRepresentation="name"
+              />
+            )}
+            {can('discounts:write') && (
+              <Resource
+                name="discount-codes"
+                options={{ label: 'Discount codes' }}
+                list={DiscountCodeList}
+                create={DiscountCodeCreate}
+                edit={DiscountCodeEdit}
+                icon={DiscountIcon}
+                recordRepresentation="code"
+              />
+            )}
+            {/* Any admin reads the taxes (a product's tax class is chosen from them); changing them is settings:write. */}
+            <Resource
+              name="tax-rates"
+              options={{ label: 'Tax rates' }}
+              list={TaxRateList}
+              create={settingsWrite ? TaxRateCreate : undefined}
+              edit={settingsWrite ? TaxRateEdit : undefined}
+              icon={PercentIcon}
+              recordRepresentation={(rate: { country: string; taxClass: string }) => `${rate.country} ${rate.taxClass}`}
+            />
+            <Resource
+              name="tax-classes"
+              options={{ label: 'Tax classes' }}
+              list={TaxClassList}
+              create={settingsWrite ? TaxClassCreate : undefined}
+              edit={settingsWrite ? TaxClassEdit : undefined}
+              icon={ClassIcon}
+              recordRepresentation="name"
+            />
+            {/* A page of its own (no records): the CSV exports and the product import, each shown to whom may use it. */}
+            {(can('catalog:read') || can('orders:read') || can('customers:read')) && (
+              <Resource name="csv" options={{ label: 'CSV' }} list={CsvPage} icon={ImportExportIcon} />
+            )}
+            {settingsWrite && (
+              <Resource name="webhooks" list={WebhookList} create={WebhookCreate} edit={WebhookEdit} icon={WebhookIcon} recordRepresentation="url" />
+            )}
+            {can('customers:read') && (
+              <Resource
+                name="users"
+                list={UserList}
+                create={can('customers:write') ? UserCreate : undefined}
+                edit={can('customers:write') ? UserEdit : undefined}
+                icon={PeopleIcon}
+                recordRepresentation="email"
+              />
+            )}
+            {can('staff:manage') && (
+              <>
+                <Resource name="staff" list={StaffList} create={StaffCreate} edit={StaffEdit} icon={BadgeIcon} recordRepresentation="email" />
+                {/* Made, rotated and revoked, never edited: a key's secret is shown once, in a dialog. */}
+                <Resource name="api-keys" options={{ label: 'API keys' }} list={ApiKeyList} create={ApiKeyCreate} icon={KeyIcon} recordRepresentation="name" />
+              </>
+            )}
+          </>
+        )
+      }}
     </Admin>
   )
 }

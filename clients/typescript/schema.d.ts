@@ -93,7 +93,7 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** The caller */
+    /** The caller, with their staff permissions (none for a customer) */
     get: operations['getMe']
     put?: never
     post?: never
@@ -179,7 +179,7 @@ export interface paths {
       path?: never
       cookie?: never
     }
-    /** List users by id (admin; X-Total-Count and Link headers) */
+    /** List users by id, all or of one `role` (admin; X-Total-Count and Link headers) */
     get: operations['listUsers']
     put?: never
     /** Create a user with a role (admin) */
@@ -1954,7 +1954,36 @@ export interface components {
         email: string
         /** @enum {string} */
         role: 'customer' | 'admin'
+        /** @enum {string|null} */
+        staffRole?: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support' | null
       }
+    }
+    /** Me */
+    Me: {
+      id: number
+      name: string
+      email: string
+      /** @enum {string} */
+      role: 'customer' | 'admin'
+      /** @enum {string|null} */
+      staffRole: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support' | null
+      /** Format: date-time */
+      createdAt: string
+      permissions: (
+        | 'catalog:read'
+        | 'catalog:write'
+        | 'orders:read'
+        | 'orders:write'
+        | 'fulfillments:write'
+        | 'refunds:write'
+        | 'returns:write'
+        | 'customers:read'
+        | 'customers:write'
+        | 'discounts:write'
+        | 'settings:write'
+        | 'audit:read'
+        | 'staff:manage'
+      )[]
     }
     /** Message */
     Message: {
@@ -2440,6 +2469,8 @@ export interface components {
         email: string
         /** @enum {string} */
         role: 'customer' | 'admin'
+        /** @enum {string|null} */
+        staffRole?: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support' | null
         /** Format: date-time */
         createdAt: string
       }
@@ -2534,6 +2565,8 @@ export interface components {
       email: string
       /** @enum {string} */
       role: 'customer' | 'admin'
+      /** @enum {string|null} */
+      staffRole: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support' | null
       /** Format: date-time */
       createdAt: string
     }
@@ -2926,7 +2959,7 @@ export interface operations {
           [name: string]: unknown
         }
         content: {
-          'application/json': components['schemas']['User']
+          'application/json': components['schemas']['Me']
         }
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
@@ -3471,6 +3504,7 @@ export interface operations {
       query?: {
         limit?: number
         offset?: number
+        role?: 'customer' | 'admin'
       }
       header?: never
       path?: never
@@ -3559,6 +3593,8 @@ export interface operations {
           password: string
           /** @enum {string} */
           role: 'customer' | 'admin'
+          /** @enum {string} */
+          staffRole?: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support'
         }
       }
     }
@@ -3640,6 +3676,8 @@ export interface operations {
           password: string
           /** @enum {string} */
           role: 'customer' | 'admin'
+          /** @enum {string} */
+          staffRole?: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support'
         }
       }
     }
@@ -3866,6 +3904,8 @@ export interface operations {
           email?: string
           /** @enum {string} */
           role?: 'customer' | 'admin'
+          /** @enum {string} */
+          staffRole?: 'owner' | 'manager' | 'catalog' | 'fulfillment' | 'support'
           password?: string
         }
       }

@@ -28,7 +28,7 @@ describe('POST /auth/register', () => {
     const body = res.json()
     expect(Object.keys(body).sort()).toEqual(['message', 'user'])
     expect(typeof body.message).toBe('string')
-    expect(body.user).toEqual({ id: expect.stringMatching(/^\d+$/), name: 'Ana', email, role: 'customer', createdAt: expect.any(String) })
+    expect(body.user).toEqual({ id: expect.stringMatching(/^\d+$/), name: 'Ana', email, role: 'customer', staffRole: null, createdAt: expect.any(String) })
     expect(body.user.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
     const row = await shop.app.db.selectFrom('users').selectAll().where('id', '=', Number(body.user.id)).executeTakeFirstOrThrow()
     expect(row.role).toBe('customer')
@@ -114,7 +114,7 @@ describe('POST /auth/login', () => {
     expect(body).toEqual({
       token: expect.any(String),
       refreshToken: expect.stringMatching(/^[\w-]{43}$/),
-      user: { id: String(user.id), name: 'Luz', email: user.email, role: 'customer' },
+      user: { id: String(user.id), name: 'Luz', email: user.email, role: 'customer', staffRole: null },
     })
     const payload = createDecoder()(body.token) as { sub: string; role: string; iat: number; exp: number }
     expect(payload).toMatchObject({ sub: String(user.id), role: 'customer' })
@@ -264,7 +264,15 @@ describe('GET /auth/me', () => {
     const user = await makeUser(shop.app, 'customer', 'Mia')
     const res = await shop.app.inject({ url: '/auth/me', headers: bearer(user) })
     expect(res.statusCode).toBe(200)
-    expect(res.json()).toEqual({ id: user.id, name: 'Mia', email: user.email, role: 'customer', createdAt: expect.any(String) })
+    expect(res.json()).toEqual({
+      id: user.id,
+      name: 'Mia',
+      email: user.email,
+      role: 'customer',
+      staffRole: null,
+      createdAt: expect.any(String),
+      permissions: [],
+    })
   })
 })
 
@@ -273,7 +281,7 @@ describe('admin user management', () => {
     const email = uniqueEmail('made')
     const res = await post(url, { name: 'Staff', email, password: 'secret1', role: 'admin' }, bearer(shop.admin))
     expect(res.statusCode).toBe(201)
-    expect(res.json()).toEqual({ id: expect.any(Number), name: 'Staff', email, role: 'admin', createdAt: expect.any(String) })
+    expect(res.json()).toEqual({ id: expect.any(Number), name: 'Staff', email, role: 'admin', staffRole: 'owner', createdAt: expect.any(String) })
     const login = await post('/auth/login', { email, password: 'secret1' })
     expect(login.json().user.role).toBe('admin')
   })
@@ -334,7 +342,7 @@ describe('admin user management', () => {
   it('GET /auth/users/:id answers the user, 404 "Usuario no encontrado", 422 for a non-numeric id', async () => {
     const user = await makeUser(shop.app, 'customer', 'Seen')
     const res = await shop.app.inject({ url: `/auth/users/${user.id}`, headers: bearer(shop.admin) })
-    expect(res.json()).toEqual({ id: user.id, name: 'Seen', email: user.email, role: 'customer', createdAt: expect.any(String) })
+    expect(res.json()).toEqual({ id: user.id, name: 'Seen', email: user.email, role: 'customer', staffRole: null, createdAt: expect.any(String) })
     const missing = await shop.app.inject({ url: '/auth/users/999999', headers: bearer(shop.admin) })
     expect(missing.statusCode).toBe(404)
     expect(missing.json()).toEqual({ error: 'Usuario no encontrado' })
@@ -353,7 +361,7 @@ describe('admin user management', () => {
       payload: { name: 'New Name', email: email.toUpperCase() },
     })
     expect(res.statusCode).toBe(200)
-    expect(res.json()).toEqual({ id: user.id, name: 'New Name', email, role: 'customer', createdAt: expect.any(String) })
+    expect(res.json()).toEqual({ id: user.id, name: 'New Name', email, role: 'customer', staffRole: null, createdAt: expect.any(String) })
     // A name or e-mail change keeps the token valid.
     expect((await shop.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)
 

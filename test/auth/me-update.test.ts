@@ -30,7 +30,7 @@ describe('PATCH /auth/me', () => {
     const pair = await login(user.email, user.password)
     const res = await patchMe(pair.token, { name: '  Nueva  ' })
     expect(res.statusCode).toBe(200)
-    expect(res.json()).toEqual({ id: user.id, name: 'Nueva', email: user.email, role: 'customer', createdAt: expect.any(String) })
+    expect(res.json()).toEqual({ id: user.id, name: 'Nueva', email: user.email, role: 'customer', staffRole: null, createdAt: expect.any(String) })
     expect((await row(user)).name).toBe('Nueva')
     expect((await me(pair.token)).statusCode).toBe(200)
   })
@@ -132,7 +132,7 @@ describe('PATCH /auth/me', () => {
     const theirs = await login(stranger.email, stranger.password)
     const res = await patchMe(mine.token, { password: 'brand-new-pass', currentPassword: user.password })
     expect(res.statusCode).toBe(200)
-    expect(res.json()).toEqual({ id: user.id, name: 'Test User', email: user.email, role: 'customer', createdAt: expect.any(String) })
+    expect(res.json()).toEqual({ id: user.id, name: 'Test User', email: user.email, role: 'customer', staffRole: null, createdAt: expect.any(String) })
     expect(res.body).not.toContain('brand-new-pass')
     // The caller: its access token, and its refresh token, which rotates on.
     expect((await me(mine.token)).statusCode).toBe(200)

@@ -30,7 +30,7 @@ describe('factory users', () => {
     const user = await makeUser(t.app, 'customer', '  Ana  ')
     const login = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: user.password } })
     expect(login.statusCode).toBe(200)
-    expect(login.json().user).toEqual({ id: String(user.id), email: user.email, name: 'Ana', role: 'customer' })
+    expect(login.json().user).toEqual({ id: String(user.id), email: user.email, name: 'Ana', role: 'customer', staffRole: null })
     const wrong = await t.app.inject({ method: 'POST', url: '/auth/login', payload: { email: user.email, password: 'secret124' } })
     expect(wrong.statusCode).toBe(401)
     expect((await t.app.inject({ url: '/auth/me', headers: bearer(user) })).statusCode).toBe(200)

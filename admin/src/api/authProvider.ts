@@ -9,6 +9,14 @@ export const SESSION_EXPIRED = 'Your session has expired. Sign in again to carry
  * Sign-in through POST /auth/login. Only admins get in: a customer's token is not kept, and they are told why.
  * A 401 from any call ends the session and brings the admin back to sign-in; react-admin keeps the page they were on.
  */
+/** Reads the signed-in admin's permissions (GET /auth/me) into the session: once per sign-in, not per page. */
+async function rememberPermissions(): Promise<string[]> {
+  const { permissions } = unwrap(await api.GET('/auth/me'))
+  const session = readSession()
+  if (session) writeSession({ ...session, permissions })
+  return permissions
+}
+
 export const authProvider: AuthProvider = {
   async login({ username, password }: { username: string; password: string }) {
     const result = await api.POST('/auth/login', { body: { email: username, password } })
@@ -16,6 +24,7 @@ export const authProvider: AuthProvider = {
     if (answer.user.role !== 'admin') throw new Error(NOT_AN_ADMIN)
     const refreshToken = typeof answer.refreshToken === 'string' ? answer.refreshToken : undefined
     writeSession({ token: answer.token, user: answer.user, refreshToken })
+    await rememberPermissions()
   },
   async logout() {
     const session = readSession()
@@ -44,7 +53,10 @@ export const authProvider: AuthProvider = {
     if (!session) throw new Error()
     return { id: session.user.id, fullName: session.user.name || session.user.email }
   },
+  /** The staff role's permissions, in the API's order: what the menu, pages and buttons show. */
   async getPermissions() {
-    return readSession()?.user.role ?? null
+    const session = readSession()
+    if (!session) return []
+    return session.permissions ?? (await rememberPermissions())
   },
 }

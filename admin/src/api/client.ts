@@ -9,6 +9,11 @@ export interface Session {
   /** Given by services with sessions (POST /auth/refresh): a 401 first tries to renew the token with it. */
   refreshToken?: string
   user: { id: string; name: string; email: string; role: string }
+  /**
+   * The staff role's permissions (GET /auth/me), read once at sign-in: a staff role change ends the admin's
+   * sessions, so they come back through sign-in with the new ones.
+   */
+  permissions?: string[]
 }
 
 const SESSION_KEY = 'shop-admin.session'
@@ -99,7 +104,10 @@ async function reachingFetch(input: Request): Promise<Response> {
     }
   }
   const response = await send(input)
-  if (response.status !== 401 || new URL(input.url).pathname.startsWith('/auth/') || !(await refreshSession())) return response
+  // The sign-in, renewal and sign-out calls answer for the session itself; the caller's own record (/auth/me: the
+  // permissions read after a sign-in) is an ordinary call.
+  const path = new URL(input.url).pathname
+  if (response.status !== 401 || (path.startsWith('/auth/') && path !== '/auth/me') || !(await refreshSession())) return response
   again.headers.set('Authorization', `Bearer ${readSession()?.token ?? ''}`)
   return send(again)
 }

@@ -6,9 +6,9 @@ import type { operations } from './schema'
 export type ImportReport = operations['importProductsCsv']['responses'][200]['content']['application/json']
 
 export const EXPORTS = [
-  { path: '/exports/products.csv', label: 'Products', description: 'a row per variant' },
-  { path: '/exports/orders.csv', label: 'Orders', description: 'a row per order line' },
-  { path: '/exports/customers.csv', label: 'Customers', description: 'a row per customer, with orders and total spent' },
+  { path: '/exports/products.csv', label: 'Products', description: 'a row per variant', permission: 'catalog:read' },
+  { path: '/exports/orders.csv', label: 'Orders', description: 'a row per order line', permission: 'orders:read' },
+  { path: '/exports/customers.csv', label: 'Customers', description: 'a row per customer, with orders and total spent', permission: 'customers:read' },
 ] as const
 export type ExportPath = (typeof EXPORTS)[number]['path']
 

@@ -7,6 +7,7 @@ import { productsProvider } from './products'
 import { returnsProvider, withdrawalsProvider } from './returns'
 import type { Api } from './resource'
 import { shippingMethodsProvider } from './shippingMethods'
+import { staffProvider } from './staff'
 import { taxClassesProvider, taxRatesProvider } from './taxes'
 import { statsProvider, type StatsProvider } from './stats'
 import { usersProvider } from './users'
@@ -27,6 +28,7 @@ export function createDataProvider(api: Api): ShopDataProvider {
     returns: returnsProvider(api),
     withdrawals: withdrawalsProvider(api),
     users: usersProvider(api),
+    staff: staffProvider(api),
     webhooks: webhooksProvider(api),
     'api-keys': apiKeysProvider(api),
     'shipping-methods': shippingMethodsProvider(api),

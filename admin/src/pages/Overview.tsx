@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query'
-import { Link, Loading, Title, useAuthenticated, useDataProvider } from 'react-admin'
+import { Link, Loading, Title, useAuthenticated, useDataProvider, usePermissions } from 'react-admin'
 import { Alert, Box, Card, CardContent, List, ListItem, ListItemButton, ListItemText, Stack, Typography } from '@mui/material'
 import type { ShopDataProvider } from '../api/dataProvider'
+import type { Permission } from '../api/permissions'
 import type { Stats } from '../api/stats'
 
 const money = (value: number, currency: string) => {
@@ -96,8 +97,16 @@ export default function Overview() {
   // The figures are asked for once the sign-in is confirmed, not while react-admin is still checking it.
   const { authenticated } = useAuthenticated()
   const dataProvider = useDataProvider<ShopDataProvider>()
-  const query = useQuery({ queryKey: ['admin-stats', 30], queryFn: () => dataProvider.getStats('stats', { days: 30 }), enabled: authenticated === true })
-  const { data: stats, error, isPending } = query
+  // The figures are orders:read; a staff role without it is told where to go instead.
+  const { permissions, isPending: permissionsPending } = usePermissions<Permission[]>()
+  const figures = Array.isArray(permissions) && permissions.includes('orders:read')
+  const query = useQuery({
+    queryKey: ['admin-stats', 30],
+    queryFn: () => dataProvider.getStats('stats', { days: 30 }),
+    enabled: authenticated === true && figures,
+  })
+  const { data: stats, error } = query
+  const isPending = permissionsPending || (figures && query.isPending)
   return (
     <Box sx={{ py: 2 }}>
       <Title title="Overview" />
@@ -105,6 +114,7 @@ export default function Overview() {
         Overview
       </Typography>
       {isPending && <Loading loadingPrimary="Loading the shop’s figures" loadingSecondary="" />}
+      {!permissionsPending && !figures && <Typography>The shop’s figures are for staff who read orders. Your pages are in the menu.</Typography>}
       {error && (
         <Alert severity="error" role="alert">
           The overview could not be loaded: {error.message}

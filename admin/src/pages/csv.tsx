@@ -19,6 +19,7 @@ import {
 } from '@mui/material'
 import { api } from '../api/client'
 import { downloadExport, EXPORTS, importProducts, type ExportPath, type ImportReport } from '../api/csv'
+import { useCan } from '../api/permissions'
 import { useCall } from './variants'
 
 /**
@@ -26,11 +27,13 @@ import { useCall } from './variants'
  * its report is shown, and only then can it be applied: all or nothing, or only the products whose rows are valid.
  */
 export function CsvPage() {
+  // Each export by its permission; the import is catalog:write.
+  const importer = useCan()('catalog:write')
   return (
     <Box sx={{ mt: 2, display: 'grid', gap: 2 }}>
       <Title title="CSV" />
       <Exports />
-      <Import />
+      {importer && <Import />}
     </Box>
   )
 }
@@ -40,6 +43,7 @@ function Exports() {
   const notify = useNotify()
   const [busy, setBusy] = useState<ExportPath | null>(null)
   const [problem, setProblem] = useState<string | null>(null)
+  const can = useCan()
   const download = async (path: ExportPath) => {
     setBusy(path)
     setProblem(null)
@@ -58,7 +62,7 @@ function Exports() {
           CSV files for a spreadsheet (UTF-8, one header row). A products file can be edited and imported back below.
         </Typography>
         <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 1 }}>
-          {EXPORTS.map((item) => (
+          {EXPORTS.filter((item) => can(item.permission)).map((item) => (
             <Button
               key={item.path}
               variant="outlined"

@@ -24,6 +24,7 @@ import {
 import { api } from '../api/client'
 import { addNote, type Fulfillment, markDelivered, type OrderEvent, orderEvents, ship } from '../api/fulfillments'
 import type { Order } from '../api/orders'
+import { useCan } from '../api/permissions'
 import { useCall } from './variants'
 
 type Line = Order['items'][number]
@@ -57,7 +58,8 @@ export function Shipments({ order, onChange }: { order: Order; onChange: () => v
   const formId = useId()
   const lines = new Map(order.items.map((line) => [line.id, line]))
   const shippable = order.items.filter((line) => unitsLeft(line) > 0)
-  const canShip = (order.status === 'paid' || order.status === 'shipped') && shippable.length > 0
+  const shipper = useCan()('fulfillments:write')
+  const canShip = shipper && (order.status === 'paid' || order.status === 'shipped') && shippable.length > 0
   const [quantities, setQuantities] = useState<Record<number, string>>({})
   const [carrier, setCarrier] = useState('')
   const [trackingNumber, setTrackingNumber] = useState('')
@@ -152,9 +154,11 @@ export function Shipments({ order, onChange }: { order: Order; onChange: () => v
                 {fulfillment.deliveredAt ? (
                   <Typography variant="body2">Delivered {when(fulfillment.deliveredAt)}</Typography>
                 ) : (
-                  <Button size="small" variant="outlined" disabled={busy} onClick={() => void deliver(fulfillment)} sx={{ mt: 0.5 }}>
-                    Record delivery of shipment #{fulfillment.id}
-                  </Button>
+                  shipper && (
+                    <Button size="small" variant="outlined" disabled={busy} onClick={() => void deliver(fulfillment)} sx={{ mt: 0.5 }}>
+                      Record delivery of shipment #{fulfillment.id}
+                    </Button>
+                  )
                 )}
               </ListItem>
             ))}
@@ -287,6 +291,8 @@ export function Timeline({ order, version }: { order: Order; version: number }) 
   const [text, setText] = useState('')
   const [noteError, setNoteError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
+  // Notes are orders:write; reading the timeline, orders:read (every role that sees the order).
+  const writer = useCan()('orders:write')
 
   const load = useCallback(async () => {
     const result = await call(() => orderEvents(api, order.id))
@@ -339,22 +345,24 @@ export function Timeline({ order, version }: { order: Order; version: number }) 
             ))}
           </List>
         )}
-        <Box component="form" onSubmit={(event) => void submit(event)} sx={{ mt: 2 }}>
-          <TextField
-            label="Note"
-            multiline
-            minRows={2}
-            fullWidth
-            value={text}
-            onChange={(event) => setText(event.target.value)}
-            error={noteError !== null}
-            helperText={noteError ?? 'Seen by staff only.'}
-            slotProps={{ htmlInput: { maxLength: 2000 } }}
-          />
-          <Button type="submit" variant="outlined" disabled={busy || text.trim() === ''} sx={{ mt: 1 }}>
-            Add note
-          </Button>
-        </Box>
+        {writer && (
+          <Box component="form" onSubmit={(event) => void submit(event)} sx={{ mt: 2 }}>
+            <TextField
+              label="Note"
+              multiline
+              minRows={2}
+              fullWidth
+              value={text}
+              onChange={(event) => setText(event.target.value)}
+              error={noteError !== null}
+              helperText={noteError ?? 'Seen by staff only.'}
+              slotProps={{ htmlInput: { maxLength: 2000 } }}
+            />
+            <Button type="submit" variant="outlined" disabled={busy || text.trim() === ''} sx={{ mt: 1 }}>
+              Add note
+            </Button>
+          </Box>
+        )}
       </CardContent>
     </Card>
   )

@@ -24,6 +24,7 @@ import { ORDER_STATUSES, PAYMENT_STATUSES, type Order, type OrderStatus } from '
 import { filtersOf, idValue } from '../api/resource'
 import type { User } from '../api/users'
 import { OrderRefunds } from './refunds'
+import { useCan } from '../api/permissions'
 import { useSmallScreen } from './small'
 import { Shipments, Timeline } from './fulfillments'
 
@@ -166,7 +167,10 @@ function StatusMoves() {
   const notify = useNotify()
   const refresh = useRefresh()
   const [confirming, setConfirming] = useState<OrderStatus | null>(null)
-  if (!order) return null
+  const can = useCan()
+  if (!order || !can('orders:write')) return null
+  // Cancelling a paid order refunds it: refunds:write as well.
+  const moves = (order.nextStatuses ?? []).filter((status) => status !== 'cancelled' || order.status !== 'paid' || can('refunds:write'))
   const move = (status: OrderStatus) =>
     update(
       'orders',
@@ -193,7 +197,7 @@ function StatusMoves() {
   return (
     <TopToolbar>
       {/* The moves the API allows now: its own table, answered with the order (nextStatuses). */}
-      {(order.nextStatuses ?? []).map((status) => (
+      {moves.map((status) => (
         <Button
           key={status}
           variant={status === 'cancelled' ? 'outlined' : 'contained'}

@@ -18,6 +18,7 @@ import {
   Typography,
 } from '@mui/material'
 import type { Order } from '../api/orders'
+import { useCan } from '../api/permissions'
 import { createRefund, previewRefund, type Refund, type RefundPreview, type RefundRequest } from '../api/refunds'
 
 const money = { minimumFractionDigits: 2, maximumFractionDigits: 2 } as const
@@ -38,6 +39,7 @@ const newKey = () => (globalThis.crypto?.randomUUID ? globalThis.crypto.randomUU
 export function OrderRefunds({ order }: { order: Order }) {
   const status = order.payment?.status
   const refundable = status === 'paid' || status === 'partially_refunded'
+  const can = useCan()
   return (
     <Card variant="outlined" component="section" aria-labelledby={`refunds-${order.id}`}>
       <CardContent>
@@ -49,7 +51,11 @@ export function OrderRefunds({ order }: { order: Order }) {
           {status ? ` (payment ${status.replace('_', ' ')})` : ''}.
         </Typography>
         <RefundList order={order} />
-        {refundable ? <RefundForm order={order} /> : <Typography sx={{ mt: 1 }}>There is no payment left to refund on this order.</Typography>}
+        {!can('refunds:write') ? null : refundable ? (
+          <RefundForm order={order} />
+        ) : (
+          <Typography sx={{ mt: 1 }}>There is no payment left to refund on this order.</Typography>
+        )}
       </CardContent>
     </Card>
   )

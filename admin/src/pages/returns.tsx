@@ -38,6 +38,7 @@ import {
 } from '@mui/material'
 import { errorCode } from '../api/answers'
 import type { Order } from '../api/orders'
+import { useCan } from '../api/permissions'
 import { RETURN_STATUSES, type Return, type ReturnStatus, type Withdrawal } from '../api/returns'
 import { useSmallScreen } from './small'
 
@@ -102,7 +103,10 @@ function ReturnMoves() {
   const [restock, setRestock] = useState(true)
   // One key per receipt dialog: a second click on a slow answer refunds once.
   const [receiptKey, setReceiptKey] = useState('')
-  if (!ret) return null
+  const can = useCan()
+  // Moving returns is returns:write; a receipt that refunds also refunds:write (without it, the receipt does not refund).
+  const canRefund = can('refunds:write')
+  if (!ret || !can('returns:write')) return null
   const move = (data: Record<string, unknown>, done: string) =>
     update(
       'returns',
@@ -182,10 +186,12 @@ function ReturnMoves() {
             control={<Checkbox checked={restock} onChange={(event) => setRestock(event.target.checked)} />}
             label="Put the units back in stock"
           />
-          <FormControlLabel
-            control={<Checkbox checked={refund} onChange={(event) => setRefund(event.target.checked)} />}
-            label="Refund the received units to the customer"
-          />
+          {canRefund && (
+            <FormControlLabel
+              control={<Checkbox checked={refund} onChange={(event) => setRefund(event.target.checked)} />}
+              label="Refund the received units to the customer"
+            />
+          )}
         </DialogContent>
         <DialogActions>
           <Button onClick={() => setReceiving(false)}>Not yet</Button>
@@ -193,7 +199,7 @@ function ReturnMoves() {
             variant="contained"
             onClick={() => {
               setReceiving(false)
-              void move({ action: 'receive', refund, restock, idempotencyKey: receiptKey }, `Return #${ret.id} received`)
+              void move({ action: 'receive', refund: refund && canRefund, restock, idempotencyKey: receiptKey }, `Return #${ret.id} received`)
             }}
           >
             Receive
@@ -324,6 +330,7 @@ function WithdrawalMoves() {
   const notify = useNotify()
   const redirect = useRedirect()
   const refresh = useRefresh()
+  const can = useCan()
   if (!withdrawal) return null
   if (withdrawal.returnId !== null) {
     return (
@@ -348,6 +355,7 @@ function WithdrawalMoves() {
         },
       },
     )
+  if (!can('returns:write')) return null
   return (
     <TopToolbar>
       <Button variant="contained" disabled={isPending} onClick={() => void makeReturn()}>

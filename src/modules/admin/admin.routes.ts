@@ -12,7 +12,7 @@ export async function adminRoutes(fastify: FastifyInstance, options: { config: C
   const { lowStockThreshold, payments } = options.config
 
   app.get('/admin/api/stats', {
-    onRequest: app.requireRole('admin'),
+    config: { permission: 'orders:read' },
     schema: {
       tags: ['admin'],
       summary: 'The dashboard overview: orders and revenue per UTC day, orders to ship, orders per status, products low on stock (admin)',

@@ -22,7 +22,6 @@ async function trimName(request: FastifyRequest): Promise<void> {
 
 export async function categoriesRoutes(fastify: FastifyInstance, options: { config: Config }): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>()
-  const admin = app.requireRole('admin')
   const tags = ['categories']
   const security = [{ bearerAuth: [] }]
   const { publicUrl } = options.config
@@ -55,17 +54,15 @@ export async function categoriesRoutes(fastify: FastifyInstance, options: { conf
   })
 
   app.post('/categories', {
-    onRequest: admin,
     // The catalog topic is categories and products alike: a cache of either hears it.
-    config: { invalidates: ['catalog'] },
+    config: { permission: 'catalog:write', invalidates: ['catalog'] },
     preValidation: trimName,
     schema: { tags, summary: 'Create a category (admin)', security, body: CreateCategoryBody, response: { 201: Category, ...errors } },
     handler: async (request, reply) => reply.code(201).send(await service.createCategory(app.db, request.body)),
   })
 
   const updateRoute = {
-    onRequest: admin,
-    config: { invalidates: ['catalog'] as const },
+    config: { permission: 'catalog:write' as const, invalidates: ['catalog'] as const },
     preValidation: trimName,
     schema: { tags, summary: 'Change a category (admin)', security, params: IdParams, body: UpdateCategoryBody, response: { 200: Category, ...errors } },
     handler: async (request: FastifyRequest<{ Params: IdParams; Body: UpdateCategoryInput }>) =>
@@ -75,8 +72,7 @@ export async function categoriesRoutes(fastify: FastifyInstance, options: { conf
   app.patch('/categories/:id', updateRoute)
 
   app.delete('/categories/:id', {
-    onRequest: admin,
-    config: { invalidates: ['catalog'] },
+    config: { permission: 'catalog:write', invalidates: ['catalog'] },
     schema: { tags, summary: 'Delete an unused category (admin)', security, params: IdParams, response: { 200: MessageResponse, ...errors } },
     handler: async (request) => {
       await service.deleteCategory(app.db, request.params.id)

@@ -21,10 +21,9 @@ export async function productImagesRoutes(fastify: FastifyInstance, options: { c
   const { uploadTmpDir } = options.config
   await prepareUploadSpool(uploadTmpDir, app.log)
 
-  const admin = app.requireRole('admin')
   const tags = ['products']
   const security = [{ bearerAuth: [] }]
-  const config = { invalidates: ['catalog' as const] }
+  const config = { permission: 'catalog:write' as const, invalidates: ['catalog' as const] }
   const context = (request: FastifyRequest): service.ProductImagesContext => ({
     db: app.db,
     dialect: app.dialect,
@@ -35,7 +34,6 @@ export async function productImagesRoutes(fastify: FastifyInstance, options: { c
   })
 
   app.post('/products/:id/images', {
-    onRequest: admin,
     config,
     schema: {
       tags,
@@ -53,7 +51,6 @@ export async function productImagesRoutes(fastify: FastifyInstance, options: { c
   })
 
   app.put('/products/:id/images/order', {
-    onRequest: admin,
     config,
     schema: {
       tags,
@@ -67,7 +64,6 @@ export async function productImagesRoutes(fastify: FastifyInstance, options: { c
   })
 
   app.patch('/products/:id/images/:imageId', {
-    onRequest: admin,
     config,
     schema: {
       tags,
@@ -81,7 +77,6 @@ export async function productImagesRoutes(fastify: FastifyInstance, options: { c
   })
 
   app.delete('/products/:id/images/:imageId', {
-    onRequest: admin,
     config,
     schema: {
       tags,

@@ -8,6 +8,7 @@ import type { ImageHost } from '../images/image-host.js'
 import { PRODUCT_FORM_LIMITS, prepareUploadSpool, readProductForm } from '../images/image-upload.js'
 import * as facets from './product-facets.service.js'
 import * as service from './products.service.js'
+import { hasPermission } from '../staff/permissions.js'
 import {
   CreateProductBody,
   type ListProductsInput,
@@ -116,7 +117,8 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
   const { uploadTmpDir } = options.config
   await prepareUploadSpool(uploadTmpDir, app.log)
 
-  const admin = app.requireRole('admin')
+  // Drafts, archived products and `?status=`: staff's `catalog:read`.
+  const catalogReader = app.requirePermission('catalog:read')
   const tags = ['products']
   const security = [{ bearerAuth: [] }]
   const context = (request: FastifyRequest): service.CatalogContext => ({
@@ -129,14 +131,14 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
   })
   const { publicUrl } = options.config
 
-  // Public, except that `?status=` (any value) is for admins: the same 401/403 as an admin route (before validation).
-  const statusNeedsAdmin = async (request: FastifyRequest, reply: FastifyReply) => {
+  // Public, except that `?status=` (any value) is staff's: the same 401/403 as a staff route (before validation).
+  const statusNeedsStaff = async (request: FastifyRequest, reply: FastifyReply) => {
     if ((request.query as { status?: unknown }).status === undefined) return
-    for (const hook of admin) await (hook as unknown as (request: FastifyRequest, reply: FastifyReply) => Promise<void>).call(app, request, reply)
+    for (const hook of catalogReader) await (hook as unknown as (request: FastifyRequest, reply: FastifyReply) => Promise<void>).call(app, request, reply)
   }
 
   app.get('/products', {
-    onRequest: statusNeedsAdmin,
+    onRequest: statusNeedsStaff,
     preValidation: repeatableAsLists,
     schema: {
       tags,
@@ -159,7 +161,7 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
   })
 
   app.get('/products/facets', {
-    onRequest: statusNeedsAdmin,
+    onRequest: statusNeedsStaff,
     preValidation: repeatableAsLists,
     schema: {
       tags,
@@ -185,9 +187,10 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
     config: { catalogCacheKey: (request) => `/products/${canonicalIdOrSlug((request.params as { id: string }).id)}` },
     handler: async (request, reply) => {
       let found = await service.getProduct(app, request.params.id, false).catch(async (error: unknown) => {
-        // Hidden from anyone: an admin's token may still show it (never cached: only an active product is).
+        // Hidden from anyone: the token of an admin with `catalog:read` may still show it (never cached: only an
+        // active product is).
         const viewer = await app.viewer(request)
-        if (viewer?.role !== 'admin') throw error
+        if (viewer?.role !== 'admin' || !hasPermission(viewer.staffRole, 'catalog:read')) throw error
         return undefined
       })
       if (found === undefined) {
@@ -203,8 +206,7 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
   })
 
   app.post('/products', {
-    onRequest: admin,
-    config: { invalidates: ['catalog'] },
+    config: { permission: 'catalog:write', invalidates: ['catalog'] },
     schema: {
       tags,
       summary: 'Create a product with its image (admin, multipart/form-data), or a draft without one (JSON)',
@@ -223,8 +225,7 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
   // PUT and PATCH alike: any of the fields, in a form (with or without a new image) or in JSON.
   for (const method of ['put', 'patch'] as const) {
     app[method]('/products/:id', {
-      onRequest: admin,
-      config: { invalidates: ['catalog'] },
+      config: { permission: 'catalog:write', invalidates: ['catalog'] },
       schema: {
         tags,
         summary: `Change a product (admin; multipart, or JSON without an image)${method === 'patch' ? '; the same as PUT' : ''}`,
@@ -241,8 +242,7 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
   }
 
   app.delete('/products/:id', {
-    onRequest: admin,
-    config: { invalidates: ['catalog'] },
+    config: { permission: 'catalog:write', invalidates: ['catalog'] },
     schema: { tags, summary: 'Delete a product (admin)', security, params: IdParams, response: { 200: MessageResponse, ...errors } },
     handler: async (request) => {
       await service.deleteProduct(context(request), request.params.id)

@@ -14,10 +14,9 @@ const ValueParams = { type: 'object', required: ['id', 'optionId', 'valueId'], p
 /** A product's options and values, and its variants (admin): each write answers as docs/api.md says, in one transaction. */
 export async function variantsRoutes(fastify: FastifyInstance, options: { config: Config }): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>()
-  const admin = app.requireRole('admin')
   const tags = ['products']
   const security = [{ bearerAuth: [] }]
-  const config = { invalidates: ['catalog' as const] }
+  const config = { permission: 'catalog:write' as const, invalidates: ['catalog' as const] }
   const ctx: service.VariantsContext = {
     db: app.db,
     dialect: app.dialect,
@@ -26,7 +25,6 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
   }
 
   app.post('/products/:id/options', {
-    onRequest: admin,
     config,
     schema: {
       tags,
@@ -40,7 +38,6 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
   })
 
   app.patch('/products/:id/options/:optionId', {
-    onRequest: admin,
     config,
     schema: {
       tags,
@@ -54,7 +51,6 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
   })
 
   app.delete('/products/:id/options/:optionId', {
-    onRequest: admin,
     config,
     schema: {
       tags,
@@ -67,7 +63,6 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
   })
 
   app.patch('/products/:id/options/:optionId/values/:valueId', {
-    onRequest: admin,
     config,
     schema: {
       tags,
@@ -81,14 +76,12 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
   })
 
   app.delete('/products/:id/options/:optionId/values/:valueId', {
-    onRequest: admin,
     config,
     schema: { tags, summary: 'Remove an option value no variant uses (admin)', security, params: ValueParams, response: { 200: Product, ...errors } },
     handler: async (request) => service.deleteOptionValue(ctx, request.params.id, request.params.optionId, request.params.valueId),
   })
 
   app.post('/products/:id/variants', {
-    onRequest: admin,
     config,
     schema: {
       tags,
@@ -102,7 +95,6 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
   })
 
   app.patch('/variants/:id', {
-    onRequest: admin,
     config,
     schema: {
       tags,
@@ -116,7 +108,6 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
   })
 
   app.delete('/variants/:id', {
-    onRequest: admin,
     config,
     schema: {
       tags,

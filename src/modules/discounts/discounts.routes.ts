@@ -38,7 +38,7 @@ function pageLinks(publicUrl: string, path: string, query: { limit: number; offs
 }
 
 /**
- * The admin's discount codes. Permission `discounts:write` once staff roles exist; until then, role `admin`.
+ * The admin's discount codes, every route `discounts:write`.
  * Applying a code (the cart and checkout) is the service's `checkCode`, `redeem` and `release`.
  */
 export async function discountsRoutes(fastify: FastifyInstance, options: { config: Config }): Promise<void> {
@@ -46,13 +46,13 @@ export async function discountsRoutes(fastify: FastifyInstance, options: { confi
   const { publicUrl } = options.config
   const tags = ['discounts']
   const security = [{ bearerAuth: [] }]
-  // Permission: discounts:write.
-  const admin = app.requireRole('admin')
-  // Codes are not part of any cache.
-  const config = { invalidates: [] }
+  // Codes are not part of any cache. Reading the codes and their redemptions is also `discounts:write`: the
+  // permission covers the codes, and no other role has any use for them.
+  const config = { permission: 'discounts:write' as const, invalidates: [] }
+  const reading = { permission: 'discounts:write' as const }
 
   app.get('/discount-codes', {
-    onRequest: admin,
+    config: reading,
     schema: {
       tags,
       summary: 'Discount codes, newest first, by part of the code and active or not (admin; X-Total-Count and Link headers)',
@@ -74,20 +74,18 @@ export async function discountsRoutes(fastify: FastifyInstance, options: { confi
   })
 
   app.post('/discount-codes', {
-    onRequest: admin,
     config,
     schema: { tags, summary: 'Add a discount code (admin)', security, body: CreateDiscountCodeBody, response: { 201: DiscountCode, ...errors } },
     handler: async (request, reply) => reply.code(201).send(await service.createDiscountCode(app.db, request.body)),
   })
 
   app.get('/discount-codes/:id', {
-    onRequest: admin,
+    config: reading,
     schema: { tags, summary: 'One discount code (admin)', security, params: IdParams, response: { 200: DiscountCode, ...errors } },
     handler: async (request) => service.getDiscountCode(app.db, request.params.id),
   })
 
   app.patch('/discount-codes/:id', {
-    onRequest: admin,
     config,
     preValidation: refuseCode,
     schema: {
@@ -102,7 +100,6 @@ export async function discountsRoutes(fastify: FastifyInstance, options: { confi
   })
 
   app.delete('/discount-codes/:id', {
-    onRequest: admin,
     config,
     preValidation: rejectBody,
     schema: {
@@ -119,7 +116,7 @@ export async function discountsRoutes(fastify: FastifyInstance, options: { confi
   })
 
   app.get('/discount-codes/:id/redemptions', {
-    onRequest: admin,
+    config: reading,
     schema: {
       tags,
       summary: 'The orders that used a code, newest first (admin; X-Total-Count and Link headers)',

@@ -69,6 +69,12 @@ export interface MoveRequest {
   /** Only this user's order (a customer's cancel): someone else's is "not found". */
   ownerId?: number | undefined
   log: Log
+  /**
+   * Called with the status the move starts from, once the order is found and the move allowed, before any of its
+   * work: may refuse (a staff permission that depends on the order's state). The move's transaction refuses it if
+   * the order moved meanwhile, so the status it was given is the one moved from.
+   */
+  vet?: (from: OrderStatus) => void
 }
 
 export interface LifecycleDeps {
@@ -128,6 +134,7 @@ export class OrderLifecycle {
     const current = await repo.findOrderStatus(db, request.orderId, request.ownerId)
     if (!current) throw new AppError(404, 'orderNotFound')
     this.check(request.cause, current.status, request.to)
+    request.vet?.(current.status)
     const move: OrderMove = {
       orderId: request.orderId,
       from: current.status,

@@ -22,6 +22,7 @@ import type { ListOrdersQuery, Order, OrderLookupInput, OrderStatus, PlaceOrderI
 import { cartAddress, cartMethod, discountLines, type PricingSettings, priceCart, taxLinesView } from '../cart/cart-view.js'
 import { type CartRef, clearCartAfterOrder, linesForPricing, takeCart, variantOptions } from '../cart/cart.service.js'
 import { type CheckedCode, checkCode, type DiscountCustomer, redeem } from '../discounts/discounts.service.js'
+import { assertPermissions } from '../staff/staff-access.js'
 
 type Db = Kysely<Database>
 
@@ -390,7 +391,11 @@ export async function listOrders(deps: OrdersDeps, caller: AuthUser, query: List
  * The answer is the order as its owner reads it (an admin's GET adds `customer` and `nextStatuses`).
  */
 export async function changeOrderStatus(deps: OrdersDeps, caller: AuthUser, id: number, to: OrderStatus, log: MoveRequest['log']): Promise<Order> {
-  await deps.lifecycle.move({ orderId: id, to, cause: 'admin', actorId: caller.id, log })
+  // Cancelling a paid order refunds it: `refunds:write` besides the route's `orders:write`.
+  const vet = (from: OrderStatus) => {
+    if (to === 'cancelled' && from === 'paid') assertPermissions(caller.staffRole, ['orders:write', 'refunds:write'])
+  }
+  await deps.lifecycle.move({ orderId: id, to, cause: 'admin', actorId: caller.id, log, vet })
   return loadOrder(deps.db, deps.payments, id)
 }
 

@@ -7,11 +7,6 @@ import type { RefundsService } from './refunds.service.js'
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 502: ErrorResponse }
 
 /**
- * Who may refund. Admins for now; the one place to change when the `refunds:write` permission of staff roles comes.
- */
-const REFUND_ROLES = ['admin'] as const
-
-/**
  * The `Idempotency-Key` is checked first of the request (before the body): a refund without one is refused at once.
  * A path that names no order (`/orders/abc/refunds`) is answered by the path's own 422 first, as on every route.
  */
@@ -30,8 +25,8 @@ export async function refundsRoutes(fastify: FastifyInstance, options: { refunds
   const security = [{ bearerAuth: [] }]
 
   app.post('/orders/:id/refunds/preview', {
-    onRequest: app.requireRole(...REFUND_ROLES),
-    config: { invalidates: [] },
+    // The preview is the first step of a refund: for those who may make it.
+    config: { permission: 'refunds:write', invalidates: [] },
     schema: {
       tags,
       summary: 'What a refund would give back now (nothing is written): each line’s amount and tax, the shipping’s, and what is refundable',
@@ -44,9 +39,8 @@ export async function refundsRoutes(fastify: FastifyInstance, options: { refunds
   })
 
   app.post('/orders/:id/refunds', {
-    onRequest: app.requireRole(...REFUND_ROLES),
     // Restocked units change the products' stock.
-    config: { invalidates: ['catalog'] },
+    config: { permission: 'refunds:write', invalidates: ['catalog'] },
     preValidation: requireIdempotencyKey,
     schema: {
       tags,

@@ -14,7 +14,7 @@ export async function shippingRoutes(fastify: FastifyInstance): Promise<void> {
   const security = [{ bearerAuth: [] }]
   const admin = app.requireRole('admin')
   // Shipping methods are not part of the cached catalog; orders keep snapshots.
-  const config = { invalidates: [] }
+  const config = { permission: 'settings:write' as const, invalidates: [] }
 
   app.get('/shipping-methods', {
     // Public, except that `?all=true` (inactive methods too) is for admins: the same 401/403 as an admin route.
@@ -33,14 +33,12 @@ export async function shippingRoutes(fastify: FastifyInstance): Promise<void> {
   })
 
   app.post('/shipping-methods', {
-    onRequest: admin,
     config,
     schema: { tags, summary: 'Add a shipping method (admin)', security, body: CreateShippingMethodBody, response: { 201: ShippingMethod, ...errors } },
     handler: async (request, reply) => reply.code(201).send(await service.createShippingMethod(app.db, request.body)),
   })
 
   app.patch('/shipping-methods/:id', {
-    onRequest: admin,
     config,
     schema: {
       tags,
@@ -54,7 +52,6 @@ export async function shippingRoutes(fastify: FastifyInstance): Promise<void> {
   })
 
   app.delete('/shipping-methods/:id', {
-    onRequest: admin,
     config,
     preValidation: rejectBody,
     schema: {

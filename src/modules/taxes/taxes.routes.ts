@@ -26,11 +26,11 @@ export async function taxesRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>()
   const tags = ['taxes']
   const security = [{ bearerAuth: [] }]
-  // Reading is for admins; writing will be the `settings:write` permission once staff roles come (admins have it).
+  // Reading is for any admin (a product's tax class is chosen from them); writing is `settings:write`.
   const admin = app.requireRole('admin')
   // Not part of the cached catalog: totals read the rates when they are computed.
   // Rates are kept in memory by pricing (taxRatesCache): every write here empties it, on every instance.
-  const config = { invalidates: ['taxes'] as const }
+  const config = { permission: 'settings:write' as const, invalidates: ['taxes'] as const }
 
   app.get('/tax-classes', {
     onRequest: admin,
@@ -39,14 +39,12 @@ export async function taxesRoutes(fastify: FastifyInstance): Promise<void> {
   })
 
   app.post('/tax-classes', {
-    onRequest: admin,
     config,
     schema: { tags, summary: 'Add a tax class (admin: settings:write)', security, body: CreateTaxClassBody, response: { 201: TaxClass, ...errors } },
     handler: async (request, reply) => reply.code(201).send(await service.createTaxClass(app.db, request.body)),
   })
 
   app.patch('/tax-classes/:code', {
-    onRequest: admin,
     config,
     schema: {
       tags,
@@ -60,7 +58,6 @@ export async function taxesRoutes(fastify: FastifyInstance): Promise<void> {
   })
 
   app.delete('/tax-classes/:code', {
-    onRequest: admin,
     config,
     preValidation: rejectBody,
     schema: {
@@ -86,14 +83,12 @@ export async function taxesRoutes(fastify: FastifyInstance): Promise<void> {
   })
 
   app.post('/tax-rates', {
-    onRequest: admin,
     config,
     schema: { tags, summary: 'Add a tax rate (admin: settings:write)', security, body: CreateTaxRateBody, response: { 201: TaxRate, ...errors } },
     handler: async (request, reply) => reply.code(201).send(await service.createTaxRate(app.db, request.body)),
   })
 
   app.patch('/tax-rates/:id', {
-    onRequest: admin,
     config,
     schema: {
       tags,
@@ -107,7 +102,6 @@ export async function taxesRoutes(fastify: FastifyInstance): Promise<void> {
   })
 
   app.delete('/tax-rates/:id', {
-    onRequest: admin,
     config,
     preValidation: rejectBody,
     schema: {

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import { type Kysely, PostgresAdapter } from 'kysely'
 import type { Database, NewUserRow, UserRow, UserUpdate } from '../../db/database.js'
 
 type Db = Kysely<Database>
@@ -45,15 +45,40 @@ export async function deleteUserById(db: Db, id: number): Promise<boolean> {
   return Number(result.numDeletedRows) > 0
 }
 
-export async function listUsers(db: Db, page: { limit: number; offset: number }): Promise<UserRow[]> {
-  return db.selectFrom('users').selectAll().orderBy('id').limit(page.limit).offset(page.offset).execute()
+export async function listUsers(db: Db, page: { limit: number; offset: number; role?: 'customer' | 'admin' | undefined }): Promise<UserRow[]> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .$if(page.role !== undefined, (qb) => qb.where('role', '=', page.role!))
+    .orderBy('id')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute()
 }
 
-/** How many users there are (X-Total-Count of the list). */
-export async function countUsers(db: Db): Promise<number> {
+/** How many users there are, of `role` when given (X-Total-Count of the list). */
+export async function countUsers(db: Db, role?: 'customer' | 'admin'): Promise<number> {
   const row = await db
     .selectFrom('users')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .$if(role !== undefined, (qb) => qb.where('role', '=', role!))
     .executeTakeFirstOrThrow()
   return Number(row.n)
+}
+
+/**
+ * The owners' ids, their rows locked (PostgreSQL; SQLite runs one transaction at a time) until the transaction
+ * ends: two owners demoting or deleting each other at once are taken one after the other, and the second sees the
+ * first's change (a locked row that stopped matching is skipped once its lock is released).
+ */
+export async function lockOwners(trx: Db): Promise<number[]> {
+  const rows = await trx
+    .selectFrom('users')
+    .select('id')
+    .where('role', '=', 'admin')
+    .where('staff_role', '=', 'owner')
+    .orderBy('id')
+    .$if(trx.getExecutor().adapter instanceof PostgresAdapter, (qb) => qb.forUpdate())
+    .execute()
+  return rows.map((row) => row.id)
 }

@@ -6,15 +6,17 @@ import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../.
 import type { Config } from '../../config.js'
 import { sessionsRoutes } from '../sessions/sessions.routes.js'
 import { startSession } from '../sessions/sessions.service.js'
+import { assertPermissions } from '../staff/staff-access.js'
 import { trimTextFields } from './trim-text-fields.js'
 import * as service from './users.service.js'
-import { CreateUserBody, ListUsersQuery, LoginBody, LoginResponse, RegisterBody, RegisterResponse, UpdateUserBody, User } from './users.schemas.js'
+import { CreateUserBody, ListUsersQuery, LoginBody, LoginResponse, Me, RegisterBody, RegisterResponse, UpdateUserBody, User } from './users.schemas.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
 
 /** RFC 8288 `Link` of GET /auth/users with `next`/`prev` when they exist, as on the other paged lists. */
-function userPageLinks(publicUrl: string, query: { limit: number; offset: number }, total: number): string | null {
-  const link = (offset: number, rel: string) => `<${publicUrl}/auth/users?limit=${query.limit}&offset=${offset}>; rel="${rel}"`
+function userPageLinks(publicUrl: string, query: { limit: number; offset: number; role?: string | undefined }, total: number): string | null {
+  const role = query.role === undefined ? '' : `&role=${query.role}`
+  const link = (offset: number, rel: string) => `<${publicUrl}/auth/users?limit=${query.limit}&offset=${offset}${role}>; rel="${rel}"`
   const links: string[] = []
   if (query.offset + query.limit < total) links.push(link(query.offset + query.limit, 'next'))
   if (query.offset > 0) links.push(link(Math.max(0, Math.min(query.offset - query.limit, total - query.limit)), 'prev'))
@@ -27,6 +29,16 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
   // Refresh, logout, the caller's own account and password reset: the rest of /auth.
   await app.register(sessionsRoutes, { config: options.config })
   const admin = app.requireRole('admin')
+  /**
+   * Acting on users, checked before the body's validation: what the body tells (an admin to make, a staff role to
+   * set: `staff:manage`), else at least one of `customers:write` and `staff:manage`. The service checks the rest
+   * once it has read the user (a customer's change or deletion is `customers:write`, an admin's `staff:manage`).
+   */
+  const actsOnUsers = async (request: FastifyRequest): Promise<void> => {
+    const body = request.body as { role?: unknown; staffRole?: unknown } | null | undefined
+    if (body?.role === 'admin' || body?.staffRole !== undefined) assertPermissions(request.user.staffRole, ['staff:manage'])
+    else service.assertActsOnUsers(request.user)
+  }
   const tags = ['auth']
   const secured = [{ bearerAuth: [] }]
 
@@ -73,7 +85,14 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
       onRequest: admin,
       // A new user has no cached credentials yet.
       config: { invalidates: [] },
-      preValidation: trimTextFields,
+      // A customer is `customers:write`, an admin (or a body naming a staff role) `staff:manage`: the body tells which.
+      preValidation: [
+        async (request: FastifyRequest) => {
+          const body = request.body as { role?: unknown; staffRole?: unknown } | null | undefined
+          assertPermissions(request.user.staffRole, [service.userPermission(body?.role === 'admin' || body?.staffRole !== undefined)])
+        },
+        trimTextFields,
+      ],
       schema: { tags, summary: 'Create a user with a role (admin)', security: secured, body: CreateUserBody, response: { 201: User, ...errors } },
       handler: async (request, reply) => reply.code(201).send(await service.createUser(app.db, request.body)),
     })
@@ -81,15 +100,16 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
 
   app.get('/auth/me', {
     onRequest: app.authenticate,
-    schema: { tags, summary: 'The caller', security: secured, response: { 200: User, ...errors } },
-    handler: async (request) => service.getUser(app.db, request.user.id),
+    schema: { tags, summary: 'The caller, with their staff permissions (none for a customer)', security: secured, response: { 200: Me, ...errors } },
+    handler: async (request) => service.getMe(app.db, request.user.id),
   })
 
+  // Every user, customers and admins (with their staff role): `customers:read`.
   app.get('/auth/users', {
-    onRequest: admin,
+    config: { permission: 'customers:read' },
     schema: {
       tags,
-      summary: 'List users by id (admin; X-Total-Count and Link headers)',
+      summary: 'List users by id, all or of one `role` (admin; X-Total-Count and Link headers)',
       security: secured,
       querystring: ListUsersQuery,
       response: { 200: paged({ type: 'array', items: User } as const), ...errors },
@@ -104,7 +124,7 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
   })
 
   app.get('/auth/users/:id', {
-    onRequest: admin,
+    config: { permission: 'customers:read' },
     schema: { tags, summary: 'Get a user (admin)', security: secured, params: IdParams, response: { 200: User, ...errors } },
     handler: async (request) => service.getUser(app.db, request.params.id),
   })
@@ -113,17 +133,18 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
     onRequest: admin,
     // The cached credentials state of the user (plugins/auth.ts).
     config: { invalidates: ['users'] },
-    preValidation: trimTextFields,
+    preValidation: [actsOnUsers, trimTextFields],
     schema: { tags, summary: 'Change a user (admin)', security: secured, params: IdParams, body: UpdateUserBody, response: { 200: User, ...errors } },
-    handler: async (request) => service.updateUser(app.db, request.user.id, request.params.id, request.body),
+    handler: async (request) => service.updateUser(app.db, request.user, request.params.id, request.body),
   })
 
   app.delete('/auth/users/:id', {
     onRequest: admin,
     config: { invalidates: ['users'] },
+    preValidation: actsOnUsers,
     schema: { tags, summary: 'Delete a user (admin)', security: secured, params: IdParams, response: { 200: MessageResponse, ...errors } },
     handler: async (request) => {
-      await service.deleteUser(app.db, request.user.id, request.params.id)
+      await service.deleteUser(app.db, request.user, request.params.id)
       return { message: 'Usuario eliminado correctamente' }
     },
   })

@@ -1,6 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts'
 import { messages } from '../../shared/errors.js'
 import { compileValidator, PageQueryProperties, ValidationError } from '../../shared/validation.js'
+import { PERMISSIONS, STAFF_ROLES } from '../staff/permissions.js'
 
 const name = { type: 'string', minLength: 1, maxLength: 100 } as const
 // Not a string at all is as much "not a valid e-mail" / "not customer or admin" as a wrong string.
@@ -12,6 +13,8 @@ export const password = {
   errorMessages: { minLength: messages.passwordTooShort },
 } as const
 const role = { type: 'string', enum: ['customer', 'admin'], errorMessages: { enum: messages.badRole, type: messages.badRole } } as const
+/** An admin's staff role (docs/staff.md); a customer has none, whatever the body says. */
+const staffRole = { type: 'string', enum: STAFF_ROLES, errorMessages: { enum: messages.badStaffRole, type: messages.badStaffRole } } as const
 
 export const RegisterBody = {
   type: 'object',
@@ -31,13 +34,13 @@ export const LoginBody = {
 export const CreateUserBody = {
   type: 'object',
   required: ['name', 'email', 'password', 'role'],
-  properties: { name, email, password, role },
+  properties: { name, email, password, role, staffRole },
   additionalProperties: false,
 } as const
 
 export const UpdateUserBody = {
   type: 'object',
-  properties: { name, email, role, password },
+  properties: { name, email, role, staffRole, password },
   additionalProperties: false,
   minProperties: 1,
 } as const
@@ -52,21 +55,31 @@ export const UpdateAccountBody = {
 
 export const ListUsersQuery = {
   type: 'object',
-  properties: PageQueryProperties,
+  // `role`: only customers, or only admins (the dashboard's staff page).
+  properties: { ...PageQueryProperties, role },
   additionalProperties: false,
 } as const
 
 export const User = {
   title: 'User',
   type: 'object',
-  required: ['id', 'name', 'email', 'role', 'createdAt'],
+  required: ['id', 'name', 'email', 'role', 'staffRole', 'createdAt'],
   properties: {
     id: { type: 'integer' },
     name: { type: 'string' },
     email: { type: 'string' },
     role: { type: 'string', enum: ['customer', 'admin'] },
+    staffRole: { type: ['string', 'null'], enum: [...STAFF_ROLES, null] },
     createdAt: { type: 'string', format: 'date-time' },
   },
+} as const
+
+/** GET /auth/me: the caller, and what their staff role permits, in the table's order (none for a customer). */
+export const Me = {
+  title: 'Me',
+  type: 'object',
+  required: [...User.required, 'permissions'],
+  properties: { ...User.properties, permissions: { type: 'array', items: { type: 'string', enum: PERMISSIONS } } },
 } as const
 
 /** In the responses of register and login only, the user id is a string. */
@@ -90,7 +103,16 @@ export const LoginResponse = {
   properties: {
     token: { type: 'string' },
     refreshToken: { type: 'string' },
-    user: { ...AuthUser, properties: { id: AuthUser.properties.id, name: User.properties.name, email: User.properties.email, role: User.properties.role } },
+    user: {
+      ...AuthUser,
+      properties: {
+        id: AuthUser.properties.id,
+        name: User.properties.name,
+        email: User.properties.email,
+        role: User.properties.role,
+        staffRole: User.properties.staffRole,
+      },
+    },
   },
 } as const
 

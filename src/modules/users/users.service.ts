@@ -1,18 +1,47 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
-import type { Database, UserRow, UserUpdate } from '../../db/database.js'
+import type { Database, StaffRole, UserRow, UserUpdate } from '../../db/database.js'
 import { isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import { hashPassword, verifyPassword } from './passwords.js'
 import { carrySession, credentialsChangeAfter, endResetLinks, endUserSessions } from '../sessions/sessions.service.js'
 import * as repo from './users.repository.js'
+import { hasPermission, type Permission, permissionsOf } from '../staff/permissions.js'
+import { assertPermissions } from '../staff/staff-access.js'
 import type { CreateUserInput, RegisterInput, UpdateAccountInput, UpdateUserInput, User } from './users.schemas.js'
 
 type Db = Kysely<Database>
 
 export function userRowToUser(row: UserRow): User {
-  return { id: row.id, name: row.name, email: row.email, role: row.role, createdAt: row.created_at }
+  return { id: row.id, name: row.name, email: row.email, role: row.role, staffRole: row.role === 'admin' ? row.staff_role : null, createdAt: row.created_at }
+}
+
+/** The staff member acting on users (an admin of the user routes). */
+export interface UserActor {
+  id: number
+  staffRole: StaffRole | null
+}
+
+/** Acting on an admin (one that is, or one that becomes) is `staff:manage`; on a customer, `customers:write`. */
+export function userPermission(admin: boolean): Permission {
+  return admin ? 'staff:manage' : 'customers:write'
+}
+
+/**
+ * Before the user is read (a 403 comes before a 404): an actor who may act on neither customers nor admins is
+ * refused at once, naming the first of the two in the table's order.
+ */
+export function assertActsOnUsers(actor: UserActor): void {
+  if (hasPermission(actor.staffRole, 'customers:write') || hasPermission(actor.staffRole, 'staff:manage')) return
+  // Neither: the first of the two in the table's order.
+  throw new AppError(403, 'requiresPermission', 'customers:write')
+}
+
+/** 409 when `id` is the only owner left (the owners' rows locked: see lockOwners). */
+async function keepAnOwner(trx: Db, id: number): Promise<void> {
+  const owners = await repo.lockOwners(trx)
+  if (owners.length === 1 && owners[0] === id) throw new AppError(409, 'lastOwner')
 }
 
 /** E-mails are trimmed and compared case-insensitively: the stored form is lower case. */
@@ -25,6 +54,7 @@ export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefi
   return repo.findUserByEmail(db, email)
 }
 
+/** A new user; an admin's staff role is `owner` unless given, a customer never has one. */
 export async function createUser(db: Db, input: CreateUserInput): Promise<User> {
   const email = normalizeEmail(input.email)
   if (await repo.findUserByEmail(db, email)) throw new AppError(409, 'emailTaken')
@@ -36,6 +66,7 @@ export async function createUser(db: Db, input: CreateUserInput): Promise<User> 
       email,
       password_hash: passwordHash,
       role: input.role,
+      staff_role: input.role === 'admin' ? (input.staffRole ?? 'owner') : null,
       created_at: now,
       updated_at: now,
       credentials_changed_at: now,
@@ -113,18 +144,36 @@ export async function getUser(db: Db, id: number): Promise<User> {
   return userRowToUser(row)
 }
 
-/** A page of users by id, and how many there are in all. */
-export async function listUsers(db: Db, page: { limit: number; offset: number }): Promise<{ users: User[]; total: number }> {
-  const [rows, total] = await Promise.all([repo.listUsers(db, page), repo.countUsers(db)])
+/** The caller, with what their staff role permits (GET /auth/me). */
+export async function getMe(db: Db, id: number): Promise<User & { permissions: Permission[] }> {
+  const user = await getUser(db, id)
+  return { ...user, permissions: permissionsOf(user.staffRole) }
+}
+
+/** A page of users by id (of one role when given), and how many there are in all. */
+export async function listUsers(
+  db: Db,
+  page: { limit: number; offset: number; role?: 'customer' | 'admin' | undefined },
+): Promise<{ users: User[]; total: number }> {
+  const [rows, total] = await Promise.all([repo.listUsers(db, page), repo.countUsers(db, page.role)])
   return { users: rows.map(userRowToUser), total }
 }
 
-export async function updateUser(db: Db, actorId: number, id: number, input: UpdateUserInput): Promise<User> {
+/**
+ * An admin changes a user: an admin (one that is or becomes one, or a body naming a staff role) with
+ * `staff:manage`, a customer with `customers:write`. Nobody changes their own role or staff role; the last owner stays one (409).
+ */
+export async function updateUser(db: Db, actor: UserActor, id: number, input: UpdateUserInput): Promise<User> {
+  assertActsOnUsers(actor)
   const current = await repo.findUserById(db, id)
   if (!current) throw new AppError(404, 'userNotFound')
-  if (id === actorId && input.role !== undefined && input.role !== current.role) {
-    throw new AppError(403, 'ownRole')
-  }
+  const role = input.role ?? current.role
+  assertPermissions(actor.staffRole, [userPermission(current.role === 'admin' || role === 'admin' || input.staffRole !== undefined)])
+  // An admin without a staff role given keeps theirs (one made an admin becomes an owner); a customer has none.
+  const staffRole: StaffRole | null = role === 'admin' ? (input.staffRole ?? (current.role === 'admin' ? current.staff_role : null) ?? 'owner') : null
+  const currentStaffRole = current.role === 'admin' ? current.staff_role : null
+  const ownRoleChange = (input.role !== undefined && input.role !== current.role) || (input.staffRole !== undefined && staffRole !== currentStaffRole)
+  if (id === actor.id && ownRoleChange) throw new AppError(403, 'ownRole')
   const now = nowIso()
   const changes: UserUpdate = { updated_at: now }
   if (input.name !== undefined) changes.name = input.name.trim()
@@ -136,14 +185,16 @@ export async function updateUser(db: Db, actorId: number, id: number, input: Upd
   }
   if (input.password !== undefined) changes.password_hash = await hashPassword(input.password)
   if (input.role !== undefined) changes.role = input.role
-  // Tokens issued before a role or password change stop working. Tokens carry milliseconds: one issued in the
-  // same millisecond as the change cannot be told from one issued just after it, so the change counts from
-  // the next millisecond and both are ended (a new log-in a millisecond later is valid).
-  if (input.password !== undefined || (input.role !== undefined && input.role !== current.role)) {
+  if (staffRole !== currentStaffRole) changes.staff_role = staffRole
+  // Tokens issued before a role, staff role or password change stop working. Tokens carry milliseconds: one
+  // issued in the same millisecond as the change cannot be told from one issued just after it, so the change
+  // counts from the next millisecond and both are ended (a new log-in a millisecond later is valid).
+  if (input.password !== undefined || role !== current.role || staffRole !== currentStaffRole) {
     changes.credentials_changed_at = new Date(Date.parse(now) + 1).toISOString()
   }
   try {
     const row = await db.transaction().execute(async (trx) => {
+      if (currentStaffRole === 'owner' && staffRole !== 'owner') await keepAnOwner(trx, id)
       const updated = await repo.updateUserById(trx, id, changes)
       // A password set by an admin: a reset link still pending must not undo it.
       if (updated && input.password !== undefined) await endResetLinks(trx, id, now)
@@ -157,9 +208,17 @@ export async function updateUser(db: Db, actorId: number, id: number, input: Upd
   }
 }
 
-export async function deleteUser(db: Db, actorId: number, id: number): Promise<void> {
-  if (id === actorId) throw new AppError(409, 'ownAccount')
-  if (!(await repo.deleteUserById(db, id))) throw new AppError(404, 'userNotFound')
+/** An admin deletes a user: an admin with `staff:manage`, a customer with `customers:write`; never the last owner (409). */
+export async function deleteUser(db: Db, actor: UserActor, id: number): Promise<void> {
+  assertActsOnUsers(actor)
+  const current = await repo.findUserById(db, id)
+  if (!current) throw new AppError(404, 'userNotFound')
+  assertPermissions(actor.staffRole, [userPermission(current.role === 'admin')])
+  if (id === actor.id) throw new AppError(409, 'ownAccount')
+  await db.transaction().execute(async (trx) => {
+    if (current.role === 'admin' && current.staff_role === 'owner') await keepAnOwner(trx, id)
+    if (!(await repo.deleteUserById(trx, id))) throw new AppError(404, 'userNotFound')
+  })
 }
 
 /**
@@ -168,7 +227,11 @@ export async function deleteUser(db: Db, actorId: number, id: number): Promise<v
  * happened: an operator who changes ADMIN_PASSWORD later must learn that it changed nothing.
  * The password is never logged.
  */
-export async function ensureAdmin(db: Db, admin: { email: string; password: string; name: string }, log?: Pick<FastifyBaseLogger, 'info'>): Promise<boolean> {
+export async function ensureAdmin(
+  db: Db,
+  admin: { email: string; password: string; name: string; staffRole?: StaffRole },
+  log?: Pick<FastifyBaseLogger, 'info'>,
+): Promise<boolean> {
   const email = normalizeEmail(admin.email)
   const created = await createAdmin(db, admin)
   if (created) log?.info({ email }, `Admin ${email} created from ADMIN_EMAIL`)
@@ -176,7 +239,8 @@ export async function ensureAdmin(db: Db, admin: { email: string; password: stri
   return created
 }
 
-async function createAdmin(db: Db, admin: { email: string; password: string; name: string }): Promise<boolean> {
+/** An owner unless `staffRole` says otherwise. */
+async function createAdmin(db: Db, admin: { email: string; password: string; name: string; staffRole?: StaffRole }): Promise<boolean> {
   if (await repo.findUserByEmail(db, normalizeEmail(admin.email))) return false
   try {
     await createUser(db, { ...admin, role: 'admin' })

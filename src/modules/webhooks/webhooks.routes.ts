@@ -46,14 +46,14 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
   const app = fastify.withTypeProvider<SchemaTypes>()
   const tags = ['webhooks']
   const security = [{ bearerAuth: [] }]
-  const onRequest = app.requireRole('admin')
+  // Every route `settings:write`: the endpoints are settings, and their deliveries carry the shop's data.
   // A webhook's creation, change or deletion empties every instance's subscriptions (webhooks.service.ts).
-  const config = { invalidates: ['webhooks'] as const }
+  const config = { permission: 'settings:write' as const, invalidates: ['webhooks'] as const }
+  const reading = { permission: 'settings:write' as const }
   // A retry changes a delivery, nothing cached.
-  const retryConfig = { invalidates: [] }
+  const retryConfig = { permission: 'settings:write' as const, invalidates: [] }
 
   app.post('/webhooks', {
-    onRequest,
     config,
     schema: {
       tags,
@@ -66,19 +66,18 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
   })
 
   app.get('/webhooks', {
-    onRequest,
+    config: reading,
     schema: { tags, summary: 'Webhook endpoints (admin; no secrets)', security, querystring: NoQuery, response: { 200: WebhookList, ...errors } },
     handler: async () => service.listWebhooks(app.db),
   })
 
   app.get('/webhooks/:id', {
-    onRequest,
+    config: reading,
     schema: { tags, summary: 'One webhook endpoint (admin; no secret)', security, params: IdParams, response: { 200: Webhook, ...errors } },
     handler: async (request) => service.getWebhook(app.db, request.params.id),
   })
 
   app.patch('/webhooks/:id', {
-    onRequest,
     config,
     schema: {
       tags,
@@ -92,7 +91,6 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
   })
 
   app.delete('/webhooks/:id', {
-    onRequest,
     config,
     preValidation: rejectBody,
     schema: {
@@ -106,7 +104,7 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
   })
 
   app.get('/webhooks/:id/deliveries', {
-    onRequest,
+    config: reading,
     schema: {
       tags,
       summary: 'A webhook’s deliveries, newest first (admin)',
@@ -126,7 +124,6 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
   })
 
   app.post('/webhooks/:id/deliveries/:deliveryId/retry', {
-    onRequest,
     config: retryConfig,
     preValidation: rejectBody,
     schema: {
