@@ -69,6 +69,13 @@ declare module 'fastify' {
      */
     requirePermission: (...permissions: Permission[]) => onRequestHookHandler[]
     /**
+     * onRequest hooks of a route customers use on their own data and staff on everyone's (the orders list): signed in,
+     * and an admin or API key acting as staff needs `needed` (403 naming the first missing).
+     */
+    ownOrStaff: (...needed: Permission[]) => onRequestHookHandler[]
+    /** `orderAccess` for a route of one order that staff use too: `ownOrStaff`'s rule, or the order's link. */
+    orderOwnOrStaff: (...needed: Permission[]) => onRequestHookHandler[]
+    /**
      * The signed-in user of a public route that shows more to some (a draft product to an admin): the user when
      * the request carries a token that holds, undefined otherwise (no token, or one that does not hold: the
      * request is then answered as anyone's).
@@ -327,9 +334,7 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
   })
 
   app.decorateRequest('user', undefined as unknown as AuthUser)
-  const requireRole = (...roles: Role[]): onRequestHookHandler[] => {
-    // Keys act for the shop, never as a customer: a route open to customers is on the caller's own data.
-    const keysAllowed = roles.length > 0 && roles.every((role) => role === 'admin')
+  const roleHooks = (roles: Role[], keysAllowed: boolean): onRequestHookHandler[] => {
     const checkRole = async (request: FastifyRequest): Promise<void> => {
       const role = request.user?.role
       if (!role) throw new AppError(403, 'noRole')
@@ -338,6 +343,16 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
     }
     return [authenticate, checkRole]
   }
+  // Keys act for the shop, never as a customer: a route open to customers is on the caller's own data, unless it is
+  // also staff's (ownOrStaff).
+  const requireRole = (...roles: Role[]): onRequestHookHandler[] => roleHooks(roles, roles.length > 0 && roles.every((role) => role === 'admin'))
+  /** An admin (or key) acting as staff on a route customers use too needs `needed`; a customer or an order link nothing more. */
+  const asStaff = (needed: readonly Permission[]): onRequestHookHandler =>
+    async function checkAsStaff(request: FastifyRequest): Promise<void> {
+      if (request.orderToken !== undefined || request.user?.role !== 'admin') return
+      const missing = firstMissing(request.user.staffRole, needed)
+      if (missing !== undefined) throw new AppError(403, 'requiresPermission', missing)
+    }
   const requirePermission = (...permissions: Permission[]): onRequestHookHandler[] => {
     const checkPermission = async (request: FastifyRequest): Promise<void> => {
       const missing = firstMissing(request.user.staffRole, permissions)
@@ -357,28 +372,33 @@ async function authPlugin(app: FastifyInstance, options: { config: Config; cache
   })
   const signedIn = requireRole('customer', 'admin')
   app.decorate('authenticate', signedIn)
+  const signedInOrKey = roleHooks(['customer', 'admin'], true)
+  app.decorate('ownOrStaff', (...needed: Permission[]) => [...signedInOrKey, asStaff(needed)])
 
   const orderTokens = createOrderTokens(jwtSecret, options.config.guests.orderLinkTtlMs)
   app.decorate('orderTokens', orderTokens)
   app.decorateRequest('orderToken', undefined)
   // The token decides when there is one, whatever bearer comes with it: a signed-in customer opening a guest's
   // link (their browser sends their bearer) sees that order, which their account does not own.
-  const checkOrderToken = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const header = request.headers['x-order-token']
-    const query = (request.query as Record<string, unknown> | undefined)?.token
-    // `?token=a&token=b` is no token of any order.
-    if (header === undefined && query !== undefined && typeof query !== 'string') throw new AppError(401, 'invalidOrderLink')
-    const token = typeof header === 'string' ? header : typeof query === 'string' ? query : undefined
-    if (token === undefined) {
-      for (const hook of signedIn) await (hook as (request: FastifyRequest, reply: FastifyReply) => Promise<void>).call(app, request, reply)
-      return
+  const checkOrderToken =
+    (bearer: onRequestHookHandler[]) =>
+    async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      const header = request.headers['x-order-token']
+      const query = (request.query as Record<string, unknown> | undefined)?.token
+      // `?token=a&token=b` is no token of any order.
+      if (header === undefined && query !== undefined && typeof query !== 'string') throw new AppError(401, 'invalidOrderLink')
+      const token = typeof header === 'string' ? header : typeof query === 'string' ? query : undefined
+      if (token === undefined) {
+        for (const hook of bearer) await (hook as (request: FastifyRequest, reply: FastifyReply) => Promise<void>).call(app, request, reply)
+        return
+      }
+      const orderId = orderTokens.orderOf(token)
+      const id = (request.params as { id?: unknown } | undefined)?.id
+      if (orderId === undefined || String(orderId) !== id) throw new AppError(401, 'invalidOrderLink')
+      request.orderToken = { orderId }
     }
-    const orderId = orderTokens.orderOf(token)
-    const id = (request.params as { id?: unknown } | undefined)?.id
-    if (orderId === undefined || String(orderId) !== id) throw new AppError(401, 'invalidOrderLink')
-    request.orderToken = { orderId }
-  }
-  app.decorate('orderAccess', [checkOrderToken])
+  app.decorate('orderAccess', [checkOrderToken(signedIn)])
+  app.decorate('orderOwnOrStaff', (...needed: Permission[]) => [checkOrderToken(signedInOrKey), asStaff(needed)])
   app.decorate('requireRole', requireRole)
   app.decorate('viewer', async (request: FastifyRequest): Promise<AuthUser | undefined> => {
     if (request.headers.authorization === undefined) return undefined

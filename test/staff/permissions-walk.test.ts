@@ -199,6 +199,10 @@ const ACCESS: Record<string, Access> = {
   'GET /webhooks/{id}/deliveries': staff('settings:write'),
   'POST /webhooks/{id}/deliveries/{deliveryId}/retry': staff('settings:write'),
   'GET /admin/api/stats': staff('orders:read'),
+  'POST /api-keys': staff('staff:manage'),
+  'GET /api-keys': staff('staff:manage'),
+  'POST /api-keys/{id}/rotate': staff('staff:manage'),
+  'DELETE /api-keys/{id}': staff('staff:manage'),
 }
 
 /** Operations whose query makes them staff's: not in /openapi.json as operations of their own. */

@@ -23,7 +23,6 @@ import {
 } from './orders.schemas.js'
 import * as service from './orders.service.js'
 import { fulfillmentsRoutes } from './fulfillments.routes.js'
-import { whenStaff } from '../staff/staff-access.js'
 
 const errors = { 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
 const checkoutFields = new Set(Object.keys(PlaceOrderBody.properties))
@@ -118,7 +117,7 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
 
   app.get('/orders', {
     // Everyone's orders are staff's `orders:read`.
-    onRequest: [...app.authenticate, ...whenStaff('orders:read')],
+    onRequest: app.ownOrStaff('orders:read'),
     schema: {
       tags,
       summary: 'Orders, newest first: the caller’s own, or all for an admin (`userId`: one customer’s)',
@@ -155,7 +154,7 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
   })
 
   app.get('/orders/:id', {
-    onRequest: [...app.orderAccess, ...whenStaff('orders:read')],
+    onRequest: app.orderOwnOrStaff('orders:read'),
     schema: {
       tags,
       summary: 'One order (someone else’s is not found); a guest’s with its order token',

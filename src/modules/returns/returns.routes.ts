@@ -25,7 +25,7 @@ import {
 } from './returns.schemas.js'
 import * as returns from './returns.service.js'
 import * as withdrawals from './withdrawals.service.js'
-import { assertPermissions, whenStaff } from '../staff/staff-access.js'
+import { assertPermissions } from '../staff/staff-access.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
 
@@ -79,7 +79,7 @@ export async function returnsRoutes(fastify: FastifyInstance, options: { config:
 
   app.post('/orders/:id/returns', {
     // Staff create approved returns.
-    onRequest: [...app.orderAccess, ...whenStaff('returns:write')],
+    onRequest: app.orderOwnOrStaff('returns:write'),
     config: { invalidates: [] },
     schema: {
       tags: ['returns'],
@@ -98,7 +98,7 @@ export async function returnsRoutes(fastify: FastifyInstance, options: { config:
   })
 
   app.get('/orders/:id/returns', {
-    onRequest: [...app.orderAccess, ...whenStaff('orders:read')],
+    onRequest: app.orderOwnOrStaff('orders:read'),
     schema: {
       tags: ['returns'],
       summary: 'An order’s returns, oldest first (its customer, a guest with its order token, or staff)',
