@@ -120,6 +120,7 @@ const operationIds: Record<string, string> = {
   'POST /webhooks/:id/deliveries/:deliveryId/retry': 'retryWebhookDelivery',
   'POST /payments/stripe/webhook': 'receiveStripeEvent',
   'GET /admin/api/stats': 'getDashboardStats',
+  'GET /audit-log': 'listAuditLog',
   'GET /exports/products.csv': 'exportProductsCsv',
   'GET /exports/orders.csv': 'exportOrdersCsv',
   'GET /exports/customers.csv': 'exportCustomersCsv',

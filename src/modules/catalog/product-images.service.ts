@@ -5,7 +5,8 @@ import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
 import { discardSpooledImages, type ImageBatch } from '../images/image-upload.js'
 import * as repo from './product-images.repository.js'
-import { toProduct } from './product-view.js'
+import { imageRowToImage, toProduct } from './product-view.js'
+import { recordAudit } from '../staff/audit-log.js'
 import { findProductById, updateProductById } from './products.repository.js'
 import type { ProductImageView } from './products.schemas.js'
 import { type CatalogContext, removeImageQuietly, storeImage } from './products.service.js'
@@ -34,6 +35,8 @@ async function writeImages<T>(
   ctx: ProductImagesContext,
   productId: number,
   change: (trx: Trx, images: repo.ImageRow[], status: ProductStatus, now: string) => Promise<ImagesChange<T>>,
+  /** The audit log's verb: the change is recorded on the product, its images (as answered) before and after. */
+  verb: 'add_images' | 'update_image' | 'delete_image' | 'reorder_images',
 ): Promise<{ images: ProductImageView[]; result: T }> {
   return ctx.db.transaction().execute(async (trx) => {
     const locked = await lockProduct(trx, ctx.dialect, productId)
@@ -48,6 +51,14 @@ async function writeImages<T>(
     if (!row) throw new AppError(404, 'productNotFound')
     const product = await toProduct(trx, row)
     await ctx.events.emit(trx, { type: 'product.updated', data: product })
+    await recordAudit(trx, {
+      by: ctx.audit,
+      action: `product.${verb}`,
+      entityType: 'product',
+      entityId: productId,
+      before: { images: before.map(imageRowToImage) },
+      after: { images: product.images },
+    })
     return { images: product.images, result }
   })
 }
@@ -83,7 +94,7 @@ export async function addImages(ctx: ProductImagesContext, productId: number, ba
         if (images.length + stored.length > ctx.maxImages) throw new AppError(409, 'tooManyImages', ctx.maxImages)
         const added = await repo.insertImages(trx, productId, stored, images.length, now)
         return { order: idsOf([...images, ...added]), result: undefined }
-      })
+      }, 'add_images')
       return images
     } catch (error) {
       for (const image of stored) await removeImageQuietly(ctx, image.key, 'image batch not saved')
@@ -108,7 +119,7 @@ export async function updateImage(ctx: ProductImagesContext, productId: number, 
     const ids = idsOf(images).filter((id) => id !== imageId)
     ids.splice(Math.min(change.position ?? images.findIndex((image) => image.id === imageId), ids.length), 0, imageId)
     return { order: ids, result: undefined }
-  })
+  }, 'update_image')
   return images.find((image) => image.id === imageId)!
 }
 
@@ -123,7 +134,7 @@ export async function deleteImage(ctx: ProductImagesContext, productId: number, 
     if (images.length === 1 && status !== 'draft') throw new AppError(409, 'imagelessProduct')
     await repo.deleteImage(trx, imageId, now)
     return { order: idsOf(images).filter((id) => id !== imageId), result: image.image_key }
-  })
+  }, 'delete_image')
   await removeImageQuietly(ctx, key, 'image deleted')
 }
 
@@ -135,6 +146,6 @@ export async function reorderImages(ctx: ProductImagesContext, productId: number
       throw new ValidationError(messages.imageOrderInvalid, 'imageIds')
     }
     return { order: [...imageIds], result: undefined }
-  })
+  }, 'reorder_images')
   return images
 }

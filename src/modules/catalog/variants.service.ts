@@ -8,6 +8,7 @@ import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
 import { loadImages, productFromRows, toProduct } from './product-view.js'
 import type { Product, VariantView } from './products.schemas.js'
+import { type AuditEntry, type AuditSource, recordAudit } from '../staff/audit-log.js'
 import { assertTaxClassExists } from '../taxes/taxes.service.js'
 import * as repo from './variants.repository.js'
 import { parseNewOption, parseNewVariants, parseOptionChange, parseValueChange, parseVariantInput, type VariantInput } from './variants.schemas.js'
@@ -22,6 +23,8 @@ export interface VariantsContext {
   dialect: Dialect
   events: EventSink
   limits: VariantLimits
+  /** Who asks: each write records its audit entry in its transaction. */
+  audit: AuditSource
 }
 
 /** MAX_OPTIONS_PER_PRODUCT and MAX_VARIANTS_PER_PRODUCT. */
@@ -89,6 +92,8 @@ async function writeProduct<T>(
   ctx: VariantsContext,
   productId: number,
   change: (trx: Trx, state: ProductState, now: string) => Promise<T>,
+  /** The audit entry of the change, given the product before and after it (as answered) and the change's result. */
+  audit: (before: Product, after: Product, result: T) => Omit<AuditEntry, 'by'>,
   options: {
     /** What answers when the product (or the variant written) is gone. */
     notFound?: AppError
@@ -104,15 +109,26 @@ async function writeProduct<T>(
     if (!locked) throw notFound
     const now = nowIso()
     const state = await loadState(trx, locked.id)
+    const before = await toProduct(trx, locked)
     const result = await change(trx, state, now)
     const row = await repo.refreshProductAggregates(trx, locked.id, now)
     if (!row) throw notFound
     const product = keepsState ? productFromRows(row, await loadImages(trx, locked.id), state) : await toProduct(trx, row)
     await ctx.events.emit(trx, { type: 'product.updated', data: product })
     await ctx.events.stockChanged(trx, product, locked.stock)
+    await recordAudit(trx, { by: ctx.audit, ...audit(before, product, result) })
     return { product, result }
   })
 }
+
+/** An option or value write, recorded as a change of its product (the routes answer the product). */
+const productChange = (verb: string, productId: number, before: Product, after: Product): Omit<AuditEntry, 'by'> => ({
+  action: `product.${verb}`,
+  entityType: 'product',
+  entityId: productId,
+  before,
+  after,
+})
 
 function findOption(state: ProductState, optionId: number): OptionRow {
   const option = state.options.find((o) => o.id === optionId)
@@ -142,7 +158,7 @@ export async function addOption(ctx: VariantsContext, productId: number, body: u
     state.values.push(...rows)
     for (const variant of state.variants) state.links.set(variant.id, [...(state.links.get(variant.id) ?? []), defaultId])
     await rewriteVariants(trx, state, now)
-  })
+  }, (before, after) => productChange('add_option', productId, before, after))
   return product
 }
 
@@ -192,7 +208,7 @@ export async function updateOption(ctx: VariantsContext, productId: number, opti
       // The titles follow the options' order.
       await rewriteVariants(trx, state, now)
     }
-  })
+  }, (before, after) => productChange('update_option', productId, before, after))
   return product
 }
 
@@ -220,7 +236,7 @@ export async function deleteOption(ctx: VariantsContext, productId: number, opti
       option.position = position
     }
     await rewriteVariants(trx, state, now)
-  })
+  }, (before, after) => productChange('delete_option', productId, before, after))
   return product
 }
 
@@ -249,7 +265,7 @@ export async function updateOptionValue(ctx: VariantsContext, productId: number,
         if (siblings.find((v) => v.id === id)?.position !== position) await repo.updateOptionValue(trx, id, { position })
       }
     }
-  })
+  }, (before, after) => productChange('update_option_value', productId, before, after))
   return product
 }
 
@@ -262,7 +278,7 @@ export async function deleteOptionValue(ctx: VariantsContext, productId: number,
     await repo.deleteOptionValue(trx, valueId)
     const rest = state.values.filter((v) => v.option_id === optionId && v.id !== valueId)
     for (const [position, value] of rest.entries()) if (value.position !== position) await repo.updateOptionValue(trx, value.id, { position })
-  })
+  }, (before, after) => productChange('delete_option_value', productId, before, after))
   return product
 }
 
@@ -392,7 +408,16 @@ const byId = (product: Product, ids: readonly number[]): VariantView[] =>
 export async function createVariants(ctx: VariantsContext, productId: number, body: unknown): Promise<VariantView | VariantView[]> {
   const { inputs, batch } = parseNewVariants(body)
   try {
-    const { product, result } = await writeProduct(ctx, productId, (trx) => addVariants(trx, ctx.limits, productId, inputs))
+    const { product, result } = await writeProduct(
+      ctx,
+      productId,
+      (trx) => addVariants(trx, ctx.limits, productId, inputs),
+      // A batch is one write: one entry, its variants in a list.
+      (_before, after, ids) => {
+        const created = byId(after, ids)
+        return { action: 'variant.create', entityType: 'variant', entityId: batch ? null : ids[0]!, before: null, after: batch ? created : created[0] }
+      },
+    )
     const created = byId(product, result)
     return batch ? created : created[0]!
   } catch (error) {
@@ -470,6 +495,13 @@ export async function updateVariant(ctx: VariantsContext, variantId: number, bod
         })
         keepRow(state, updated)
       },
+      (before, after) => ({
+        action: 'variant.update',
+        entityType: 'variant',
+        entityId: variantId,
+        before: byId(before, [variantId])[0],
+        after: byId(after, [variantId])[0],
+      }),
       {
         notFound: new AppError(404, 'variantNotFound'),
         keepsState: true,
@@ -494,6 +526,7 @@ export async function deleteVariant(ctx: VariantsContext, variantId: number): Pr
       if (state.variants.length <= 1) throw new AppError(409, 'lastVariant')
       await repo.deleteVariant(trx, variantId)
     },
+    (before) => ({ action: 'variant.delete', entityType: 'variant', entityId: variantId, before: byId(before, [variantId])[0], after: null }),
     { notFound: new AppError(404, 'variantNotFound') },
   )
 }
