@@ -103,10 +103,10 @@ describe('checkCode', () => {
   })
 
   it('eligible lines: the products, and the products of the categories with their descendants', async () => {
-    const root = await createCategory(t.app.db, { name: 'Root', description: '' })
-    const child = await createCategory(t.app.db, { name: 'Child', description: '', parentId: root.id })
-    const grandchild = await createCategory(t.app.db, { name: 'Grandchild', description: '', parentId: child.id })
-    const other = await createCategory(t.app.db, { name: 'Other', description: '' })
+    const root = await createCategory(t.app.db, { name: 'Root', description: '' }, null)
+    const child = await createCategory(t.app.db, { name: 'Child', description: '', parentId: root.id }, null)
+    const grandchild = await createCategory(t.app.db, { name: 'Grandchild', description: '', parentId: child.id }, null)
+    const other = await createCategory(t.app.db, { name: 'Other', description: '' }, null)
     const byCategory = await makeCode({ code: 'BYCAT', categoryIds: [child.id] })
     const lines = [line(1, 100, root.id), line(2, 200, child.id), line(3, 300, grandchild.id), line(4, 400, other.id), line(5, 500, null)]
     expect(await checkCode(t.app.db, input('BYCAT', { lines }))).toMatchObject({

@@ -17,7 +17,8 @@ export interface AuditSource {
 
 /** One change: `action` is `<entityType>.<verb>`; `before`/`after` the resource as answered (null on create/delete). */
 export interface AuditEntry {
-  by: AuditSource
+  /** Null for a change made by the shop's own tooling outside any request or job (the seed, a script): not recorded. */
+  by: AuditSource | null
   action: string
   entityType: string
   entityId: string | number | null
@@ -47,6 +48,7 @@ export function systemSource(job: string): AuditSource {
  * if the change does. A user's name is read by the insert itself (no query of its own), as it is at the change.
  */
 export async function recordAudit(trx: Transaction<Database>, entry: AuditEntry): Promise<void> {
+  if (entry.by === null) return
   const { actor } = entry.by
   const now = Date.now()
   await insertEntryStatement(trx, {

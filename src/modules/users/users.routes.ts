@@ -7,6 +7,7 @@ import type { Config } from '../../config.js'
 import { sessionsRoutes } from '../sessions/sessions.routes.js'
 import { startSession } from '../sessions/sessions.service.js'
 import { trimTextFields } from './trim-text-fields.js'
+import { auditSource } from '../staff/audit-log.js'
 import * as service from './users.service.js'
 import { CreateUserBody, ListUsersQuery, LoginBody, LoginResponse, RegisterBody, RegisterResponse, UpdateUserBody, User } from './users.schemas.js'
 
@@ -75,7 +76,7 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
       config: { invalidates: [] },
       preValidation: trimTextFields,
       schema: { tags, summary: 'Create a user with a role (admin)', security: secured, body: CreateUserBody, response: { 201: User, ...errors } },
-      handler: async (request, reply) => reply.code(201).send(await service.createUser(app.db, request.body)),
+      handler: async (request, reply) => reply.code(201).send(await service.createUser(app.db, request.body, auditSource(request))),
     })
   }
 
@@ -115,7 +116,7 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
     config: { invalidates: ['users'] },
     preValidation: trimTextFields,
     schema: { tags, summary: 'Change a user (admin)', security: secured, params: IdParams, body: UpdateUserBody, response: { 200: User, ...errors } },
-    handler: async (request) => service.updateUser(app.db, request.user.id, request.params.id, request.body),
+    handler: async (request) => service.updateUser(app.db, request.user.id, request.params.id, request.body, auditSource(request)),
   })
 
   app.delete('/auth/users/:id', {
@@ -123,7 +124,7 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
     config: { invalidates: ['users'] },
     schema: { tags, summary: 'Delete a user (admin)', security: secured, params: IdParams, response: { 200: MessageResponse, ...errors } },
     handler: async (request) => {
-      await service.deleteUser(app.db, request.user.id, request.params.id)
+      await service.deleteUser(app.db, request.user.id, request.params.id, auditSource(request))
       return { message: 'Usuario eliminado correctamente' }
     },
   })

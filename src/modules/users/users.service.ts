@@ -6,6 +6,7 @@ import { AppError } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import { hashPassword, verifyPassword } from './passwords.js'
 import { carrySession, credentialsChangeAfter, endResetLinks, endUserSessions } from '../sessions/sessions.service.js'
+import { type AuditSource, recordAudit } from '../staff/audit-log.js'
 import * as repo from './users.repository.js'
 import type { CreateUserInput, RegisterInput, UpdateAccountInput, UpdateUserInput, User } from './users.schemas.js'
 
@@ -25,22 +26,27 @@ export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefi
   return repo.findUserByEmail(db, email)
 }
 
-export async function createUser(db: Db, input: CreateUserInput): Promise<User> {
+/** A user made by an admin (`audit`: recorded), by registration or by the operator's ADMIN_* (null: not recorded). */
+export async function createUser(db: Db, input: CreateUserInput, audit: AuditSource | null): Promise<User> {
   const email = normalizeEmail(input.email)
   if (await repo.findUserByEmail(db, email)) throw new AppError(409, 'emailTaken')
   const passwordHash = await hashPassword(input.password)
   const now = nowIso()
   try {
-    const row = await repo.insertUser(db, {
-      name: input.name.trim(),
-      email,
-      password_hash: passwordHash,
-      role: input.role,
-      created_at: now,
-      updated_at: now,
-      credentials_changed_at: now,
+    return await db.transaction().execute(async (trx) => {
+      const row = await repo.insertUser(trx, {
+        name: input.name.trim(),
+        email,
+        password_hash: passwordHash,
+        role: input.role,
+        created_at: now,
+        updated_at: now,
+        credentials_changed_at: now,
+      })
+      const user = userRowToUser(row)
+      await recordAudit(trx, { by: audit, action: 'user.create', entityType: 'user', entityId: user.id, before: null, after: user })
+      return user
     })
-    return userRowToUser(row)
   } catch (error) {
     // Two registrations of one e-mail racing past the check above.
     if (isUniqueViolation(error)) throw new AppError(409, 'emailTaken')
@@ -50,7 +56,7 @@ export async function createUser(db: Db, input: CreateUserInput): Promise<User> 
 
 /** Registration always makes a customer, whatever the body said. */
 export function registerCustomer(db: Db, input: RegisterInput): Promise<User> {
-  return createUser(db, { name: input.name, email: input.email, password: input.password, role: 'customer' })
+  return createUser(db, { name: input.name, email: input.email, password: input.password, role: 'customer' }, null)
 }
 
 /** The user whose credentials these are, and their credentials' version (the session started with them lives under it). */
@@ -119,7 +125,7 @@ export async function listUsers(db: Db, page: { limit: number; offset: number })
   return { users: rows.map(userRowToUser), total }
 }
 
-export async function updateUser(db: Db, actorId: number, id: number, input: UpdateUserInput): Promise<User> {
+export async function updateUser(db: Db, actorId: number, id: number, input: UpdateUserInput, audit: AuditSource): Promise<User> {
   const current = await repo.findUserById(db, id)
   if (!current) throw new AppError(404, 'userNotFound')
   if (id === actorId && input.role !== undefined && input.role !== current.role) {
@@ -143,23 +149,31 @@ export async function updateUser(db: Db, actorId: number, id: number, input: Upd
     changes.credentials_changed_at = new Date(Date.parse(now) + 1).toISOString()
   }
   try {
-    const row = await db.transaction().execute(async (trx) => {
+    return await db.transaction().execute(async (trx) => {
+      const before = await repo.findUserById(trx, id)
       const updated = await repo.updateUserById(trx, id, changes)
+      if (!before || !updated) throw new AppError(404, 'userNotFound')
       // A password set by an admin: a reset link still pending must not undo it.
-      if (updated && input.password !== undefined) await endResetLinks(trx, id, now)
-      return updated
+      if (input.password !== undefined) await endResetLinks(trx, id, now)
+      const user = userRowToUser(updated)
+      // A role change is recorded as what it is: who may do what changed.
+      const action = input.role !== undefined && input.role !== before.role ? 'user.role_change' : 'user.update'
+      await recordAudit(trx, { by: audit, action, entityType: 'user', entityId: id, before: userRowToUser(before), after: user })
+      return user
     })
-    if (!row) throw new AppError(404, 'userNotFound')
-    return userRowToUser(row)
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError(409, 'emailTaken')
     throw error
   }
 }
 
-export async function deleteUser(db: Db, actorId: number, id: number): Promise<void> {
+export async function deleteUser(db: Db, actorId: number, id: number, audit: AuditSource): Promise<void> {
   if (id === actorId) throw new AppError(409, 'ownAccount')
-  if (!(await repo.deleteUserById(db, id))) throw new AppError(404, 'userNotFound')
+  await db.transaction().execute(async (trx) => {
+    const before = await repo.findUserById(trx, id)
+    if (!before || !(await repo.deleteUserById(trx, id))) throw new AppError(404, 'userNotFound')
+    await recordAudit(trx, { by: audit, action: 'user.delete', entityType: 'user', entityId: id, before: userRowToUser(before), after: null })
+  })
 }
 
 /**
@@ -179,7 +193,7 @@ export async function ensureAdmin(db: Db, admin: { email: string; password: stri
 async function createAdmin(db: Db, admin: { email: string; password: string; name: string }): Promise<boolean> {
   if (await repo.findUserByEmail(db, normalizeEmail(admin.email))) return false
   try {
-    await createUser(db, { ...admin, role: 'admin' })
+    await createUser(db, { ...admin, role: 'admin' }, null)
     return true
   } catch (error) {
     // Another instance created it at the same moment.
