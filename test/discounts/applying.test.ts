@@ -31,7 +31,7 @@ function input(code: string, extra: Partial<CheckCodeInput> = {}): CheckCodeInpu
 }
 
 function makeCode(values: Partial<CreateDiscountCodeInput> & { code: string }) {
-  return createDiscountCode(t.app.db, { type: 'percent', value: 10, ...values } as CreateDiscountCodeInput)
+  return createDiscountCode(t.app.db, { type: 'percent', value: 10, ...values } as CreateDiscountCodeInput, null)
 }
 
 async function makeOrder(): Promise<number> {
@@ -114,7 +114,7 @@ describe('checkCode', () => {
       eligible: [false, true, true, false, false],
       eligibleSubtotalCents: 500,
     })
-    const both = await createDiscountCode(t.app.db, { code: 'BOTH', type: 'fixed', value: 1 })
+    const both = await createDiscountCode(t.app.db, { code: 'BOTH', type: 'fixed', value: 1 }, null)
     await t.app.db
       .updateTable('discount_codes')
       .set({ product_ids: '[5]', category_ids: `[${other.id}]` })
