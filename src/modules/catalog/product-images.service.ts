@@ -89,12 +89,17 @@ export async function addImages(ctx: ProductImagesContext, productId: number, ba
     const stored: { key: string; url: string }[] = []
     try {
       for (const image of batch.images) stored.push(await storeImage(ctx, image))
-      const { images } = await writeImages(ctx, productId, async (trx, images, _status, now) => {
-        // Another upload may have added images since the check above.
-        if (images.length + stored.length > ctx.maxImages) throw new AppError(409, 'tooManyImages', ctx.maxImages)
-        const added = await repo.insertImages(trx, productId, stored, images.length, now)
-        return { order: idsOf([...images, ...added]), result: undefined }
-      }, 'add_images')
+      const { images } = await writeImages(
+        ctx,
+        productId,
+        async (trx, images, _status, now) => {
+          // Another upload may have added images since the check above.
+          if (images.length + stored.length > ctx.maxImages) throw new AppError(409, 'tooManyImages', ctx.maxImages)
+          const added = await repo.insertImages(trx, productId, stored, images.length, now)
+          return { order: idsOf([...images, ...added]), result: undefined }
+        },
+        'add_images',
+      )
       return images
     } catch (error) {
       for (const image of stored) await removeImageQuietly(ctx, image.key, 'image batch not saved')
@@ -113,13 +118,18 @@ export interface ImageChange {
 
 /** PATCH /products/:id/images/:imageId: its `alt`, and its place (from 0, past the end: last; 0 is the main image). */
 export async function updateImage(ctx: ProductImagesContext, productId: number, imageId: number, change: ImageChange): Promise<ProductImageView> {
-  const { images } = await writeImages(ctx, productId, async (trx, images) => {
-    findImage(images, imageId)
-    if (change.alt !== undefined) await repo.updateImageAlt(trx, imageId, change.alt)
-    const ids = idsOf(images).filter((id) => id !== imageId)
-    ids.splice(Math.min(change.position ?? images.findIndex((image) => image.id === imageId), ids.length), 0, imageId)
-    return { order: ids, result: undefined }
-  }, 'update_image')
+  const { images } = await writeImages(
+    ctx,
+    productId,
+    async (trx, images) => {
+      findImage(images, imageId)
+      if (change.alt !== undefined) await repo.updateImageAlt(trx, imageId, change.alt)
+      const ids = idsOf(images).filter((id) => id !== imageId)
+      ids.splice(Math.min(change.position ?? images.findIndex((image) => image.id === imageId), ids.length), 0, imageId)
+      return { order: ids, result: undefined }
+    },
+    'update_image',
+  )
   return images.find((image) => image.id === imageId)!
 }
 
@@ -129,23 +139,33 @@ export async function updateImage(ctx: ProductImagesContext, productId: number, 
  * logged, and `images:sweep` finds it).
  */
 export async function deleteImage(ctx: ProductImagesContext, productId: number, imageId: number): Promise<void> {
-  const { result: key } = await writeImages(ctx, productId, async (trx, images, status, now) => {
-    const image = findImage(images, imageId)
-    if (images.length === 1 && status !== 'draft') throw new AppError(409, 'imagelessProduct')
-    await repo.deleteImage(trx, imageId, now)
-    return { order: idsOf(images).filter((id) => id !== imageId), result: image.image_key }
-  }, 'delete_image')
+  const { result: key } = await writeImages(
+    ctx,
+    productId,
+    async (trx, images, status, now) => {
+      const image = findImage(images, imageId)
+      if (images.length === 1 && status !== 'draft') throw new AppError(409, 'imagelessProduct')
+      await repo.deleteImage(trx, imageId, now)
+      return { order: idsOf(images).filter((id) => id !== imageId), result: image.image_key }
+    },
+    'delete_image',
+  )
   await removeImageQuietly(ctx, key, 'image deleted')
 }
 
 /** PUT /products/:id/images/order: `imageIds` names every image of the product once, in the new order. */
 export async function reorderImages(ctx: ProductImagesContext, productId: number, imageIds: readonly number[]): Promise<ProductImageView[]> {
-  const { images } = await writeImages(ctx, productId, async (_trx, images) => {
-    const known = new Set(idsOf(images))
-    if (imageIds.length !== known.size || new Set(imageIds).size !== imageIds.length || !imageIds.every((id) => known.has(id))) {
-      throw new ValidationError(messages.imageOrderInvalid, 'imageIds')
-    }
-    return { order: [...imageIds], result: undefined }
-  }, 'reorder_images')
+  const { images } = await writeImages(
+    ctx,
+    productId,
+    async (_trx, images) => {
+      const known = new Set(idsOf(images))
+      if (imageIds.length !== known.size || new Set(imageIds).size !== imageIds.length || !imageIds.every((id) => known.has(id))) {
+        throw new ValidationError(messages.imageOrderInvalid, 'imageIds')
+      }
+      return { order: [...imageIds], result: undefined }
+    },
+    'reorder_images',
+  )
   return images
 }

@@ -94,6 +94,7 @@ export async function fulfillmentsRoutes(fastify: FastifyInstance, options: { co
       body: NoteBody,
       response: { 201: OrderEvent, ...errors },
     },
-    handler: async (request, reply) => reply.code(201).send(await service.addNote(deps, request.params.id, request.body.text, request.user, auditSource(request))),
+    handler: async (request, reply) =>
+      reply.code(201).send(await service.addNote(deps, request.params.id, request.body.text, request.user, auditSource(request))),
   })
 }

@@ -566,7 +566,14 @@ export class PaymentsService {
           if (byLine === 'refunded') changes.push({ orderId: pending.order_id, outcome: byLine })
         } else if (pending.status === 'paid') {
           // An admin's cancel whose refund was recorded and never settled: the same key, then the cancel.
-          await this.lifecycle.move({ orderId: pending.order_id, to: 'cancelled', cause: 'admin', actorId: null, audit: systemSource('payments-reconcile'), log })
+          await this.lifecycle.move({
+            orderId: pending.order_id,
+            to: 'cancelled',
+            cause: 'admin',
+            actorId: null,
+            audit: systemSource('payments-reconcile'),
+            log,
+          })
           changes.push({ orderId: pending.order_id, outcome: 'cancelled' })
         } else {
           const outcome = await this.returnMoney(pending.order_id, log)
@@ -617,7 +624,15 @@ export class PaymentsService {
         // cancelled (and is refunded).
         const row = await repo.lockPayment(trx, candidate.id)
         if (row && !['unpaid', 'failed'].includes(row.status)) return undefined
-        return this.lifecycle.moveWithin(trx, { orderId: candidate.id, from: 'pending', to: 'cancelled', cause: 'expiry', actorId: null, audit: systemSource('order-expiry'), log: this.log })
+        return this.lifecycle.moveWithin(trx, {
+          orderId: candidate.id,
+          from: 'pending',
+          to: 'cancelled',
+          cause: 'expiry',
+          actorId: null,
+          audit: systemSource('order-expiry'),
+          log: this.log,
+        })
       })
       if (!after) continue
       expired.push(candidate.id)

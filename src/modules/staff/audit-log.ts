@@ -97,7 +97,13 @@ const insertEntryStatement = prepared(
       actor_type: v.actorType,
       actor_id: v.actorId,
       // A key's name or a job's is given; a user's is theirs at the change.
-      actor_name: eb.fn.coalesce(eb.cast<string | null>(eb.val(v.actorName), 'text'), eb.selectFrom('users').select('name').where('id', '=', v.userId as number)),
+      actor_name: eb.fn.coalesce(
+        eb.cast<string | null>(eb.val(v.actorName), 'text'),
+        eb
+          .selectFrom('users')
+          .select('name')
+          .where('id', '=', v.userId as number),
+      ),
       action: v.action,
       entity_type: v.entityType,
       entity_id: v.entityId,

@@ -149,7 +149,14 @@ export async function createTaxRate(db: Db, input: CreateTaxRateInput, audit: Au
         created_at: now,
         updated_at: now,
       })
-      await recordAudit(trx, { by: audit, action: 'tax_rate.create', entityType: 'tax_rate', entityId: inserted.id, before: null, after: rateRowToRate(inserted) })
+      await recordAudit(trx, {
+        by: audit,
+        action: 'tax_rate.create',
+        entityType: 'tax_rate',
+        entityId: inserted.id,
+        before: null,
+        after: rateRowToRate(inserted),
+      })
       return inserted
     }),
   )
@@ -181,7 +188,14 @@ export async function updateTaxRate(db: Db, id: number, input: UpdateTaxRateInpu
       const before = await repo.findTaxRate(trx, id)
       const updated = await repo.updateTaxRate(trx, id, changes)
       if (!before || !updated) return undefined
-      await recordAudit(trx, { by: audit, action: 'tax_rate.update', entityType: 'tax_rate', entityId: id, before: rateRowToRate(before), after: rateRowToRate(updated) })
+      await recordAudit(trx, {
+        by: audit,
+        action: 'tax_rate.update',
+        entityType: 'tax_rate',
+        entityId: id,
+        before: rateRowToRate(before),
+        after: rateRowToRate(updated),
+      })
       return updated
     }),
   )
