@@ -2,6 +2,8 @@ import type { FromSchema } from 'json-schema-to-ts'
 import { PageQueryProperties } from '../../shared/validation.js'
 
 const dateTime = { type: 'string', format: 'date-time' } as const
+/** A bound of the time filter, refused in class-validator's wording. */
+const bound = (field: string) => ({ ...dateTime, errorMessages: { format: `${field} must be a valid ISO 8601 date string` } }) as const
 const text = { type: 'string', minLength: 1, maxLength: 200 } as const
 
 export const ListAuditLogQuery = {
@@ -14,8 +16,8 @@ export const ListAuditLogQuery = {
     actorType: { type: 'string', enum: ['user', 'api_key', 'system'] },
     actorId: { type: 'integer', minimum: 1, description: 'Only changes by this user or API key (with `actorType`, one of them).' },
     action: { ...text, description: 'Only this action: `product.update`.' },
-    from: { ...dateTime, description: 'Changes at or after this time.' },
-    to: { ...dateTime, description: 'Changes before this time.' },
+    from: { ...bound('from'), description: 'Changes at or after this time.' },
+    to: { ...bound('to'), description: 'Changes before this time.' },
   },
 } as const
 export type ListAuditLogQuery = FromSchema<typeof ListAuditLogQuery>

@@ -132,11 +132,12 @@ let sequence = 0
 
 /**
  * A UUIDv7 (RFC 9562) for the instant `ms`: 48 bits of Unix milliseconds, the version, 12 bits of sequence, the
- * variant, 62 random bits. Node's crypto makes v4 only. Within one millisecond the sequence counts up from a random
- * start, so ids made by one process sort in the order they were made.
+ * variant, 62 random bits. Node's crypto makes v4 only (and no installed package makes v7). Within one millisecond
+ * the sequence counts up from a random start, so ids made by one process sort in the order they were made.
  */
 export function uuidv7(ms = Date.now()): string {
-  if (ms > lastMs) {
+  // A later millisecond, or one far before the last (a clock set back, an instant given): a fresh sequence.
+  if (ms > lastMs || ms < lastMs - 1000) {
     lastMs = ms
     sequence = randomBytes(2).readUInt16BE() & 0x7ff
   } else {
