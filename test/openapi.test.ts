@@ -203,6 +203,7 @@ describe('the OpenAPI document', () => {
       'GET /discount-codes/{id}/redemptions',
       'GET /products',
       'GET /webhooks/{id}/deliveries',
+      'GET /audit-log',
     ])
     for (const key of paged) expect(Object.keys(operations.find(([k]) => k === key)?.[3].responses['200']?.headers ?? {})).toEqual(['X-Total-Count', 'Link'])
     // The file's admin and customer are the only users.
