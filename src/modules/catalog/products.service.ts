@@ -15,7 +15,7 @@ import { discardSpooledImage, type ProductForm, productImageKey, type SpooledIma
 import { ImageKeyTakenError } from '../images/image-key-taken.js'
 import { assertTaxClassExists } from '../taxes/taxes.service.js'
 import type { EventSink } from '../../shared/event-sink.js'
-import { type AuditSource, recordAudit } from '../staff/audit-log.js'
+import { type AuditSource, auditLogWrites, recordAudit } from '../staff/audit-log.js'
 import { categoryExists, subtreeIds } from './categories.repository.js'
 import * as images from './product-images.repository.js'
 import * as repo from './products.repository.js'
@@ -464,8 +464,9 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
       if (changesVariant && (await variants.countVariants(trx, id)) > 1) throw new AppError(422, 'severalVariantsPriceStock')
       if (fields.sku) await assertSkuFree(trx, fields.sku, await variants.onlyVariantId(trx, id))
       const before = fields.stock !== undefined ? locked.stock : undefined
-      // The product as it was answered before this change, for the audit log (read under the locks).
-      const shownBefore = await toProduct(trx, locked)
+      // The product as it was answered before this change, for the audit log (under the locks). Its images, options and
+      // variants are read now only when this changes them; otherwise they are the answer's (four queries saved).
+      const partsBefore = auditLogWrites.on && (changesVariant || stored !== null) ? await toProduct(trx, locked) : undefined
       const now = nowIso()
       if (fields.slug !== undefined && fields.slug !== current.slug) {
         await takeSlug(trx, fields.slug, id)
@@ -502,6 +503,7 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
       const product = await toProduct(trx, updated)
       await ctx.events.emit(trx, { type: 'product.updated', data: product })
       if (before !== undefined) await ctx.events.stockChanged(trx, product, before)
+      const shownBefore = partsBefore ?? { ...productRowToSummary(locked), images: product.images, options: product.options, variants: product.variants }
       await recordAudit(trx, { by: ctx.audit, action: 'product.update', entityType: 'product', entityId: id, before: shownBefore, after: product })
       return product
     })

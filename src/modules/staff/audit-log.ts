@@ -44,11 +44,17 @@ export function systemSource(job: string): AuditSource {
 }
 
 /**
+ * Whether entries are written: always, in the service. Only the bench turns it off, in its own process
+ * (bench/scenarios.ts, `admin-write`), to measure the same write without its entry.
+ */
+export const auditLogWrites = { on: true }
+
+/**
  * Writes one entry of the audit log. Call it with the change's own transaction, so that the entry exists if and only
  * if the change does. A user's name is read by the insert itself (no query of its own), as it is at the change.
  */
 export async function recordAudit(trx: Transaction<Database>, entry: AuditEntry): Promise<void> {
-  if (entry.by === null) return
+  if (entry.by === null || !auditLogWrites.on) return
   const { actor } = entry.by
   const now = Date.now()
   await insertEntryStatement(trx, {
@@ -61,8 +67,8 @@ export async function recordAudit(trx: Transaction<Database>, entry: AuditEntry)
     action: entry.action,
     entityType: entry.entityType,
     entityId: entry.entityId === null ? null : String(entry.entityId),
-    before: entry.before == null ? null : JSON.stringify(redact(entry.before)),
-    after: entry.after == null ? null : JSON.stringify(redact(entry.after)),
+    before: redactedJson(entry.before),
+    after: redactedJson(entry.after),
     requestId: entry.by.requestId,
     ip: entry.by.ip,
     userAgent: entry.by.userAgent,
@@ -117,6 +123,14 @@ const insertEntryStatement = prepared(
 
 export const REDACTED = '[REDACTED]'
 const SECRET_KEY = /password|secret|token|hash/i
+
+// A property's name that speaks of a secret: its value is replaced while the JSON is written (no copy of the resource).
+const redactKey = (key: string, value: unknown) => (key !== '' && SECRET_KEY.test(key) ? REDACTED : value)
+
+/** `value` as stored: JSON with secrets redacted (see redact), or null. */
+function redactedJson(value: unknown): string | null {
+  return value == null ? null : JSON.stringify(value, redactKey)
+}
 
 /** A copy of `value` in which every property (at any depth) whose name speaks of a secret reads "[REDACTED]". */
 export function redact(value: unknown): unknown {
