@@ -28,6 +28,8 @@ import { TaxClassCreate, TaxClassEdit, TaxClassList, TaxRateCreate, TaxRateEdit,
 import { DiscountCodeCreate, DiscountCodeEdit, DiscountCodeList } from './pages/discountCodes'
 import { CsvPage } from './pages/csv'
 import ImportExportIcon from '@mui/icons-material/ImportExport'
+import HistoryIcon from '@mui/icons-material/History'
+import { AuditLogList } from './pages/auditLog'
 
 const dataProvider = createDataProvider(api)
 
@@ -123,6 +125,8 @@ export function App() {
       <Resource name="csv" options={{ label: 'CSV' }} list={CsvPage} icon={ImportExportIcon} />
       <Resource name="webhooks" list={WebhookList} create={WebhookCreate} edit={WebhookEdit} icon={WebhookIcon} recordRepresentation="url" />
       <Resource name="users" list={UserList} create={UserCreate} edit={UserEdit} icon={PeopleIcon} recordRepresentation="email" />
+      {/* Read only: who changed what (GET /audit-log). */}
+      <Resource name="audit-log" options={{ label: 'Audit log' }} list={AuditLogList} icon={HistoryIcon} />
     </Admin>
   )
 }

@@ -201,9 +201,7 @@ describe('GET /audit-log', () => {
     const page = await auditLog('?limit=1&offset=1')
     expect(page.headers['x-total-count']).toBe('3')
     expect(page.json()).toHaveLength(1)
-    expect(page.headers.link).toBe(
-      '<http://shop.test/audit-log?limit=1&offset=2>; rel="next", <http://shop.test/audit-log?limit=1&offset=0>; rel="prev"',
-    )
+    expect(page.headers.link).toBe('<http://shop.test/audit-log?limit=1&offset=2>; rel="next", <http://shop.test/audit-log?limit=1&offset=0>; rel="prev"')
     const filtered = await auditLog('?limit=1&action=product.update')
     expect(filtered.headers.link).toBe('<http://shop.test/audit-log?limit=1&offset=1&action=product.update>; rel="next"')
   })
@@ -275,7 +273,10 @@ describe('the jobs', () => {
       ip: null,
       user_agent: null,
     })
-    await t.app.db.insertInto('audit_log').values([old(400), old(366), old(364)]).execute()
+    await t.app.db
+      .insertInto('audit_log')
+      .values([old(400), old(366), old(364)])
+      .execute()
     expect(await t.app.pruneAuditLog(now)).toBe(2)
     expect(await entries()).toHaveLength(4)
     expect(await t.app.pruneAuditLog(now)).toBe(0)

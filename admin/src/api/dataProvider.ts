@@ -1,4 +1,5 @@
 import { combineDataProviders, type DataProvider } from 'react-admin'
+import { auditLogProvider } from './auditLog'
 import { categoriesProvider } from './categories'
 import { discountCodesProvider } from './discountCodes'
 import { ordersProvider } from './orders'
@@ -32,6 +33,7 @@ export function createDataProvider(api: Api): ShopDataProvider {
     'tax-rates': taxRatesProvider(api),
     'tax-classes': taxClassesProvider(api),
     stats: statsProvider(api),
+    'audit-log': auditLogProvider(api),
   }
   const combined = combineDataProviders((resource) => {
     const provider = providers[resource]
