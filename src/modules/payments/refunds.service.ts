@@ -215,12 +215,7 @@ export class RefundsService {
   }
 
   /** After the first transaction committed: Stripe asked and the refund settled (nothing to do for a settled one). */
-  private async finish(
-    orderId: number,
-    first: { kind: 'replay' | 'made' | 'resume'; id: number },
-    log: PaymentsLog,
-    audit: AuditSource | null,
-  ): Promise<void> {
+  private async finish(orderId: number, first: { kind: 'replay' | 'made' | 'resume'; id: number }, log: PaymentsLog, audit: AuditSource | null): Promise<void> {
     if (first.kind === 'made') {
       await this.payments.step('committed')
       return
