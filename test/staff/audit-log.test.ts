@@ -125,6 +125,42 @@ describe('an admin write writes one entry, in its transaction', () => {
   })
 })
 
+describe('after the sale', () => {
+  it('a fulfillment, staff’s return and its receipt, and a refund: one entry each', async () => {
+    const order = await placeOrder(t.app)
+    expect((await t.app.inject({ method: 'PATCH', url: `/orders/${order.id}/status`, headers: bearer(t.admin), payload: { status: 'paid' } })).statusCode).toBe(
+      200,
+    )
+    await t.app.db.deleteFrom('audit_log').execute()
+    const shipped = await t.app.inject({ method: 'POST', url: `/orders/${order.id}/fulfillments`, headers: bearer(t.admin), payload: {} })
+    expect(shipped.statusCode).toBe(201)
+    const line = (shipped.json() as { items: Array<{ orderItemId: number }> }).items[0]!.orderItemId
+    const made = await t.app.inject({
+      method: 'POST',
+      url: `/orders/${order.id}/returns`,
+      headers: bearer(t.admin),
+      payload: { items: [{ orderItemId: line, quantity: 1 }] },
+    })
+    expect(made.statusCode).toBe(201)
+    const received = await t.app.inject({ method: 'POST', url: `/returns/${made.json().id}/receive`, headers: bearer(t.admin), payload: { refund: false } })
+    expect(received.statusCode).toBe(200)
+    const refunded = await t.app.inject({
+      method: 'POST',
+      url: `/orders/${order.id}/refunds`,
+      headers: { ...bearer(t.admin), 'idempotency-key': `audit-${order.id}` },
+      payload: { items: [{ orderItemId: line, quantity: 1 }] },
+    })
+    expect(refunded.statusCode).toBe(201)
+    const list = (await auditLog()).json() as Array<Record<string, unknown>>
+    expect(list.map((e) => [e.action, e.entityId, e.before, e.after])).toEqual([
+      ['refund.create', String(refunded.json().id), null, refunded.json()],
+      ['return.receive', String(made.json().id), made.json(), received.json()],
+      ['return.create', String(made.json().id), null, made.json()],
+      ['fulfillment.create', String(shipped.json().id), null, shipped.json()],
+    ])
+  })
+})
+
 describe('a refused or failed write writes none', () => {
   it('422, 404 and 409 write no entry', async () => {
     const product = await makeProduct(t.app)
