@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { beforeEach, describe, expect, it } from 'vitest'
 import type { FastifyRequest } from 'fastify'
 import { auditSource, redact, uuidv7 } from '../../src/modules/staff/audit-log.js'
-import { dialect, useTestApp } from '../helpers/app.js'
+import { dialect, testConfig, useTestApp } from '../helpers/app.js'
 import { makeProduct } from '../helpers/catalog.js'
 import { bearer, makeUser } from '../helpers/factories.js'
 import { placeOrder } from '../payments/helpers.js'
@@ -324,6 +324,42 @@ describe('the jobs', () => {
     await t.app.inject({ method: 'PATCH', url: `/products/${product.id}`, headers: bearer(t.admin), payload: { name: 'Dos' } })
     await t.app.inject({ method: 'PATCH', url: `/products/${product.id}`, headers: bearer(t.admin), payload: { name: 'Tres' } })
   }
+})
+
+describe('AUDIT_LOG_RETENTION', () => {
+  it('takes JWT_EXPIRES_IN’s forms, 365 days by default, 0 for ever; anything else stops the start-up with one line', () => {
+    expect(testConfig().auditLogRetentionMs).toBe(365 * 86_400_000)
+    expect(testConfig({ AUDIT_LOG_RETENTION: '90d' }).auditLogRetentionMs).toBe(90 * 86_400_000)
+    expect(testConfig({ AUDIT_LOG_RETENTION: '0' }).auditLogRetentionMs).toBe(0)
+    expect(() => testConfig({ AUDIT_LOG_RETENTION: 'forever' })).toThrow(
+      'AUDIT_LOG_RETENTION must be 0 or a duration of at least one second such as 365d, 12h or 3600 (got "forever")',
+    )
+  })
+
+  it('0 keeps every entry', async () => {
+    const { pruneAuditLog } = await import('../../src/modules/staff/audit-log.service.js')
+    const old = new Date(Date.now() - 10 * 365 * 86_400_000)
+    await t.app.db
+      .insertInto('audit_log')
+      .values({
+        id: uuidv7(old.getTime()),
+        at: old.toISOString(),
+        actor_type: 'system',
+        actor_id: null,
+        actor_name: 'test',
+        action: 'x.y',
+        entity_type: 'x',
+        entity_id: null,
+        before: null,
+        after: null,
+        request_id: null,
+        ip: null,
+        user_agent: null,
+      })
+      .execute()
+    expect(await pruneAuditLog(t.app.db, 0)).toBe(0)
+    expect(await entries()).toHaveLength(1)
+  })
 })
 
 describe('the writer’s parts', () => {
