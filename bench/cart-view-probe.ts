@@ -60,13 +60,13 @@ try {
       .execute()
   }
   await addMissingDefaultVariants(db)
-  const user = await createUser(db, { name: 'Probe', email: 'probe@shop.test', password: 'secret123', role: 'customer' })
+  const user = await createUser(db, { name: 'Probe', email: 'probe@shop.test', password: 'secret123', role: 'customer' }, null)
   for (let i = 1; i <= lineCount; i++) await addToCart(db, { userId: user.id }, defaultCartSettings, { productId: i, quantity: 1 })
   const token = app.signToken({ id: user.id, role: 'customer' })
   const pricing = app.services.orders.pricing
   const route = await cpuMicros(() => app.inject({ method: 'GET', url: '/cart', headers: { authorization: `Bearer ${token}` } }))
   const health = await cpuMicros(() => app.inject({ method: 'GET', url: '/health' }))
-  const emptyUser = await createUser(db, { name: 'Empty', email: 'empty@shop.test', password: 'secret123', role: 'customer' })
+  const emptyUser = await createUser(db, { name: 'Empty', email: 'empty@shop.test', password: 'secret123', role: 'customer' }, null)
   const emptyToken = app.signToken({ id: emptyUser.id, role: 'customer' })
   const empty = await cpuMicros(() => app.inject({ method: 'GET', url: '/cart', headers: { authorization: `Bearer ${emptyToken}` } }))
   const addresses = await cpuMicros(() => app.inject({ method: 'GET', url: '/addresses', headers: { authorization: `Bearer ${token}` } }))

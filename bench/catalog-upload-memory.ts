@@ -18,7 +18,7 @@ async function serve(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'shop-bench-upload-'))
   const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: randomBytes(32).toString('base64'), DATA_DIR: dir, LOG_LEVEL: 'silent' })
   const app = await buildApp(config, { logger: false })
-  const admin = await createUser(app.db, { name: 'Bench', email: 'bench@shop.test', password: 'secret123', role: 'admin' })
+  const admin = await createUser(app.db, { name: 'Bench', email: 'bench@shop.test', password: 'secret123', role: 'admin' }, null)
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   let peak = 0

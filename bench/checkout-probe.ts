@@ -78,7 +78,9 @@ async function main(): Promise<void> {
   // Seed: customers with tokens and 20 products with stock that never runs out during the run.
   const app = await buildApp(config(target, dataDir), { database: open(target), logger: false })
   const users = await Promise.all(
-    Array.from({ length: customers }, (_, i) => createUser(app.db, { name: `C${i}`, email: `c${i}@probe.test`, password: 'secret123', role: 'customer' })),
+    Array.from({ length: customers }, (_, i) =>
+      createUser(app.db, { name: `C${i}`, email: `c${i}@probe.test`, password: 'secret123', role: 'customer' }, null),
+    ),
   )
   const tokens = users.map((u) => app.signToken(u))
   const now = nowIso()

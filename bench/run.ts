@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util'
 import { BENCH_DIR, ROOT, startService, stopLoaders } from './processes.js'
 import { type DatabaseRun, describeMachine, measureBackgroundLoad, renderMarkdown } from './report.js'
 import {
+  adminWrite,
   afterSale,
   cartView,
   catalogFilter,
@@ -84,6 +85,7 @@ const RUNNERS: Record<ScenarioName, (shop: Shop, settings: Settings) => Promise<
   outbox,
   'login-storm': loginStorm,
   upload,
+  'admin-write': adminWrite,
 }
 
 /** Reads first, then the scenarios that write (checkout changes stock, upload adds products). */
@@ -98,6 +100,7 @@ const RUN_ORDER: readonly ScenarioName[] = [
   'webhook',
   'after-sale',
   'outbox',
+  'admin-write',
   'upload',
   'catalog-filter',
 ]

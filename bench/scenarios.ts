@@ -29,6 +29,7 @@ export const SCENARIOS = [
   'outbox',
   'login-storm',
   'upload',
+  'admin-write',
 ] as const
 export type ScenarioName = (typeof SCENARIOS)[number]
 
@@ -1378,5 +1379,118 @@ async function countAfterSale(databaseUrl: string, ids: number[]): Promise<{ ful
     return { fulfillments: Number(fulfillments.n), refunds: Number(refunds.n) }
   } finally {
     await db.destroy()
+  }
+}
+
+/**
+ * The audit log's cost on an admin write: `PATCH /products/:id {name}` (the write, its `product.updated` event and its
+ * audit entry, with the product as it was read under the lock) against the same write with the audit writer off
+ * (`auditLogWrites`, a switch only the bench turns). In this process, through `app.inject` on the seeded database
+ * (the HTTP stack is the same for both and would only dilute the difference), one write at a time, alternating
+ * windows of each.
+ */
+export async function adminWrite(shop: Shop, settings: Settings): Promise<ScenarioResult> {
+  const name = 'admin-write'
+  const [{ buildApp }, { loadConfig }, { auditLogWrites }] = await Promise.all([
+    import('../src/app.js'),
+    import('../src/config.js'),
+    import('../src/modules/staff/audit-log.js'),
+  ])
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    JWT_SECRET: 'admin-write-bench-secret-that-is-long-enough',
+    DATA_DIR: shop.scratchDir,
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: shop.databaseUrl,
+  })
+  const app = await buildApp(config, { database: connectDatabase(shop.databaseUrl, { poolSize: 2 }), logger: false, jobs: false, catalogCache: false })
+  try {
+    await app.ready()
+    const login = await app.inject({ method: 'POST', url: '/auth/login', payload: { email: ADMIN_EMAIL, password: shop.seeded.password } })
+    const headers = { authorization: `Bearer ${(login.json() as { token: string }).token}` }
+    const ids = spreadIds(shop.seeded.productIds, 100)
+    const writes = settings.quick ? 300 : 2000
+    let n = 0
+    const window = async (audit: boolean): Promise<{ ms: number[]; failed: number }> => {
+      auditLogWrites.on = audit
+      const ms: number[] = []
+      let failed = 0
+      for (let i = 0; i < writes; i++) {
+        const id = ids[n % ids.length] as number
+        n += 1
+        const t0 = performance.now()
+        const res = await app.inject({ method: 'PATCH', url: `/products/${id}`, headers, payload: { name: `Bench product ${n}` } })
+        ms.push(performance.now() - t0)
+        if (res.statusCode !== 200) failed += 1
+      }
+      return { ms, failed }
+    }
+    await window(true)
+    await window(false)
+    const on: number[] = []
+    const off: number[] = []
+    let failed = 0
+    for (let round = 0; round < settings.rounds; round++) {
+      const a = await window(true)
+      const b = await window(false)
+      on.push(...a.ms)
+      off.push(...b.ms)
+      failed += a.failed + b.failed
+    }
+    auditLogWrites.on = true
+    const stats = (samples: number[]): Summary => {
+      const sorted = [...samples].sort((x, y) => x - y)
+      const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number
+      const total = samples.reduce((sum, v) => sum + v, 0)
+      return {
+        rounds: settings.rounds,
+        rps: (samples.length / total) * 1000,
+        p50: at(0.5),
+        p99: at(0.99),
+        bytesPerResponse: 0,
+        peakRssMiB: rssMiB(process.pid),
+        requests: samples.length,
+        non2xx: 0,
+        errors: 0,
+      }
+    }
+    const withEntry = stats(on)
+    const without = stats(off)
+    const meanCost = without.rps / withEntry.rps - 1
+    const entries = await app.db
+      .selectFrom('audit_log')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('action', '=', 'product.update')
+      .executeTakeFirstOrThrow()
+    const notes = [
+      `admin-write: ${on.length} writes with their entry and ${off.length} without, one at a time, in process; ` +
+        `${Number(entries.n)} product.update entries in the log; mean ${fixed(1000 / withEntry.rps)} ms against ${fixed(1000 / without.rps)} ms`,
+    ]
+    if (failed > 0) notes.push(`admin-write: ${failed} writes did not answer 200`)
+    return {
+      name,
+      rows: [
+        {
+          scenario: name,
+          server: 'PATCH /products/:id, with its audit entry',
+          summary: withEntry,
+          versus: `${fixed(meanCost * 100, 1)} % more time per write`,
+        },
+        { scenario: name, server: 'the same, audit writer off', summary: without, versus: '1.00× (yardstick)' },
+      ],
+      targets: [
+        {
+          scenario: name,
+          target: 'audit cost on an admin write ≤ 10 % (mean time per write)',
+          measured: `${fixed(meanCost * 100, 1)} %`,
+          met: meanCost <= 0.1 && failed === 0,
+        },
+      ],
+      notes,
+      samples: {},
+    }
+  } finally {
+    auditLogWrites.on = true
+    await app.close()
   }
 }

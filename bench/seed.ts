@@ -207,7 +207,7 @@ export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<See
 
       // Through the catalog's own service: categories carry derived columns (the name key).
       for (let i = 1; i <= plan.categories; i++) {
-        await createCategory(trx, { name: `Category ${String(i).padStart(3, '0')}`, description: `Everything in aisle ${i}` })
+        await createCategory(trx, { name: `Category ${String(i).padStart(3, '0')}`, description: `Everything in aisle ${i}` }, null)
       }
       const categoryIds = (await trx.selectFrom('categories').select('id').orderBy('id').execute()).map((r) => r.id)
 

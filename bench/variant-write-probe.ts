@@ -25,7 +25,7 @@ const config = loadConfig({
 })
 const app = await buildApp(config, { database: connectDatabase(url, schema ? { schema: schema.name } : {}), logger: false })
 await app.ready()
-await createUser(app.db, { name: 'Admin', email: 'probe@shop.test', password: 'probe-password-123', role: 'admin' })
+await createUser(app.db, { name: 'Admin', email: 'probe@shop.test', password: 'probe-password-123', role: 'admin' }, null)
 const login = await app.inject({ method: 'POST', url: '/auth/login', payload: { email: 'probe@shop.test', password: 'probe-password-123' } })
 const headers = { authorization: `Bearer ${(login.json() as { token: string }).token}` }
 const send = async (method: 'GET' | 'POST' | 'PATCH', path: string, payload?: unknown) => {

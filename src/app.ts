@@ -21,6 +21,7 @@ import type { ReturnsDeps } from './modules/returns/returns.service.js'
 import type { Inventory } from './modules/inventory/inventory.service.js'
 import type { OrderLifecycle } from './modules/orders/order-lifecycle.js'
 import { createOrdersDeps, type OrdersDeps } from './modules/orders/orders.service.js'
+import auditLogPlugin from './modules/staff/audit-log.plugin.js'
 import outboxPlugin, { type OutboxPluginOptions } from './modules/outbox/dispatcher.js'
 import { shippingRoutes } from './modules/shipping/shipping.routes.js'
 import { discountsRoutes } from './modules/discounts/discounts.routes.js'
@@ -275,6 +276,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(webhooksPlugin, { config })
   await app.register(apiKeysRoutes, { config })
   await app.register(adminRoutes, { config })
+  await app.register(auditLogPlugin, { config, jobs: options.jobs ?? true })
   await app.register(adminUiPlugin, options.adminUi ?? {})
 
   return app

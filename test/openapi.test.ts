@@ -204,6 +204,7 @@ describe('the OpenAPI document', () => {
       'GET /products',
       'GET /webhooks/{id}/deliveries',
       'GET /api-keys',
+      'GET /audit-log',
     ])
     for (const key of paged) expect(Object.keys(operations.find(([k]) => k === key)?.[3].responses['200']?.headers ?? {})).toEqual(['X-Total-Count', 'Link'])
     // The file's admin and customer are the only users.

@@ -33,6 +33,8 @@ import { ApiKeyCreate, ApiKeyList } from './pages/apiKeys'
 import BadgeIcon from '@mui/icons-material/Badge'
 import type { Permission } from './api/permissions'
 import { StaffCreate, StaffEdit, StaffList } from './pages/staff'
+import HistoryIcon from '@mui/icons-material/History'
+import { AuditLogList } from './pages/auditLog'
 
 const dataProvider = createDataProvider(api)
 
@@ -180,6 +182,10 @@ export function App() {
                 icon={PeopleIcon}
                 recordRepresentation="email"
               />
+            )}
+            {can('audit:read') && (
+              // Read only: who changed what (GET /audit-log).
+              <Resource name="audit-log" options={{ label: 'Audit log' }} list={AuditLogList} icon={HistoryIcon} />
             )}
             {can('staff:manage') && (
               <>

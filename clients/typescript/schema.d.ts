@@ -1404,6 +1404,23 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/audit-log': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /** The audit log: who changed what, newest first, by resource, actor, action and time (X-Total-Count and Link headers) */
+    get: operations['listAuditLog']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
 }
 export type webhooks = Record<string, never>
 export interface components {
@@ -1481,6 +1498,37 @@ export interface components {
       revokedAt: string | null
       /** @description `sk_<lookup id>_<43 base64url characters>`: the bearer token of the key, shown only here. */
       secret: string
+    }
+    /** AuditLogEntry */
+    AuditLogEntry: {
+      /**
+       * Format: uuid
+       * @description A UUIDv7: ids sort in the order of their changes.
+       */
+      id: string
+      /** Format: date-time */
+      at: string
+      actor: {
+        /** @enum {string} */
+        type: 'user' | 'api_key' | 'system'
+        /** @description The user’s or the key’s id; null for the shop itself. */
+        id: number | null
+        /** @description The user’s name at the change, the key’s name, or the job’s (`order-expiry`). */
+        name: string | null
+      }
+      /** @description `<entityType>.<verb>`: `product.update`, `refund.create`, `import.products`. */
+      action: string
+      entityType: string
+      /** @description The resource’s id as text (a tax class’s code). */
+      entityId: string | null
+      /** @description The resource as the API answered it, secrets reading "[REDACTED]"; null on create (before) and delete (after). */
+      before: unknown
+      /** @description The resource as the API answered it, secrets reading "[REDACTED]"; null on create (before) and delete (after). */
+      after: unknown
+      /** @description The request’s `X-Request-Id`; null for a job. */
+      requestId: string | null
+      ip: string | null
+      userAgent: string | null
     }
     /** Cart */
     Cart: {
@@ -11924,6 +11972,76 @@ export interface operations {
         }
         content: {
           'application/json': components['schemas']['DashboardStats']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+      /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error']
+          'application/problem+json': components['schemas']['Problem']
+        }
+      }
+    }
+  }
+  listAuditLog: {
+    parameters: {
+      query?: {
+        limit?: number
+        offset?: number
+        /** @description Only changes of this kind of resource: `product`, `order`, `user`… */
+        entityType?: string
+        /** @description Only changes of this resource (its id, or a tax class’s code). */
+        entityId?: string
+        actorType?: 'user' | 'api_key' | 'system'
+        /** @description Only changes by this user or API key (with `actorType`, one of them). */
+        actorId?: number
+        /** @description Only this action: `product.update`. */
+        action?: string
+        /** @description Changes at or after this time. */
+        from?: string
+        /** @description Changes before this time. */
+        to?: string
+      }
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          /** @description How many items match, before paging. */
+          'X-Total-Count'?: number
+          /** @description RFC 8288 links to the first, previous, next and last pages (`rel="first"`, ...); absent when there is one page. */
+          Link?: string
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['AuditLogEntry'][]
         }
       }
       /** @description An error: its message as `{"error": "..."}`, or problem details (`Problem`) when the request asks for them. */

@@ -13,6 +13,7 @@ import { createReader, type Env } from './read.js'
 import { readRedis } from './redis.js'
 import { readService } from './service.js'
 import { readSessions, type SessionsConfig } from './sessions.js'
+import { readStaff } from './staff.js'
 import { readStorage, type StorageConfig } from './storage.js'
 import { readTaxes } from './taxes.js'
 import { readWebhooks } from './webhooks.js'
@@ -89,6 +90,9 @@ export interface Config {
   readonly withdrawalDays: number
   /** RETURN_DAYS (default 30): days after the last delivery a customer may ask for a return. */
   readonly returnDays: number
+  // staff.ts
+  /** AUDIT_LOG_RETENTION (default 365d): audit entries older than this are deleted daily; 0 keeps them forever. */
+  readonly auditLogRetentionMs: number
   // payments.ts
   readonly payments: PaymentsConfig
   // mail.ts
@@ -142,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...readObservability(read, http),
     ...readSessions(read, http),
     ...readGuests(read),
+    ...readStaff(read),
   }
   if (read.problems.length > 0) throw new ConfigError(read.problems)
   // Outside production an unset JWT_SECRET is generated once (only now: a bad configuration writes nothing).

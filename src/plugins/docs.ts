@@ -124,6 +124,7 @@ const operationIds: Record<string, string> = {
   'DELETE /api-keys/:id': 'revokeApiKey',
   'POST /payments/stripe/webhook': 'receiveStripeEvent',
   'GET /admin/api/stats': 'getDashboardStats',
+  'GET /audit-log': 'listAuditLog',
   'GET /exports/products.csv': 'exportProductsCsv',
   'GET /exports/orders.csv': 'exportOrdersCsv',
   'GET /exports/customers.csv': 'exportCustomersCsv',

@@ -16,10 +16,10 @@ describe.skipIf(!hasChromium)('the dashboard by staff role', () => {
 
   beforeAll(async () => {
     for (const [staffRole, email] of Object.entries(accounts) as Array<[keyof typeof accounts, string]>) {
-      const user = await createUser(env.shop.app.db, { name: `The ${staffRole} admin`, email, password, role: 'admin', staffRole })
+      const user = await createUser(env.shop.app.db, { name: `The ${staffRole} admin`, email, password, role: 'admin', staffRole }, null)
       if (staffRole === 'support') sueId = user.id
     }
-    const customer = await createUser(env.shop.app.db, { name: 'Buyer', email: 'buyer@shop.test', password, role: 'customer' })
+    const customer = await createUser(env.shop.app.db, { name: 'Buyer', email: 'buyer@shop.test', password, role: 'customer' }, null)
     orderId = (await paidOrder(env.shop.app, { userId: customer.id, email: 'buyer@shop.test' }, [{ name: 'Lamp', quantity: 1 }])).id
   })
 

@@ -31,7 +31,7 @@ function input(code: string, extra: Partial<CheckCodeInput> = {}): CheckCodeInpu
 }
 
 function makeCode(values: Partial<CreateDiscountCodeInput> & { code: string }) {
-  return createDiscountCode(t.app.db, { type: 'percent', value: 10, ...values } as CreateDiscountCodeInput)
+  return createDiscountCode(t.app.db, { type: 'percent', value: 10, ...values } as CreateDiscountCodeInput, null)
 }
 
 async function makeOrder(): Promise<number> {
@@ -103,10 +103,10 @@ describe('checkCode', () => {
   })
 
   it('eligible lines: the products, and the products of the categories with their descendants', async () => {
-    const root = await createCategory(t.app.db, { name: 'Root', description: '' })
-    const child = await createCategory(t.app.db, { name: 'Child', description: '', parentId: root.id })
-    const grandchild = await createCategory(t.app.db, { name: 'Grandchild', description: '', parentId: child.id })
-    const other = await createCategory(t.app.db, { name: 'Other', description: '' })
+    const root = await createCategory(t.app.db, { name: 'Root', description: '' }, null)
+    const child = await createCategory(t.app.db, { name: 'Child', description: '', parentId: root.id }, null)
+    const grandchild = await createCategory(t.app.db, { name: 'Grandchild', description: '', parentId: child.id }, null)
+    const other = await createCategory(t.app.db, { name: 'Other', description: '' }, null)
     const byCategory = await makeCode({ code: 'BYCAT', categoryIds: [child.id] })
     const lines = [line(1, 100, root.id), line(2, 200, child.id), line(3, 300, grandchild.id), line(4, 400, other.id), line(5, 500, null)]
     expect(await checkCode(t.app.db, input('BYCAT', { lines }))).toMatchObject({
@@ -114,7 +114,7 @@ describe('checkCode', () => {
       eligible: [false, true, true, false, false],
       eligibleSubtotalCents: 500,
     })
-    const both = await createDiscountCode(t.app.db, { code: 'BOTH', type: 'fixed', value: 1 })
+    const both = await createDiscountCode(t.app.db, { code: 'BOTH', type: 'fixed', value: 1 }, null)
     await t.app.db
       .updateTable('discount_codes')
       .set({ product_ids: '[5]', category_ids: `[${other.id}]` })

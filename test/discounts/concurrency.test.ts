@@ -21,7 +21,7 @@ const USED_UP = 'El código de descuento ha alcanzado su límite de usos'
 const CUSTOMER_LIMIT = 'Ya has usado este código de descuento el máximo de veces permitido'
 
 function makeCode(values: Partial<CreateDiscountCodeInput> & { code: string }) {
-  return createDiscountCode(t.app.db, { type: 'percent', value: 10, ...values } as CreateDiscountCodeInput)
+  return createDiscountCode(t.app.db, { type: 'percent', value: 10, ...values } as CreateDiscountCodeInput, null)
 }
 
 /** A checkout's part of it, in one transaction: the order, the code's rules, the use. */

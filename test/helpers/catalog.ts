@@ -20,7 +20,7 @@ export const PNG = renderPng(4, 4, [200, 30, 30], [30, 30, 200])
 /** Makes a category through the service, with a unique name unless one is given. */
 export async function makeCategory(app: FastifyInstance, name?: string, description = ''): Promise<Category> {
   sequence += 1
-  return createCategory(app.db, { name: name ?? `Category ${sequence}-${process.pid}`, description })
+  return createCategory(app.db, { name: name ?? `Category ${sequence}-${process.pid}`, description }, null)
 }
 
 /** What a test may choose of a product row; every other column gets a default. */

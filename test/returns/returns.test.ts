@@ -446,7 +446,7 @@ describe('the refund of a receipt (the seam the refunds module fills)', () => {
     await move(ret.id, 'approve')
     return { order, ret }
   }
-  const staff = { type: 'user' as const, id: 1, name: 'Staff', staff: true }
+  const staff = { type: 'user' as const, id: 1, name: 'Staff', staff: true, audit: null }
 
   it('refunds exactly the received units by the refunds module, in the receipt’s transaction; the return points to the refund', async () => {
     // A paid order of the documented example (2 mugs at 19.99 with 21 % tax included, 1 tea; a 10 % code): the two

@@ -203,6 +203,7 @@ const ACCESS: Record<string, Access> = {
   'GET /api-keys': staff('staff:manage'),
   'POST /api-keys/{id}/rotate': staff('staff:manage'),
   'DELETE /api-keys/{id}': staff('staff:manage'),
+  'GET /audit-log': staff('audit:read'),
 }
 
 /** Operations whose query makes them staff's: not in /openapi.json as operations of their own. */

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import { checkWebhookHost, isPublicAddress } from '../../src/modules/webhooks/webhook-address.js'
 import { ConfigError } from '../../src/config.js'
 import { createWebhook } from '../../src/modules/webhooks/webhooks.service.js'
+import { systemSource } from '../../src/modules/staff/audit-log.js'
 import { AppError, messages } from '../../src/shared/errors.js'
 import { createTestApp, testConfig, useTestApp } from '../helpers/app.js'
 import { bearer, makeUser } from '../helpers/factories.js'
@@ -159,9 +160,12 @@ describe('checking a host', () => {
     const lookup = async () => {
       throw Object.assign(new Error('temporary failure'), { code: 'EAI_AGAIN' })
     }
-    const error = await createWebhook(t.app.db, { url: 'https://hooks.example.com/', events: ['order.created'] }, { allowPrivate: false, lookup }).catch(
-      (e: unknown) => e,
-    )
+    const error = await createWebhook(
+      t.app.db,
+      { url: 'https://hooks.example.com/', events: ['order.created'] },
+      { allowPrivate: false, lookup },
+      systemSource('test'),
+    ).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(AppError)
     expect(error).toMatchObject({ statusCode: 503, message: messages.webhookDnsUnavailable })
     expect(await rows()).toEqual([])

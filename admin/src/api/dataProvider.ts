@@ -1,5 +1,6 @@
 import { combineDataProviders, type DataProvider } from 'react-admin'
 import { apiKeysProvider } from './apiKeys'
+import { auditLogProvider } from './auditLog'
 import { categoriesProvider } from './categories'
 import { discountCodesProvider } from './discountCodes'
 import { ordersProvider } from './orders'
@@ -36,6 +37,7 @@ export function createDataProvider(api: Api): ShopDataProvider {
     'tax-rates': taxRatesProvider(api),
     'tax-classes': taxClassesProvider(api),
     stats: statsProvider(api),
+    'audit-log': auditLogProvider(api),
   }
   const combined = combineDataProviders((resource) => {
     const provider = providers[resource]

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
 import { SLUG_MAX } from '../../shared/slug.js'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
+import { auditSource } from '../staff/audit-log.js'
 import * as service from './categories.service.js'
 import { Category, CategoryListOrTree, CreateCategoryBody, ListCategoriesQuery, UpdateCategoryBody, type UpdateCategoryInput } from './categories.schemas.js'
 
@@ -58,7 +59,7 @@ export async function categoriesRoutes(fastify: FastifyInstance, options: { conf
     config: { permission: 'catalog:write', invalidates: ['catalog'] },
     preValidation: trimName,
     schema: { tags, summary: 'Create a category (admin)', security, body: CreateCategoryBody, response: { 201: Category, ...errors } },
-    handler: async (request, reply) => reply.code(201).send(await service.createCategory(app.db, request.body)),
+    handler: async (request, reply) => reply.code(201).send(await service.createCategory(app.db, request.body, auditSource(request))),
   })
 
   const updateRoute = {
@@ -66,7 +67,7 @@ export async function categoriesRoutes(fastify: FastifyInstance, options: { conf
     preValidation: trimName,
     schema: { tags, summary: 'Change a category (admin)', security, params: IdParams, body: UpdateCategoryBody, response: { 200: Category, ...errors } },
     handler: async (request: FastifyRequest<{ Params: IdParams; Body: UpdateCategoryInput }>) =>
-      service.updateCategory(app.db, request.params.id, request.body),
+      service.updateCategory(app.db, request.params.id, request.body, auditSource(request)),
   }
   app.put('/categories/:id', updateRoute)
   app.patch('/categories/:id', updateRoute)
@@ -75,7 +76,7 @@ export async function categoriesRoutes(fastify: FastifyInstance, options: { conf
     config: { permission: 'catalog:write', invalidates: ['catalog'] },
     schema: { tags, summary: 'Delete an unused category (admin)', security, params: IdParams, response: { 200: MessageResponse, ...errors } },
     handler: async (request) => {
-      await service.deleteCategory(app.db, request.params.id)
+      await service.deleteCategory(app.db, request.params.id, auditSource(request))
       return { message: 'Categoría eliminada correctamente' }
     },
   })

@@ -4,6 +4,7 @@ import { inTransaction } from '../../db/transaction.js'
 import { isForeignKeyViolation, isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
+import { type AuditSource, recordAudit } from '../staff/audit-log.js'
 import * as repo from './categories.repository.js'
 import { type Category, type CategoryNode, type CreateCategoryInput, MAX_CATEGORY_DEPTH, type UpdateCategoryInput } from './categories.schemas.js'
 
@@ -93,7 +94,7 @@ async function uniqueClash(db: Db, nameKey: string, parentId: number | null, slu
  * Creates a category: under `parentId` (422 unknown; 409 beyond 5 levels), its name free among its siblings, its
  * slug the one given (409 when a category has it, now or before) or made from its name.
  */
-export async function createCategory(db: Db, input: CreateCategoryInput): Promise<Category> {
+export async function createCategory(db: Db, input: CreateCategoryInput, audit: AuditSource | null): Promise<Category> {
   const name = input.name.trim()
   const nameKey = categoryNameKey(name)
   const parentId = input.parentId ?? null
@@ -107,7 +108,7 @@ export async function createCategory(db: Db, input: CreateCategoryInput): Promis
         if (await repo.findCategoryByNameKey(trx, nameKey, parentId)) throw new AppError(409, 'categoryExists')
         if (input.slug !== undefined && (await repo.categorySlugTaken(trx, input.slug))) throw new AppError(409, 'slugTaken')
         const now = nowIso()
-        return repo.insertCategory(trx, {
+        const inserted = await repo.insertCategory(trx, {
           name,
           name_key: nameKey,
           description: input.description ?? '',
@@ -117,8 +118,11 @@ export async function createCategory(db: Db, input: CreateCategoryInput): Promis
           ...(input.position !== undefined ? { position: input.position } : {}),
           parent,
         })
+        const category = categoryRowToCategory(inserted)
+        await recordAudit(trx, { by: audit, action: 'category.create', entityType: 'category', entityId: category.id, before: null, after: category })
+        return category
       })
-      return categoryRowToCategory(row)
+      return row
     } catch (error) {
       if (!isUniqueViolation(error)) throw error
       if (await repo.findCategoryByNameKey(db, nameKey, parentId)) throw new AppError(409, 'categoryExists')
@@ -133,7 +137,7 @@ export async function createCategory(db: Db, input: CreateCategoryInput): Promis
  * an unknown parent, 409 for itself or a descendant, 409 when the subtree would go beyond 5 levels. A new slug keeps
  * the old one for the 301. One transaction, the category locked (and, for a move, the tree).
  */
-export async function updateCategory(db: Db, id: number, input: UpdateCategoryInput): Promise<Category> {
+export async function updateCategory(db: Db, id: number, input: UpdateCategoryInput, audit: AuditSource): Promise<Category> {
   const name = input.name?.trim()
   let nameKey: string | undefined
   let newParentId: number | null | undefined
@@ -173,9 +177,12 @@ export async function updateCategory(db: Db, id: number, input: UpdateCategoryIn
         updated_at: now,
       })
       if (moving) await repo.moveSubtree(trx, current.path, newPath)
-      return (await repo.findCategoryById(trx, id))!
+      const category = categoryRowToCategory((await repo.findCategoryById(trx, id))!)
+      const before = categoryRowToCategory(current)
+      await recordAudit(trx, { by: audit, action: 'category.update', entityType: 'category', entityId: id, before, after: category })
+      return category
     })
-    return categoryRowToCategory(row)
+    return row
   } catch (error) {
     if (isUniqueViolation(error) && nameKey !== undefined && newParentId !== undefined) throw await uniqueClash(db, nameKey, newParentId, input.slug, id)
     throw error
@@ -183,14 +190,17 @@ export async function updateCategory(db: Db, id: number, input: UpdateCategoryIn
 }
 
 /** Deleting a category with subcategories, or that products still use, is refused (409), never cascaded. */
-export async function deleteCategory(db: Db, id: number): Promise<void> {
+export async function deleteCategory(db: Db, id: number, audit: AuditSource): Promise<void> {
   try {
     await db.transaction().execute(async (trx) => {
       await repo.lockTree(trx)
-      if (!(await repo.lockCategory(trx, id))) throw new AppError(404, 'categoryNotFound')
+      const current = await repo.lockCategory(trx, id)
+      if (!current) throw new AppError(404, 'categoryNotFound')
       if (await repo.categoryHasChildren(trx, id)) throw new AppError(409, 'categoryHasChildren')
       if (await repo.categoryHasProducts(trx, id)) throw new AppError(409, 'categoryInUse')
       if (!(await repo.deleteCategoryById(trx, id))) throw new AppError(404, 'categoryNotFound')
+      const before = categoryRowToCategory(current)
+      await recordAudit(trx, { by: audit, action: 'category.delete', entityType: 'category', entityId: id, before, after: null })
     })
   } catch (error) {
     // A product assigned between the check and the delete: the foreign key refuses.

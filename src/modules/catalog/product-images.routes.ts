@@ -6,6 +6,7 @@ import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../.
 import type { ImageHost } from '../images/image-host.js'
 import { IMAGE_BATCH_LIMITS, type ImageBatch, prepareUploadSpool, readImageBatch } from '../images/image-upload.js'
 import { AddImagesBody, ImageParams, ReorderImagesBody, UpdateImageBody } from './product-images.schemas.js'
+import { auditSource } from '../staff/audit-log.js'
 import * as service from './product-images.service.js'
 import { ProductImage } from './products.schemas.js'
 
@@ -31,6 +32,7 @@ export async function productImagesRoutes(fastify: FastifyInstance, options: { c
     events: app.outbox,
     log: request.log,
     maxImages: options.config.maxImagesPerProduct,
+    audit: auditSource(request),
   })
 
   app.post('/products/:id/images', {

@@ -5,7 +5,8 @@ import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
 import { discardSpooledImages, type ImageBatch } from '../images/image-upload.js'
 import * as repo from './product-images.repository.js'
-import { toProduct } from './product-view.js'
+import { imageRowToImage, toProduct } from './product-view.js'
+import { recordAudit } from '../staff/audit-log.js'
 import { findProductById, updateProductById } from './products.repository.js'
 import type { ProductImageView } from './products.schemas.js'
 import { type CatalogContext, removeImageQuietly, storeImage } from './products.service.js'
@@ -34,6 +35,8 @@ async function writeImages<T>(
   ctx: ProductImagesContext,
   productId: number,
   change: (trx: Trx, images: repo.ImageRow[], status: ProductStatus, now: string) => Promise<ImagesChange<T>>,
+  /** The audit log's verb: the change is recorded on the product, its images (as answered) before and after. */
+  verb: 'add_images' | 'update_image' | 'delete_image' | 'reorder_images',
 ): Promise<{ images: ProductImageView[]; result: T }> {
   return ctx.db.transaction().execute(async (trx) => {
     const locked = await lockProduct(trx, ctx.dialect, productId)
@@ -48,6 +51,14 @@ async function writeImages<T>(
     if (!row) throw new AppError(404, 'productNotFound')
     const product = await toProduct(trx, row)
     await ctx.events.emit(trx, { type: 'product.updated', data: product })
+    await recordAudit(trx, {
+      by: ctx.audit,
+      action: `product.${verb}`,
+      entityType: 'product',
+      entityId: productId,
+      before: { images: before.map(imageRowToImage) },
+      after: { images: product.images },
+    })
     return { images: product.images, result }
   })
 }
@@ -78,12 +89,17 @@ export async function addImages(ctx: ProductImagesContext, productId: number, ba
     const stored: { key: string; url: string }[] = []
     try {
       for (const image of batch.images) stored.push(await storeImage(ctx, image))
-      const { images } = await writeImages(ctx, productId, async (trx, images, _status, now) => {
-        // Another upload may have added images since the check above.
-        if (images.length + stored.length > ctx.maxImages) throw new AppError(409, 'tooManyImages', ctx.maxImages)
-        const added = await repo.insertImages(trx, productId, stored, images.length, now)
-        return { order: idsOf([...images, ...added]), result: undefined }
-      })
+      const { images } = await writeImages(
+        ctx,
+        productId,
+        async (trx, images, _status, now) => {
+          // Another upload may have added images since the check above.
+          if (images.length + stored.length > ctx.maxImages) throw new AppError(409, 'tooManyImages', ctx.maxImages)
+          const added = await repo.insertImages(trx, productId, stored, images.length, now)
+          return { order: idsOf([...images, ...added]), result: undefined }
+        },
+        'add_images',
+      )
       return images
     } catch (error) {
       for (const image of stored) await removeImageQuietly(ctx, image.key, 'image batch not saved')
@@ -102,13 +118,18 @@ export interface ImageChange {
 
 /** PATCH /products/:id/images/:imageId: its `alt`, and its place (from 0, past the end: last; 0 is the main image). */
 export async function updateImage(ctx: ProductImagesContext, productId: number, imageId: number, change: ImageChange): Promise<ProductImageView> {
-  const { images } = await writeImages(ctx, productId, async (trx, images) => {
-    findImage(images, imageId)
-    if (change.alt !== undefined) await repo.updateImageAlt(trx, imageId, change.alt)
-    const ids = idsOf(images).filter((id) => id !== imageId)
-    ids.splice(Math.min(change.position ?? images.findIndex((image) => image.id === imageId), ids.length), 0, imageId)
-    return { order: ids, result: undefined }
-  })
+  const { images } = await writeImages(
+    ctx,
+    productId,
+    async (trx, images) => {
+      findImage(images, imageId)
+      if (change.alt !== undefined) await repo.updateImageAlt(trx, imageId, change.alt)
+      const ids = idsOf(images).filter((id) => id !== imageId)
+      ids.splice(Math.min(change.position ?? images.findIndex((image) => image.id === imageId), ids.length), 0, imageId)
+      return { order: ids, result: undefined }
+    },
+    'update_image',
+  )
   return images.find((image) => image.id === imageId)!
 }
 
@@ -118,23 +139,33 @@ export async function updateImage(ctx: ProductImagesContext, productId: number, 
  * logged, and `images:sweep` finds it).
  */
 export async function deleteImage(ctx: ProductImagesContext, productId: number, imageId: number): Promise<void> {
-  const { result: key } = await writeImages(ctx, productId, async (trx, images, status, now) => {
-    const image = findImage(images, imageId)
-    if (images.length === 1 && status !== 'draft') throw new AppError(409, 'imagelessProduct')
-    await repo.deleteImage(trx, imageId, now)
-    return { order: idsOf(images).filter((id) => id !== imageId), result: image.image_key }
-  })
+  const { result: key } = await writeImages(
+    ctx,
+    productId,
+    async (trx, images, status, now) => {
+      const image = findImage(images, imageId)
+      if (images.length === 1 && status !== 'draft') throw new AppError(409, 'imagelessProduct')
+      await repo.deleteImage(trx, imageId, now)
+      return { order: idsOf(images).filter((id) => id !== imageId), result: image.image_key }
+    },
+    'delete_image',
+  )
   await removeImageQuietly(ctx, key, 'image deleted')
 }
 
 /** PUT /products/:id/images/order: `imageIds` names every image of the product once, in the new order. */
 export async function reorderImages(ctx: ProductImagesContext, productId: number, imageIds: readonly number[]): Promise<ProductImageView[]> {
-  const { images } = await writeImages(ctx, productId, async (_trx, images) => {
-    const known = new Set(idsOf(images))
-    if (imageIds.length !== known.size || new Set(imageIds).size !== imageIds.length || !imageIds.every((id) => known.has(id))) {
-      throw new ValidationError(messages.imageOrderInvalid, 'imageIds')
-    }
-    return { order: [...imageIds], result: undefined }
-  })
+  const { images } = await writeImages(
+    ctx,
+    productId,
+    async (_trx, images) => {
+      const known = new Set(idsOf(images))
+      if (imageIds.length !== known.size || new Set(imageIds).size !== imageIds.length || !imageIds.every((id) => known.has(id))) {
+        throw new ValidationError(messages.imageOrderInvalid, 'imageIds')
+      }
+      return { order: [...imageIds], result: undefined }
+    },
+    'reorder_images',
+  )
   return images
 }

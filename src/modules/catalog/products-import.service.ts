@@ -18,6 +18,7 @@ import { addVariants, assertSkuFree, conflictOf, insertOptions, type VariantLimi
 import { assertTaxClassExists } from '../taxes/taxes.service.js'
 import { uncell } from '../csv/csv-format.js'
 import { PRODUCT_COLUMNS } from '../csv/exports.js'
+import { type AuditSource, recordAudit } from '../staff/audit-log.js'
 
 type Trx = Transaction<Database>
 
@@ -27,6 +28,8 @@ export interface ImportContext {
   events: EventSink
   limits: VariantLimits
   maxRows: number
+  /** Who imports: an import that changes anything writes one audit entry, with its counts. */
+  audit: AuditSource
 }
 
 export interface RowError {
@@ -593,6 +596,18 @@ export async function importProducts(ctx: ImportContext, file: Buffer, options: 
       }
       if (options.dryRun || (errors.length > 0 && !options.partial)) throw new RollBack()
       for (const emit of kept) await emit(trx)
+      const changed = counts.createdProducts + counts.createdVariants + counts.updatedProducts + counts.updatedVariants
+      if (changed > 0) {
+        const after = {
+          partial: options.partial,
+          rows: rows.length,
+          created: { products: counts.createdProducts, variants: counts.createdVariants },
+          updated: { products: counts.updatedProducts, variants: counts.updatedVariants },
+          unchanged: counts.unchanged,
+          errors: errors.length,
+        }
+        await recordAudit(trx, { by: ctx.audit, action: 'import.products', entityType: 'import', entityId: null, before: null, after })
+      }
       applied = true
     })
   } catch (error) {

@@ -6,6 +6,7 @@ import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../.
 import { SLUG_MAX } from '../../shared/slug.js'
 import type { ImageHost } from '../images/image-host.js'
 import { PRODUCT_FORM_LIMITS, prepareUploadSpool, readProductForm } from '../images/image-upload.js'
+import { auditSource } from '../staff/audit-log.js'
 import * as facets from './product-facets.service.js'
 import * as service from './products.service.js'
 import { hasPermission } from '../staff/permissions.js'
@@ -128,6 +129,7 @@ export async function productsRoutes(fastify: FastifyInstance, options: { config
     events: app.outbox,
     log: request.log,
     limits: { maxOptions: options.config.maxOptionsPerProduct, maxVariants: options.config.maxVariantsPerProduct },
+    audit: auditSource(request),
   })
   const { publicUrl } = options.config
 

@@ -15,6 +15,7 @@ import { discardSpooledImage, type ProductForm, productImageKey, type SpooledIma
 import { ImageKeyTakenError } from '../images/image-key-taken.js'
 import { assertTaxClassExists } from '../taxes/taxes.service.js'
 import type { EventSink } from '../../shared/event-sink.js'
+import { type AuditSource, auditLogWrites, recordAudit } from '../staff/audit-log.js'
 import { categoryExists, subtreeIds } from './categories.repository.js'
 import * as images from './product-images.repository.js'
 import * as repo from './products.repository.js'
@@ -45,6 +46,8 @@ export interface CatalogContext {
   events: EventSink
   /** MAX_OPTIONS_PER_PRODUCT and MAX_VARIANTS_PER_PRODUCT, for a create with options. */
   limits: VariantLimits
+  /** Who asks: each change writes its audit entry in its transaction. */
+  audit: AuditSource
 }
 
 /** A product as the API shows it (typed from its response schema). */
@@ -397,7 +400,10 @@ function createFromFields(
       structure,
     },
     // A new product never fires stock.low.
-    async (trx, product) => ctx.events.emit(trx, { type: 'product.created', data: product }),
+    async (trx, product) => {
+      await ctx.events.emit(trx, { type: 'product.created', data: product })
+      await recordAudit(trx, { by: ctx.audit, action: 'product.create', entityType: 'product', entityId: product.id, before: null, after: product })
+    },
   )
 }
 
@@ -458,6 +464,9 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
       if (changesVariant && (await variants.countVariants(trx, id)) > 1) throw new AppError(422, 'severalVariantsPriceStock')
       if (fields.sku) await assertSkuFree(trx, fields.sku, await variants.onlyVariantId(trx, id))
       const before = fields.stock !== undefined ? locked.stock : undefined
+      // The product as it was answered before this change, for the audit log (under the locks). Its images, options and
+      // variants are read now only when this changes them; otherwise they are the answer's (four queries saved).
+      const partsBefore = auditLogWrites.on && (changesVariant || stored !== null) ? await toProduct(trx, locked) : undefined
       const now = nowIso()
       if (fields.slug !== undefined && fields.slug !== current.slug) {
         await takeSlug(trx, fields.slug, id)
@@ -494,6 +503,8 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
       const product = await toProduct(trx, updated)
       await ctx.events.emit(trx, { type: 'product.updated', data: product })
       if (before !== undefined) await ctx.events.stockChanged(trx, product, before)
+      const shownBefore = partsBefore ?? { ...productRowToSummary(locked), images: product.images, options: product.options, variants: product.variants }
+      await recordAudit(trx, { by: ctx.audit, action: 'product.update', entityType: 'product', entityId: id, before: shownBefore, after: product })
       return product
     })
   } catch (error) {
@@ -514,11 +525,14 @@ async function applyUpdate(ctx: CatalogContext, id: number, fields: ProductField
 export async function deleteProduct(ctx: CatalogContext, id: number): Promise<void> {
   const keys = await ctx.db.transaction().execute(async (trx) => {
     // Its variants, then the product, as every other writer locks them: the delete then cascades to locked rows.
-    if (!(await variants.lockProduct(trx, ctx.dialect, id))) return undefined
+    const locked = await variants.lockProduct(trx, ctx.dialect, id)
+    if (!locked) return undefined
     const imageKeys = await images.imageKeysOf(trx, id)
+    const shownBefore = await toProduct(trx, locked)
     const deleted = await repo.deleteProductById(trx, id)
     if (!deleted) return undefined
     await ctx.events.emit(trx, { type: 'product.deleted', data: { id } })
+    await recordAudit(trx, { by: ctx.audit, action: 'product.delete', entityType: 'product', entityId: id, before: shownBefore, after: null })
     return imageKeys
   })
   if (!keys) throw new AppError(404, 'productNotFound')

@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
 import { messages } from '../../shared/errors.js'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import { Product, Variant } from './products.schemas.js'
+import { auditSource } from '../staff/audit-log.js'
 import * as service from './variants.service.js'
 import { CreateOptionBody, CreateVariantsBody, UpdateOptionBody, UpdateOptionValueBody, UpdateVariantBody } from './variants.schemas.js'
 
@@ -17,12 +18,13 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
   const tags = ['products']
   const security = [{ bearerAuth: [] }]
   const config = { permission: 'catalog:write' as const, invalidates: ['catalog' as const] }
-  const ctx: service.VariantsContext = {
+  const shared = {
     db: app.db,
     dialect: app.dialect,
     events: app.outbox,
     limits: { maxOptions: options.config.maxOptionsPerProduct, maxVariants: options.config.maxVariantsPerProduct },
   }
+  const ctx = (request: FastifyRequest): service.VariantsContext => ({ ...shared, audit: auditSource(request) })
 
   app.post('/products/:id/options', {
     config,
@@ -34,7 +36,7 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
       body: CreateOptionBody,
       response: { 201: Product, ...errors },
     },
-    handler: async (request, reply) => reply.code(201).send(await service.addOption(ctx, request.params.id, request.body)),
+    handler: async (request, reply) => reply.code(201).send(await service.addOption(ctx(request), request.params.id, request.body)),
   })
 
   app.patch('/products/:id/options/:optionId', {
@@ -47,7 +49,7 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
       body: UpdateOptionBody,
       response: { 200: Product, ...errors },
     },
-    handler: async (request) => service.updateOption(ctx, request.params.id, request.params.optionId, request.body),
+    handler: async (request) => service.updateOption(ctx(request), request.params.id, request.params.optionId, request.body),
   })
 
   app.delete('/products/:id/options/:optionId', {
@@ -59,7 +61,7 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
       params: OptionParams,
       response: { 200: Product, ...errors },
     },
-    handler: async (request) => service.deleteOption(ctx, request.params.id, request.params.optionId),
+    handler: async (request) => service.deleteOption(ctx(request), request.params.id, request.params.optionId),
   })
 
   app.patch('/products/:id/options/:optionId/values/:valueId', {
@@ -72,13 +74,13 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
       body: UpdateOptionValueBody,
       response: { 200: Product, ...errors },
     },
-    handler: async (request) => service.updateOptionValue(ctx, request.params.id, request.params.optionId, request.params.valueId, request.body),
+    handler: async (request) => service.updateOptionValue(ctx(request), request.params.id, request.params.optionId, request.params.valueId, request.body),
   })
 
   app.delete('/products/:id/options/:optionId/values/:valueId', {
     config,
     schema: { tags, summary: 'Remove an option value no variant uses (admin)', security, params: ValueParams, response: { 200: Product, ...errors } },
-    handler: async (request) => service.deleteOptionValue(ctx, request.params.id, request.params.optionId, request.params.valueId),
+    handler: async (request) => service.deleteOptionValue(ctx(request), request.params.id, request.params.optionId, request.params.valueId),
   })
 
   app.post('/products/:id/variants', {
@@ -91,7 +93,7 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
       body: CreateVariantsBody,
       response: { 201: { anyOf: [Variant, { type: 'array', items: Variant }] }, ...errors },
     },
-    handler: async (request, reply) => reply.code(201).send(await service.createVariants(ctx, request.params.id, request.body)),
+    handler: async (request, reply) => reply.code(201).send(await service.createVariants(ctx(request), request.params.id, request.body)),
   })
 
   app.patch('/variants/:id', {
@@ -104,7 +106,7 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
       body: UpdateVariantBody,
       response: { 200: Variant, ...errors },
     },
-    handler: async (request) => service.updateVariant(ctx, request.params.id, request.body),
+    handler: async (request) => service.updateVariant(ctx(request), request.params.id, request.body),
   })
 
   app.delete('/variants/:id', {
@@ -117,7 +119,7 @@ export async function variantsRoutes(fastify: FastifyInstance, options: { config
       response: { 200: MessageResponse, ...errors },
     },
     handler: async (request) => {
-      await service.deleteVariant(ctx, request.params.id)
+      await service.deleteVariant(ctx(request), request.params.id)
       return { message: messages.variantDeleted }
     },
   })

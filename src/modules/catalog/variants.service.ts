@@ -8,6 +8,7 @@ import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
 import { loadImages, productFromRows, toProduct } from './product-view.js'
 import type { Product, VariantView } from './products.schemas.js'
+import { type AuditEntry, type AuditSource, recordAudit } from '../staff/audit-log.js'
 import { assertTaxClassExists } from '../taxes/taxes.service.js'
 import * as repo from './variants.repository.js'
 import { parseNewOption, parseNewVariants, parseOptionChange, parseValueChange, parseVariantInput, type VariantInput } from './variants.schemas.js'
@@ -22,6 +23,8 @@ export interface VariantsContext {
   dialect: Dialect
   events: EventSink
   limits: VariantLimits
+  /** Who asks: each write records its audit entry in its transaction. */
+  audit: AuditSource
 }
 
 /** MAX_OPTIONS_PER_PRODUCT and MAX_VARIANTS_PER_PRODUCT. */
@@ -89,6 +92,8 @@ async function writeProduct<T>(
   ctx: VariantsContext,
   productId: number,
   change: (trx: Trx, state: ProductState, now: string) => Promise<T>,
+  /** The audit entry of the change, given the product before and after it (as answered) and the change's result. */
+  audit: (before: Product, after: Product, result: T) => Omit<AuditEntry, 'by'>,
   options: {
     /** What answers when the product (or the variant written) is gone. */
     notFound?: AppError
@@ -104,15 +109,26 @@ async function writeProduct<T>(
     if (!locked) throw notFound
     const now = nowIso()
     const state = await loadState(trx, locked.id)
+    const before = await toProduct(trx, locked)
     const result = await change(trx, state, now)
     const row = await repo.refreshProductAggregates(trx, locked.id, now)
     if (!row) throw notFound
     const product = keepsState ? productFromRows(row, await loadImages(trx, locked.id), state) : await toProduct(trx, row)
     await ctx.events.emit(trx, { type: 'product.updated', data: product })
     await ctx.events.stockChanged(trx, product, locked.stock)
+    await recordAudit(trx, { by: ctx.audit, ...audit(before, product, result) })
     return { product, result }
   })
 }
+
+/** An option or value write, recorded as a change of its product (the routes answer the product). */
+const productChange = (verb: string, productId: number, before: Product, after: Product): Omit<AuditEntry, 'by'> => ({
+  action: `product.${verb}`,
+  entityType: 'product',
+  entityId: productId,
+  before,
+  after,
+})
 
 function findOption(state: ProductState, optionId: number): OptionRow {
   const option = state.options.find((o) => o.id === optionId)
@@ -123,26 +139,31 @@ function findOption(state: ProductState, optionId: number): OptionRow {
 /** POST /products/:id/options: the option, its values, and `defaultValue` on every variant the product has. */
 export async function addOption(ctx: VariantsContext, productId: number, body: unknown): Promise<Product> {
   const input = parseNewOption(body)
-  const { product } = await writeProduct(ctx, productId, async (trx, state, now) => {
-    if (state.options.length >= ctx.limits.maxOptions) throw new AppError(409, 'tooManyOptions', ctx.limits.maxOptions)
-    if (state.options.some((o) => o.name_key === keyOf(input.name))) throw new AppError(409, 'optionExists', input.name)
-    const optionId = await repo.insertOption(trx, { product_id: productId, name: input.name, name_key: keyOf(input.name), position: state.options.length })
-    const values = input.values.some((v) => keyOf(v) === keyOf(input.defaultValue)) ? input.values : [...input.values, input.defaultValue]
-    const rows: ValueRow[] = []
-    for (const [position, value] of values.entries()) {
-      const id = await repo.insertOptionValue(trx, { option_id: optionId, value, value_key: keyOf(value), position })
-      rows.push({ id, option_id: optionId, value, value_key: keyOf(value), position })
-    }
-    const defaultId = rows.find((row) => row.value_key === keyOf(input.defaultValue))!.id
-    await repo.linkValues(
-      trx,
-      state.variants.map((v) => ({ variant_id: v.id, option_value_id: defaultId })),
-    )
-    state.options.push({ id: optionId, product_id: productId, name: input.name, name_key: keyOf(input.name), position: state.options.length })
-    state.values.push(...rows)
-    for (const variant of state.variants) state.links.set(variant.id, [...(state.links.get(variant.id) ?? []), defaultId])
-    await rewriteVariants(trx, state, now)
-  })
+  const { product } = await writeProduct(
+    ctx,
+    productId,
+    async (trx, state, now) => {
+      if (state.options.length >= ctx.limits.maxOptions) throw new AppError(409, 'tooManyOptions', ctx.limits.maxOptions)
+      if (state.options.some((o) => o.name_key === keyOf(input.name))) throw new AppError(409, 'optionExists', input.name)
+      const optionId = await repo.insertOption(trx, { product_id: productId, name: input.name, name_key: keyOf(input.name), position: state.options.length })
+      const values = input.values.some((v) => keyOf(v) === keyOf(input.defaultValue)) ? input.values : [...input.values, input.defaultValue]
+      const rows: ValueRow[] = []
+      for (const [position, value] of values.entries()) {
+        const id = await repo.insertOptionValue(trx, { option_id: optionId, value, value_key: keyOf(value), position })
+        rows.push({ id, option_id: optionId, value, value_key: keyOf(value), position })
+      }
+      const defaultId = rows.find((row) => row.value_key === keyOf(input.defaultValue))!.id
+      await repo.linkValues(
+        trx,
+        state.variants.map((v) => ({ variant_id: v.id, option_value_id: defaultId })),
+      )
+      state.options.push({ id: optionId, product_id: productId, name: input.name, name_key: keyOf(input.name), position: state.options.length })
+      state.values.push(...rows)
+      for (const variant of state.variants) state.links.set(variant.id, [...(state.links.get(variant.id) ?? []), defaultId])
+      await rewriteVariants(trx, state, now)
+    },
+    (before, after) => productChange('add_option', productId, before, after),
+  )
   return product
 }
 
@@ -174,25 +195,30 @@ export async function insertOptions(
 /** PATCH /products/:id/options/:optionId: a new name (unique ignoring case) or place. */
 export async function updateOption(ctx: VariantsContext, productId: number, optionId: number, body: unknown): Promise<Product> {
   const input = parseOptionChange(body)
-  const { product } = await writeProduct(ctx, productId, async (trx, state, now) => {
-    const option = findOption(state, optionId)
-    if (input.name !== undefined) {
-      const name = input.name
-      if (state.options.some((o) => o.id !== optionId && o.name_key === keyOf(name))) throw new AppError(409, 'optionExists', name)
-      await repo.updateOption(trx, optionId, { name, name_key: keyOf(name) })
-      option.name = name
-    }
-    if (input.position !== undefined) {
-      const order = moveTo(state.options, optionId, input.position)
-      for (const [position, id] of order.entries()) {
-        const row = state.options.find((o) => o.id === id)
-        if (row && row.position !== position) await repo.updateOption(trx, id, { position })
+  const { product } = await writeProduct(
+    ctx,
+    productId,
+    async (trx, state, now) => {
+      const option = findOption(state, optionId)
+      if (input.name !== undefined) {
+        const name = input.name
+        if (state.options.some((o) => o.id !== optionId && o.name_key === keyOf(name))) throw new AppError(409, 'optionExists', name)
+        await repo.updateOption(trx, optionId, { name, name_key: keyOf(name) })
+        option.name = name
       }
-      state.options.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id))
-      // The titles follow the options' order.
-      await rewriteVariants(trx, state, now)
-    }
-  })
+      if (input.position !== undefined) {
+        const order = moveTo(state.options, optionId, input.position)
+        for (const [position, id] of order.entries()) {
+          const row = state.options.find((o) => o.id === id)
+          if (row && row.position !== position) await repo.updateOption(trx, id, { position })
+        }
+        state.options.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id))
+        // The titles follow the options' order.
+        await rewriteVariants(trx, state, now)
+      }
+    },
+    (before, after) => productChange('update_option', productId, before, after),
+  )
   return product
 }
 
@@ -201,26 +227,31 @@ export async function updateOption(ctx: VariantsContext, productId: number, opti
  * alike. A one-variant product losing its last option is back to a default variant (no title, values key '').
  */
 export async function deleteOption(ctx: VariantsContext, productId: number, optionId: number): Promise<Product> {
-  const { product } = await writeProduct(ctx, productId, async (trx, state, now) => {
-    findOption(state, optionId)
-    const removed = new Set(state.values.filter((v) => v.option_id === optionId).map((v) => v.id))
-    const keys = new Set<string>()
-    for (const variant of state.variants) {
-      const remaining = (state.links.get(variant.id) ?? []).filter((id) => !removed.has(id))
-      const key = valuesKey(remaining)
-      if (keys.has(key)) throw new AppError(409, 'optionRemovalDuplicates')
-      keys.add(key)
-      state.links.set(variant.id, remaining)
-    }
-    await repo.deleteOption(trx, optionId)
-    state.options = state.options.filter((o) => o.id !== optionId)
-    state.values = state.values.filter((v) => v.option_id !== optionId)
-    for (const [position, option] of state.options.entries()) {
-      if (option.position !== position) await repo.updateOption(trx, option.id, { position })
-      option.position = position
-    }
-    await rewriteVariants(trx, state, now)
-  })
+  const { product } = await writeProduct(
+    ctx,
+    productId,
+    async (trx, state, now) => {
+      findOption(state, optionId)
+      const removed = new Set(state.values.filter((v) => v.option_id === optionId).map((v) => v.id))
+      const keys = new Set<string>()
+      for (const variant of state.variants) {
+        const remaining = (state.links.get(variant.id) ?? []).filter((id) => !removed.has(id))
+        const key = valuesKey(remaining)
+        if (keys.has(key)) throw new AppError(409, 'optionRemovalDuplicates')
+        keys.add(key)
+        state.links.set(variant.id, remaining)
+      }
+      await repo.deleteOption(trx, optionId)
+      state.options = state.options.filter((o) => o.id !== optionId)
+      state.values = state.values.filter((v) => v.option_id !== optionId)
+      for (const [position, option] of state.options.entries()) {
+        if (option.position !== position) await repo.updateOption(trx, option.id, { position })
+        option.position = position
+      }
+      await rewriteVariants(trx, state, now)
+    },
+    (before, after) => productChange('delete_option', productId, before, after),
+  )
   return product
 }
 
@@ -234,35 +265,45 @@ function findValue(state: ProductState, optionId: number, valueId: number): Valu
 /** PATCH /products/:id/options/:optionId/values/:valueId: a new spelling (unique in its option) or place. */
 export async function updateOptionValue(ctx: VariantsContext, productId: number, optionId: number, valueId: number, body: unknown): Promise<Product> {
   const input = parseValueChange(body)
-  const { product } = await writeProduct(ctx, productId, async (trx, state, now) => {
-    const row = findValue(state, optionId, valueId)
-    const siblings = state.values.filter((v) => v.option_id === optionId)
-    if (input.value !== undefined) {
-      const value = input.value
-      if (siblings.some((v) => v.id !== valueId && v.value_key === keyOf(value))) throw new AppError(409, 'optionValueExists', value)
-      await repo.updateOptionValue(trx, valueId, { value, value_key: keyOf(value) })
-      row.value = value
-      await rewriteVariants(trx, state, now)
-    }
-    if (input.position !== undefined) {
-      for (const [position, id] of moveTo(siblings, valueId, input.position).entries()) {
-        if (siblings.find((v) => v.id === id)?.position !== position) await repo.updateOptionValue(trx, id, { position })
+  const { product } = await writeProduct(
+    ctx,
+    productId,
+    async (trx, state, now) => {
+      const row = findValue(state, optionId, valueId)
+      const siblings = state.values.filter((v) => v.option_id === optionId)
+      if (input.value !== undefined) {
+        const value = input.value
+        if (siblings.some((v) => v.id !== valueId && v.value_key === keyOf(value))) throw new AppError(409, 'optionValueExists', value)
+        await repo.updateOptionValue(trx, valueId, { value, value_key: keyOf(value) })
+        row.value = value
+        await rewriteVariants(trx, state, now)
       }
-    }
-  })
+      if (input.position !== undefined) {
+        for (const [position, id] of moveTo(siblings, valueId, input.position).entries()) {
+          if (siblings.find((v) => v.id === id)?.position !== position) await repo.updateOptionValue(trx, id, { position })
+        }
+      }
+    },
+    (before, after) => productChange('update_option_value', productId, before, after),
+  )
   return product
 }
 
 /** DELETE /products/:id/options/:optionId/values/:valueId: only a value no variant uses. */
 export async function deleteOptionValue(ctx: VariantsContext, productId: number, optionId: number, valueId: number): Promise<Product> {
-  const { product } = await writeProduct(ctx, productId, async (trx, state) => {
-    findValue(state, optionId, valueId)
-    const uses = [...state.links.values()].filter((ids) => ids.includes(valueId)).length
-    if (uses > 0) throw new AppError(409, 'optionValueInUse', uses)
-    await repo.deleteOptionValue(trx, valueId)
-    const rest = state.values.filter((v) => v.option_id === optionId && v.id !== valueId)
-    for (const [position, value] of rest.entries()) if (value.position !== position) await repo.updateOptionValue(trx, value.id, { position })
-  })
+  const { product } = await writeProduct(
+    ctx,
+    productId,
+    async (trx, state) => {
+      findValue(state, optionId, valueId)
+      const uses = [...state.links.values()].filter((ids) => ids.includes(valueId)).length
+      if (uses > 0) throw new AppError(409, 'optionValueInUse', uses)
+      await repo.deleteOptionValue(trx, valueId)
+      const rest = state.values.filter((v) => v.option_id === optionId && v.id !== valueId)
+      for (const [position, value] of rest.entries()) if (value.position !== position) await repo.updateOptionValue(trx, value.id, { position })
+    },
+    (before, after) => productChange('delete_option_value', productId, before, after),
+  )
   return product
 }
 
@@ -392,7 +433,16 @@ const byId = (product: Product, ids: readonly number[]): VariantView[] =>
 export async function createVariants(ctx: VariantsContext, productId: number, body: unknown): Promise<VariantView | VariantView[]> {
   const { inputs, batch } = parseNewVariants(body)
   try {
-    const { product, result } = await writeProduct(ctx, productId, (trx) => addVariants(trx, ctx.limits, productId, inputs))
+    const { product, result } = await writeProduct(
+      ctx,
+      productId,
+      (trx) => addVariants(trx, ctx.limits, productId, inputs),
+      // A batch is one write: one entry, its variants in a list.
+      (_before, after, ids) => {
+        const created = byId(after, ids)
+        return { action: 'variant.create', entityType: 'variant', entityId: batch ? null : ids[0]!, before: null, after: batch ? created : created[0] }
+      },
+    )
     const created = byId(product, result)
     return batch ? created : created[0]!
   } catch (error) {
@@ -470,6 +520,13 @@ export async function updateVariant(ctx: VariantsContext, variantId: number, bod
         })
         keepRow(state, updated)
       },
+      (before, after) => ({
+        action: 'variant.update',
+        entityType: 'variant',
+        entityId: variantId,
+        before: byId(before, [variantId])[0],
+        after: byId(after, [variantId])[0],
+      }),
       {
         notFound: new AppError(404, 'variantNotFound'),
         keepsState: true,
@@ -494,6 +551,7 @@ export async function deleteVariant(ctx: VariantsContext, variantId: number): Pr
       if (state.variants.length <= 1) throw new AppError(409, 'lastVariant')
       await repo.deleteVariant(trx, variantId)
     },
+    (before) => ({ action: 'variant.delete', entityType: 'variant', entityId: variantId, before: byId(before, [variantId])[0], after: null }),
     { notFound: new AppError(404, 'variantNotFound') },
   )
 }

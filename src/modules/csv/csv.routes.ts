@@ -8,6 +8,7 @@ import { shownPaymentStatuses } from '../payments/payments.schemas.js'
 import { documentOnly, ErrorResponse, type SchemaTypes, ValidationError } from '../../shared/validation.js'
 import { CUSTOMER_COLUMNS, customerPages, ORDER_COLUMNS, orderPages, PRODUCT_COLUMNS, productPages, type FulfillmentStatus } from './exports.js'
 import { importProducts } from '../catalog/products-import.service.js'
+import { auditSource } from '../staff/audit-log.js'
 import { sendCsv } from './csv-format.js'
 
 const CSV_FILE = {
@@ -161,6 +162,7 @@ export async function csvRoutes(fastify: FastifyInstance, options: { config: Con
           events: app.outbox,
           limits: { maxOptions: config.maxOptionsPerProduct, maxVariants: config.maxVariantsPerProduct },
           maxRows: config.importMaxRows,
+          audit: auditSource(request),
         },
         file,
         { dryRun, partial },

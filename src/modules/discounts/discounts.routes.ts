@@ -13,6 +13,7 @@ import {
   ListRedemptionsQuery,
   UpdateDiscountCodeBody,
 } from './discounts.schemas.js'
+import { auditSource } from '../staff/audit-log.js'
 import * as service from './discounts.service.js'
 
 /** PATCH: a code's text never changes (unknown fields are dropped elsewhere; this one is refused, as documented). */
@@ -76,7 +77,7 @@ export async function discountsRoutes(fastify: FastifyInstance, options: { confi
   app.post('/discount-codes', {
     config,
     schema: { tags, summary: 'Add a discount code (admin)', security, body: CreateDiscountCodeBody, response: { 201: DiscountCode, ...errors } },
-    handler: async (request, reply) => reply.code(201).send(await service.createDiscountCode(app.db, request.body)),
+    handler: async (request, reply) => reply.code(201).send(await service.createDiscountCode(app.db, request.body, auditSource(request))),
   })
 
   app.get('/discount-codes/:id', {
@@ -96,7 +97,7 @@ export async function discountsRoutes(fastify: FastifyInstance, options: { confi
       body: UpdateDiscountCodeBody,
       response: { 200: DiscountCode, ...errors },
     },
-    handler: async (request) => service.updateDiscountCode(app.db, request.params.id, request.body),
+    handler: async (request) => service.updateDiscountCode(app.db, request.params.id, request.body, auditSource(request)),
   })
 
   app.delete('/discount-codes/:id', {
@@ -110,7 +111,7 @@ export async function discountsRoutes(fastify: FastifyInstance, options: { confi
       response: { 200: MessageResponse, ...errors },
     },
     handler: async (request) => {
-      await service.deleteDiscountCode(app.db, request.params.id)
+      await service.deleteDiscountCode(app.db, request.params.id, auditSource(request))
       return { message: messages.discountCodeDeleted }
     },
   })

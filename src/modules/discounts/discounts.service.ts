@@ -8,6 +8,7 @@ import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
 import { categoriesWithDescendants, existingCategoryIds } from '../catalog/categories.service.js'
 import { existingProductIds } from '../catalog/products.service.js'
+import { type AuditSource, recordAudit } from '../staff/audit-log.js'
 import * as repo from './discounts.repository.js'
 import type {
   CreateDiscountCodeInput,
@@ -141,7 +142,7 @@ export async function getDiscountCode(db: Db, id: number): Promise<DiscountCode>
 }
 
 /** 422 (fields, then unknown products or categories), then 409 for a code taken in any case. */
-export async function createDiscountCode(db: Db, input: CreateDiscountCodeInput): Promise<DiscountCode> {
+export async function createDiscountCode(db: Db, input: CreateDiscountCodeInput, audit: AuditSource | null): Promise<DiscountCode> {
   const value = parseValue(input.type, input.value)
   const minSubtotal = parseMinSubtotal(input.minSubtotal ?? null)
   const startsAt = parseInstant('startsAt', input.startsAt ?? null)
@@ -150,22 +151,26 @@ export async function createDiscountCode(db: Db, input: CreateDiscountCodeInput)
   await assertReferencesExist(db, input)
   const now = nowIso()
   try {
-    const row = await repo.insertCode(db, {
-      code: input.code,
-      type: input.type,
-      value,
-      min_subtotal_cents: minSubtotal,
-      starts_at: startsAt,
-      ends_at: endsAt,
-      usage_limit: input.usageLimit ?? null,
-      per_customer_limit: input.perCustomerLimit ?? null,
-      product_ids: JSON.stringify(input.productIds ?? []),
-      category_ids: JSON.stringify(input.categoryIds ?? []),
-      active: input.active === false ? 0 : 1,
-      created_at: now,
-      updated_at: now,
+    return await db.transaction().execute(async (trx) => {
+      const row = await repo.insertCode(trx, {
+        code: input.code,
+        type: input.type,
+        value,
+        min_subtotal_cents: minSubtotal,
+        starts_at: startsAt,
+        ends_at: endsAt,
+        usage_limit: input.usageLimit ?? null,
+        per_customer_limit: input.perCustomerLimit ?? null,
+        product_ids: JSON.stringify(input.productIds ?? []),
+        category_ids: JSON.stringify(input.categoryIds ?? []),
+        active: input.active === false ? 0 : 1,
+        created_at: now,
+        updated_at: now,
+      })
+      const code = discountCodeRowToCode(row)
+      await recordAudit(trx, { by: audit, action: 'discount_code.create', entityType: 'discount_code', entityId: code.id, before: null, after: code })
+      return code
     })
-    return discountCodeRowToCode(row)
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError(409, 'discountCodeExists')
     throw error
@@ -177,7 +182,7 @@ export async function createDiscountCode(db: Db, input: CreateDiscountCodeInput)
  * a new `type` of percent or fixed needs its `value`; `endsAt` after `startsAt` whichever of them changes.
  * Order: 422 (fields, then references), 404.
  */
-export async function updateDiscountCode(db: Db, id: number, input: UpdateDiscountCodeInput): Promise<DiscountCode> {
+export async function updateDiscountCode(db: Db, id: number, input: UpdateDiscountCodeInput, audit: AuditSource): Promise<DiscountCode> {
   return inTransaction(db, async (trx) => {
     const current = await repo.findCode(trx, id)
     const changes: Updateable<DiscountCodesTable> = {}
@@ -210,14 +215,36 @@ export async function updateDiscountCode(db: Db, id: number, input: UpdateDiscou
     changes.updated_at = nowIso()
     const row = await repo.updateCode(trx, id, changes)
     if (!row) throw new AppError(404, 'discountCodeNotFound')
-    return discountCodeRowToCode(row)
+    const code = discountCodeRowToCode(row)
+    await recordAudit(trx, {
+      by: audit,
+      action: 'discount_code.update',
+      entityType: 'discount_code',
+      entityId: id,
+      before: discountCodeRowToCode(current),
+      after: code,
+    })
+    return code
   })
 }
 
 /** A code that was ever used keeps its redemptions: 409, deactivate it instead. */
-export async function deleteDiscountCode(db: Db, id: number): Promise<void> {
+export async function deleteDiscountCode(db: Db, id: number, audit: AuditSource): Promise<void> {
   try {
-    if (await repo.deleteUnusedCode(db, id)) return
+    const deleted = await db.transaction().execute(async (trx) => {
+      const current = await repo.findCode(trx, id)
+      if (!current || !(await repo.deleteUnusedCode(trx, id))) return false
+      await recordAudit(trx, {
+        by: audit,
+        action: 'discount_code.delete',
+        entityType: 'discount_code',
+        entityId: id,
+        before: discountCodeRowToCode(current),
+        after: null,
+      })
+      return true
+    })
+    if (deleted) return
   } catch (error) {
     // A redemption committed while the delete waited for the row: the foreign key refuses.
     if (isForeignKeyViolation(error)) throw new AppError(409, 'discountCodeInUse')

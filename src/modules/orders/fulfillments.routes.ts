@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
 import { ErrorResponse, IdParams, type SchemaTypes } from '../../shared/validation.js'
 import { CreateFulfillmentBody, Fulfillment, MarkDeliveredBody, NoteBody, OrderEvent, OrderEventList, UpdateFulfillmentBody } from './fulfillments.schemas.js'
+import { auditSource } from '../staff/audit-log.js'
 import * as service from './fulfillments.service.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
@@ -30,7 +31,7 @@ export async function fulfillmentsRoutes(fastify: FastifyInstance, options: { co
       response: { 201: Fulfillment, ...errors },
     },
     handler: async (request, reply) => {
-      const fulfillment = await service.createFulfillment(deps, request.params.id, request.body, request.user, request.log)
+      const fulfillment = await service.createFulfillment(deps, request.params.id, request.body, request.user, request.log, auditSource(request))
       return reply.code(201).send(fulfillment)
     },
   })
@@ -45,7 +46,7 @@ export async function fulfillmentsRoutes(fastify: FastifyInstance, options: { co
       body: UpdateFulfillmentBody,
       response: { 200: Fulfillment, ...errors },
     },
-    handler: async (request) => service.updateFulfillment(deps, request.params.id, request.body, request.user, links, request.log),
+    handler: async (request) => service.updateFulfillment(deps, request.params.id, request.body, request.user, links, request.log, auditSource(request)),
   })
 
   app.post('/fulfillments/:id/delivered', {
@@ -59,7 +60,7 @@ export async function fulfillmentsRoutes(fastify: FastifyInstance, options: { co
       body: MarkDeliveredBody,
       response: { 200: Fulfillment, ...errors },
     },
-    handler: async (request) => service.markDelivered(deps, request.params.id, request.body, request.user, request.log),
+    handler: async (request) => service.markDelivered(deps, request.params.id, request.body, request.user, request.log, auditSource(request)),
   })
 
   app.get('/orders/:id/events', {
@@ -84,6 +85,7 @@ export async function fulfillmentsRoutes(fastify: FastifyInstance, options: { co
       body: NoteBody,
       response: { 201: OrderEvent, ...errors },
     },
-    handler: async (request, reply) => reply.code(201).send(await service.addNote(deps, request.params.id, request.body.text, request.user)),
+    handler: async (request, reply) =>
+      reply.code(201).send(await service.addNote(deps, request.params.id, request.body.text, request.user, auditSource(request))),
   })
 }

@@ -11,6 +11,7 @@ import type { LifecycleHook, OrderLifecycle, OrderMove } from './order-lifecycle
 import { appendOrderEvent, listOrderEvents, type OrderActor, type OrderTimelineEvent } from './order-timeline.js'
 import { orderLinkUrl, type OrderTokens } from './order-token.js'
 import { fulfillmentStatusOf, loadOrder, type PaymentDefaults } from './order-view.js'
+import { type AuditSource, recordAudit } from '../staff/audit-log.js'
 
 type Db = Kysely<Database>
 type Trx = Transaction<Database>
@@ -129,6 +130,8 @@ async function ship(
       to: 'shipped',
       cause: 'fulfillment',
       actorId: request.actorId,
+      // The shipment's own entry records the write.
+      audit: null,
       log: request.log,
     })
   }
@@ -144,12 +147,13 @@ export async function createFulfillment(
   input: CreateFulfillmentInput,
   actor: { id: number },
   log: Log,
+  audit: AuditSource,
 ): Promise<Fulfillment> {
   checkTrackingUrl(input.trackingUrl)
   const { fulfillment, after } = await deps.db.transaction().execute(async (trx) => {
     const locked = await deps.lifecycle.lock(trx, orderId)
     if (!locked) throw new AppError(404, 'orderNotFound')
-    return ship(
+    const shipped = await ship(
       deps,
       trx,
       locked.status,
@@ -166,6 +170,9 @@ export async function createFulfillment(
       },
       true,
     )
+    const created = shipped.fulfillment
+    await recordAudit(trx, { by: audit, action: 'fulfillment.create', entityType: 'fulfillment', entityId: created.id, before: null, after: created })
+    return shipped
   })
   await after()
   return fulfillment
@@ -180,7 +187,7 @@ async function deliverOrderIfComplete(deps: FulfillmentsDeps, trx: Trx, orderId:
   if (order?.status !== 'shipped') return async () => {}
   if (fulfillmentStatusOf(await repo.listShippableLines(trx, orderId)) !== 'fulfilled') return async () => {}
   if (!(await repo.allDelivered(trx, orderId))) return async () => {}
-  return deps.lifecycle.moveWithin(trx, { orderId, from: 'shipped', to: 'delivered', cause: 'fulfillment', actorId, log })
+  return deps.lifecycle.moveWithin(trx, { orderId, from: 'shipped', to: 'delivered', cause: 'fulfillment', actorId, audit: null, log })
 }
 
 /** Finds the fulfillment and locks its order (the lock every order change takes first), or 404. */
@@ -201,6 +208,7 @@ export async function updateFulfillment(
   actor: { id: number },
   links: ShipmentLinkSettings,
   log: Log,
+  audit: AuditSource,
 ): Promise<Fulfillment> {
   checkTrackingUrl(input.trackingUrl)
   const now = nowIso()
@@ -232,6 +240,7 @@ export async function updateFulfillment(
       after = await deliverOrderIfComplete(deps, trx, before.orderId, actor.id, log)
     }
     if (input.notifyCustomer === true) await emailShipmentAgain(deps, trx, before.orderId, fulfillment, links)
+    await recordAudit(trx, { by: audit, action: 'fulfillment.update', entityType: 'fulfillment', entityId: id, before, after: fulfillment })
     return { fulfillment, after }
   })
   await after()
@@ -239,7 +248,14 @@ export async function updateFulfillment(
 }
 
 /** POST /fulfillments/:id/delivered: 200 with the shipment, delivered at `deliveredAt` (now by default). */
-export async function markDelivered(deps: FulfillmentsDeps, id: number, input: MarkDeliveredInput, actor: { id: number }, log: Log): Promise<Fulfillment> {
+export async function markDelivered(
+  deps: FulfillmentsDeps,
+  id: number,
+  input: MarkDeliveredInput,
+  actor: { id: number },
+  log: Log,
+  audit: AuditSource,
+): Promise<Fulfillment> {
   const now = nowIso()
   const deliveredAt = deliveredInstant(input?.deliveredAt, now)
   const { fulfillment, after } = await deps.db.transaction().execute(async (trx) => {
@@ -253,7 +269,9 @@ export async function markDelivered(deps: FulfillmentsDeps, id: number, input: M
       data: { fulfillmentId: id, deliveredAt },
     })
     const after = await deliverOrderIfComplete(deps, trx, before.orderId, actor.id, log)
-    return { fulfillment: (await repo.findFulfillment(trx, id))!, after }
+    const fulfillment = (await repo.findFulfillment(trx, id))!
+    await recordAudit(trx, { by: audit, action: 'fulfillment.deliver', entityType: 'fulfillment', entityId: id, before, after: fulfillment })
+    return { fulfillment, after }
   })
   await after()
   return fulfillment
@@ -285,11 +303,14 @@ export async function orderEvents(deps: FulfillmentsDeps, orderId: number): Prom
 }
 
 /** POST /orders/:id/notes: a staff note on the timeline; 201 with its entry. */
-export async function addNote(deps: FulfillmentsDeps, orderId: number, text: string, actor: { id: number }): Promise<OrderTimelineEvent> {
+export async function addNote(deps: FulfillmentsDeps, orderId: number, text: string, actor: { id: number }, audit: AuditSource): Promise<OrderTimelineEvent> {
   return deps.db.transaction().execute(async (trx) => {
     if (!(await deps.lifecycle.lock(trx, orderId))) throw new AppError(404, 'orderNotFound')
     const id = await appendOrderEvent(trx, { orderId, type: 'note', actor: { type: 'user', id: actor.id }, data: { text } })
-    return (await listOrderEvents(trx, orderId, id))[0]!
+    const note = (await listOrderEvents(trx, orderId, id))[0]!
+    // Recorded on its order: a note is part of the order's timeline.
+    await recordAudit(trx, { by: audit, action: 'order.add_note', entityType: 'order', entityId: orderId, before: null, after: note })
+    return note
   })
 }
 

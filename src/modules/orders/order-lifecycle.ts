@@ -9,7 +9,8 @@ import { loadOrder, type PaymentDefaults } from './order-view.js'
 import { release as releaseCode } from '../discounts/discounts.service.js'
 import * as repo from './orders.repository.js'
 import { appendOrderEvent, type OrderActor, systemActor } from './order-timeline.js'
-import type { OrderStatus } from './orders.schemas.js'
+import type { Order, OrderStatus } from './orders.schemas.js'
+import { type AuditSource, recordAudit } from '../staff/audit-log.js'
 
 type Db = Kysely<Database>
 type Trx = Transaction<Database>
@@ -52,6 +53,11 @@ export interface OrderMove {
   cause: MoveCause
   /** The user who asked (admin or customer); null for the service's own moves. */
   actorId: number | null
+  /**
+   * The audit log's author of a move that is a change of its own: a staff member's or a job's. Null for a customer's
+   * cancel, a payment event, and a move a fulfillment makes (the fulfillment's entry records it).
+   */
+  audit: AuditSource | null
   log: Log
 }
 
@@ -66,6 +72,8 @@ export interface MoveRequest {
   to: OrderStatus
   cause: MoveCause
   actorId?: number | null
+  /** See OrderMove.audit. */
+  audit: AuditSource | null
   /** Only this user's order (a customer's cancel): someone else's is "not found". */
   ownerId?: number | undefined
   log: Log
@@ -141,6 +149,7 @@ export class OrderLifecycle {
       to: request.to,
       cause: request.cause,
       actorId: request.actorId ?? null,
+      audit: request.audit,
       log: request.log,
     }
     for (const hook of this.hooks) if (hook.prepare) await hook.prepare(move)
@@ -162,6 +171,7 @@ export class OrderLifecycle {
   async moveWithin(trx: Trx, move: OrderMove): Promise<() => Promise<void>> {
     this.check(move.cause === 'customer' ? 'customer' : 'admin', move.from, move.to)
     const now = nowIso()
+    const before = move.audit === null ? undefined : await loadOrder(trx, this.deps.payments, move.orderId)
     if (!(await repo.updateOrderStatus(trx, move.orderId, move.from, move.to, now))) {
       const found = await repo.findOrderStatus(trx, move.orderId)
       throw new AppError(409, 'transitionNotAllowed', found?.status ?? move.from, move.to)
@@ -189,7 +199,8 @@ export class OrderLifecycle {
       actor: await this.actorOf(trx, move),
       data: { from: move.from, to: move.to, cause: move.cause },
     })
-    await this.emitStatusEvents(trx, move.orderId, move.to)
+    const after = await this.emitStatusEvents(trx, move.orderId, move.to)
+    await recordAudit(trx, { by: move.audit, action: 'order.status_change', entityType: 'order', entityId: move.orderId, before, after })
     return async () => {
       for (const hook of this.hooks) {
         if (!hook.afterCommit) continue
@@ -214,14 +225,15 @@ export class OrderLifecycle {
 
   /**
    * order.status_changed always, and order.paid, order.cancelled or order.delivered (`{order}`) for those moves,
-   * with the order as it now is.
+   * with the order as it now is (answered).
    */
-  private async emitStatusEvents(trx: Trx, orderId: number, to: OrderStatus): Promise<void> {
+  private async emitStatusEvents(trx: Trx, orderId: number, to: OrderStatus): Promise<Order> {
     const order = await loadOrder(trx, this.deps.payments, orderId)
     const { events } = this.deps
     await events.emit(trx, { type: 'order.status_changed', data: order })
     if (to === 'paid') await events.emit(trx, { type: 'order.paid', data: order })
     if (to === 'cancelled') await events.emit(trx, { type: 'order.cancelled', data: order })
     if (to === 'delivered') await events.emit(trx, { type: 'order.delivered', data: { order } })
+    return order
   }
 }

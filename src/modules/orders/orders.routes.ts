@@ -7,6 +7,7 @@ import { CartTokenHeader } from '../cart/cart.schemas.js'
 import { findGuestCartId, hashCartToken } from '../cart/cart.service.js'
 import { rateLimited } from '../../shared/openapi.js'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes, ValidationError } from '../../shared/validation.js'
+import { auditSource } from '../staff/audit-log.js'
 import { trimTextFields } from '../users/trim-text-fields.js'
 import {
   ListOrdersQuery,
@@ -200,7 +201,7 @@ export async function ordersRoutes(fastify: FastifyInstance, options: { config: 
       response: { 200: Order, ...errors },
     },
     handler: async (request: FastifyRequest<{ Params: IdParams; Body: UpdateStatusInput }>, _reply: FastifyReply) =>
-      service.changeOrderStatus(orders, request.user, request.params.id, request.body.status, request.log),
+      service.changeOrderStatus(orders, request.user, request.params.id, request.body.status, request.log, auditSource(request)),
   }
   app.patch('/orders/:id/status', statusRoute)
   app.put('/orders/:id/status', statusRoute)

@@ -16,6 +16,7 @@ import { type MoveRequest, OrderLifecycle } from './order-lifecycle.js'
 import { fulfillmentsHook } from './fulfillments.service.js'
 import { appendOrderEvent } from './order-timeline.js'
 import { loadOrder, type OrderRecord, type PaymentDefaults, rowsToOrders, toOrder, withFulfillments, withRefunds } from './order-view.js'
+import { type AuditSource } from '../staff/audit-log.js'
 import * as repo from './orders.repository.js'
 import { orderLinkUrl, type OrderTokens } from './order-token.js'
 import type { ListOrdersQuery, Order, OrderLookupInput, OrderStatus, PlaceOrderInput } from './orders.schemas.js'
@@ -390,18 +391,25 @@ export async function listOrders(deps: OrdersDeps, caller: AuthUser, query: List
  * An admin moves an order along the lifecycle's transitions (the lifecycle does the rest: stock, payment, events).
  * The answer is the order as its owner reads it (an admin's GET adds `customer` and `nextStatuses`).
  */
-export async function changeOrderStatus(deps: OrdersDeps, caller: AuthUser, id: number, to: OrderStatus, log: MoveRequest['log']): Promise<Order> {
+export async function changeOrderStatus(
+  deps: OrdersDeps,
+  caller: AuthUser,
+  id: number,
+  to: OrderStatus,
+  log: MoveRequest['log'],
+  audit: AuditSource,
+): Promise<Order> {
   // Cancelling a paid order refunds it: `refunds:write` besides the route's `orders:write`.
   const vet = (from: OrderStatus) => {
     if (to === 'cancelled' && from === 'paid') assertPermissions(caller.staffRole, ['orders:write', 'refunds:write'])
   }
-  await deps.lifecycle.move({ orderId: id, to, cause: 'admin', actorId: caller.id, log, vet })
+  await deps.lifecycle.move({ orderId: id, to, cause: 'admin', actorId: caller.id, audit, log, vet })
   return loadOrder(deps.db, deps.payments, id)
 }
 
 /** The owner cancels their own `pending` order; the stock comes back. Someone else's order is "not found". */
 export async function cancelOwnOrder(deps: OrdersDeps, userId: number, id: number, log: MoveRequest['log']): Promise<Order> {
-  await deps.lifecycle.move({ orderId: id, to: 'cancelled', cause: 'customer', actorId: userId, ownerId: userId, log })
+  await deps.lifecycle.move({ orderId: id, to: 'cancelled', cause: 'customer', actorId: userId, ownerId: userId, audit: null, log })
   return loadOrder(deps.db, deps.payments, id, { ownerId: userId })
 }
 
@@ -412,7 +420,7 @@ export async function getOrderByToken(deps: OrdersDeps, id: number): Promise<Ord
 
 /** The guest cancels their `pending` order through its link (the token named it); the stock comes back. */
 export async function cancelOrderByToken(deps: OrdersDeps, id: number, log: MoveRequest['log']): Promise<Order> {
-  await deps.lifecycle.move({ orderId: id, to: 'cancelled', cause: 'customer', actorId: null, log })
+  await deps.lifecycle.move({ orderId: id, to: 'cancelled', cause: 'customer', actorId: null, audit: null, log })
   return loadOrder(deps.db, deps.payments, id)
 }
 

@@ -10,6 +10,7 @@ import { enqueueEmail } from '../outbox/outbox.js'
 import { loadOrder, paymentSummary, toRefund } from '../orders/order-view.js'
 import { appendOrderEvent, systemActor } from '../orders/order-timeline.js'
 import { RefundError, type PaymentProvider, type RemoteIntent, type RemoteProvider } from './providers/provider.js'
+import { systemSource } from '../staff/audit-log.js'
 import * as repo from './payments.repository.js'
 import type { PaymentAnswer, PaymentStatus } from './payments.schemas.js'
 
@@ -458,7 +459,7 @@ export class PaymentsService {
             return done('mismatch')
           }
           if (order.status === 'pending') {
-            after = await this.lifecycle.moveWithin(trx, { orderId, from: 'pending', to: 'paid', cause: 'payment', actorId: null, log })
+            after = await this.lifecycle.moveWithin(trx, { orderId, from: 'pending', to: 'paid', cause: 'payment', actorId: null, audit: null, log })
             await this.step('order-paid')
             return done('paid')
           }
@@ -565,7 +566,14 @@ export class PaymentsService {
           if (byLine === 'refunded') changes.push({ orderId: pending.order_id, outcome: byLine })
         } else if (pending.status === 'paid') {
           // An admin's cancel whose refund was recorded and never settled: the same key, then the cancel.
-          await this.lifecycle.move({ orderId: pending.order_id, to: 'cancelled', cause: 'admin', actorId: null, log })
+          await this.lifecycle.move({
+            orderId: pending.order_id,
+            to: 'cancelled',
+            cause: 'admin',
+            actorId: null,
+            audit: systemSource('payments-reconcile'),
+            log,
+          })
           changes.push({ orderId: pending.order_id, outcome: 'cancelled' })
         } else {
           const outcome = await this.returnMoney(pending.order_id, log)
@@ -616,7 +624,15 @@ export class PaymentsService {
         // cancelled (and is refunded).
         const row = await repo.lockPayment(trx, candidate.id)
         if (row && !['unpaid', 'failed'].includes(row.status)) return undefined
-        return this.lifecycle.moveWithin(trx, { orderId: candidate.id, from: 'pending', to: 'cancelled', cause: 'expiry', actorId: null, log: this.log })
+        return this.lifecycle.moveWithin(trx, {
+          orderId: candidate.id,
+          from: 'pending',
+          to: 'cancelled',
+          cause: 'expiry',
+          actorId: null,
+          audit: systemSource('order-expiry'),
+          log: this.log,
+        })
       })
       if (!after) continue
       expired.push(candidate.id)

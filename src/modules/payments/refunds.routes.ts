@@ -3,6 +3,7 @@ import { messages } from '../../shared/errors.js'
 import { ErrorResponse, IdParams, type SchemaTypes, ValidationError } from '../../shared/validation.js'
 import { RefundBody, RefundHeaders, Refund, RefundPreview } from './refunds.schemas.js'
 import type { RefundsService } from './refunds.service.js'
+import { auditSource } from '../staff/audit-log.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse, 502: ErrorResponse }
 
@@ -54,7 +55,7 @@ export async function refundsRoutes(fastify: FastifyInstance, options: { refunds
     },
     handler: async (request, reply) => {
       const key = request.headers['idempotency-key'] as string
-      const { refund, created } = await refunds.create(request.params.id, key, request.body, { id: request.user.id }, request.log)
+      const { refund, created } = await refunds.create(request.params.id, key, request.body, { id: request.user.id }, request.log, auditSource(request))
       return reply.code(created ? 201 : 200).send(refund)
     },
   })

@@ -12,6 +12,7 @@ import type { OrderLifecycle } from '../orders/order-lifecycle.js'
 import { loadOrder, type PaymentDefaults, toRefund } from '../orders/order-view.js'
 import { refundAmounts } from '../totals/refunds.js'
 import { RefundError } from './providers/provider.js'
+import { type AuditSource, recordAudit, systemSource } from '../staff/audit-log.js'
 import * as repo from './payments.repository.js'
 import { type EventOutcome, needsCardRefund, type PaymentsLog, type PaymentsService } from './payments.service.js'
 import type { Refund, RefundInput, RefundPreview } from './refunds.schemas.js'
@@ -137,11 +138,18 @@ export class RefundsService {
    * Makes a refund; `created: false` when `key` already made one on this order in the last 24 hours (that refund is
    * the answer, and nothing is done again). A pending refund under the same key is finished, not made twice.
    */
-  async create(orderId: number, key: string, input: RefundInput, actor: RefundActor, log: PaymentsLog): Promise<{ refund: Refund; created: boolean }> {
+  async create(
+    orderId: number,
+    key: string,
+    input: RefundInput,
+    actor: RefundActor,
+    log: PaymentsLog,
+    audit: AuditSource,
+  ): Promise<{ refund: Refund; created: boolean }> {
     const body = checkBody(input)
-    const first = await this.db.transaction().execute(async (trx) => this.begin(trx, orderId, key, input, body, actor))
+    const first = await this.db.transaction().execute(async (trx) => this.begin(trx, orderId, key, input, body, actor, audit))
     if (first.kind === 'replay') return { refund: await this.loadRefund(first.id), created: false }
-    await this.finish(orderId, first, log)
+    await this.finish(orderId, first, log, audit)
     return { refund: await this.loadRefund(first.id), created: true }
   }
 
@@ -159,8 +167,9 @@ export class RefundsService {
     input: RefundInput,
     actor: RefundActor,
   ): Promise<{ refundId: number; after: (log: PaymentsLog) => Promise<void> }> {
-    const first = await this.begin(trx, orderId, key, input, checkBody(input), actor)
-    return { refundId: first.id, after: async (log) => (first.kind === 'replay' ? undefined : this.finish(orderId, first, log)) }
+    // Part of the return's receipt, which is the staff's change: no entry of its own.
+    const first = await this.begin(trx, orderId, key, input, checkBody(input), actor, null)
+    return { refundId: first.id, after: async (log) => (first.kind === 'replay' ? undefined : this.finish(orderId, first, log, null)) }
   }
 
   /**
@@ -174,6 +183,7 @@ export class RefundsService {
     input: RefundInput,
     body: ReturnType<typeof checkBody>,
     actor: RefundActor,
+    audit: AuditSource | null,
   ): Promise<{ kind: 'replay' | 'made' | 'resume'; id: number }> {
     const now = nowIso()
     const cutoff = new Date(Date.now() - KEY_TTL_MS).toISOString()
@@ -197,7 +207,7 @@ export class RefundsService {
       .onConflict((oc) => oc.columns(['order_id', 'key']).doUpdateSet({ attempt, refund_id: refundId, created_at: fresh ? keyRow.created_at : now }))
       .execute()
     if (!throughStripe) {
-      await this.settle(trx, orderId, refundId, now)
+      if (await this.settle(trx, orderId, refundId, now)) await this.recordRefund(trx, refundId, audit)
       return { kind: 'made', id: refundId }
     }
     await repo.markRefundPending(trx, orderId, plan.amountCents, now)
@@ -205,14 +215,14 @@ export class RefundsService {
   }
 
   /** After the first transaction committed: Stripe asked and the refund settled (nothing to do for a settled one). */
-  private async finish(orderId: number, first: { kind: 'replay' | 'made' | 'resume'; id: number }, log: PaymentsLog): Promise<void> {
+  private async finish(orderId: number, first: { kind: 'replay' | 'made' | 'resume'; id: number }, log: PaymentsLog, audit: AuditSource | null): Promise<void> {
     if (first.kind === 'made') {
       await this.payments.step('committed')
       return
     }
     if (first.kind !== 'resume') return
     await this.payments.step('refund-pending')
-    await this.callStripe(orderId, first.id, log)
+    await this.callStripe(orderId, first.id, log, audit)
   }
 
   /**
@@ -223,7 +233,7 @@ export class RefundsService {
     const pending = await this.db.selectFrom('refunds').select('id').where('order_id', '=', orderId).where('pending_at', 'is not', null).executeTakeFirst()
     if (!pending) return undefined
     try {
-      await this.callStripe(orderId, pending.id, log)
+      await this.callStripe(orderId, pending.id, log, systemSource('payments-reconcile'))
       return 'refunded'
     } catch (error) {
       if (error instanceof AppError && error.key === 'refundFailed' && !(await this.isPending(pending.id))) return 'unchanged'
@@ -237,7 +247,7 @@ export class RefundsService {
   }
 
   /** Asks Stripe for the pending refund under its key, then settles it; a refusal drops it. 502 when not refunded. */
-  private async callStripe(orderId: number, refundId: number, log: PaymentsLog): Promise<void> {
+  private async callStripe(orderId: number, refundId: number, log: PaymentsLog, audit: AuditSource | null): Promise<void> {
     const provider = this.payments.remote
     const row = await this.db
       .selectFrom('refunds as r')
@@ -262,9 +272,18 @@ export class RefundsService {
     await this.payments.step('refund-made')
     await this.db.transaction().execute(async (trx) => {
       await this.lifecycle.lock(trx, orderId)
-      await this.settle(trx, orderId, refundId, nowIso())
+      if (await this.settle(trx, orderId, refundId, nowIso())) await this.recordRefund(trx, refundId, audit)
     })
     await this.payments.step('committed')
+  }
+
+  /**
+   * A refund's audit entry, written when it settles (in that transaction): a refund through Stripe counts once Stripe
+   * made it, so one it refuses (dropped) leaves no entry.
+   */
+  private async recordRefund(trx: Trx, refundId: number, audit: AuditSource | null): Promise<void> {
+    const refund = await this.loadRefund(refundId, trx)
+    await recordAudit(trx, { by: audit, action: 'refund.create', entityType: 'refund', entityId: refundId, before: null, after: refund })
   }
 
   /** Undoes a pending refund Stripe refused: its rows, its units, the payment's marker; the key's attempt moves on. */
@@ -459,13 +478,13 @@ export class RefundsService {
   /**
    * The refund settles, in the caller's transaction (order row locked): its restocked units go back, the payment
    * counts it (`refunded` once all of it came back; the order's status never moves), and the timeline entry, the
-   * `order.refunded` event and the `order-refunded` e-mail are written with it.
+   * `order.refunded` event and the `order-refunded` e-mail are written with it. False when it was settled already.
    */
-  private async settle(trx: Trx, orderId: number, refundId: number, now: string): Promise<void> {
+  private async settle(trx: Trx, orderId: number, refundId: number, now: string): Promise<boolean> {
     const refund = await trx.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirst()
-    if (!refund) return
+    if (!refund) return false
     const payment = await repo.lockPayment(trx, orderId)
-    if (!payment) return
+    if (!payment) return false
     const wasPending = refund.pending_at !== null
     if (wasPending) {
       // Someone else settled it meanwhile (the reconcile job and a repeated request): nothing is counted twice.
@@ -475,7 +494,7 @@ export class RefundsService {
         .where('id', '=', refundId)
         .where('pending_at', 'is not', null)
         .executeTakeFirst()
-      if (Number(cleared.numUpdatedRows) === 0) return
+      if (Number(cleared.numUpdatedRows) === 0) return false
     }
     const items = await trx
       .selectFrom('refund_items as ri')
@@ -511,11 +530,12 @@ export class RefundsService {
     })
     const order = await loadOrder(trx, this.defaults, orderId)
     await this.events.emit(trx, { type: 'order.refunded', data: { order, refund: shown } })
+    return true
   }
 
-  private async loadRefund(refundId: number): Promise<Refund> {
-    const row = await this.db.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow()
-    const items = await this.db.selectFrom('refund_items').selectAll().where('refund_id', '=', refundId).orderBy('order_item_id').execute()
+  private async loadRefund(refundId: number, db: Db = this.db): Promise<Refund> {
+    const row = await db.selectFrom('refunds').selectAll().where('id', '=', refundId).executeTakeFirstOrThrow()
+    const items = await db.selectFrom('refund_items').selectAll().where('refund_id', '=', refundId).orderBy('order_item_id').execute()
     return toRefund(row, items)
   }
 }

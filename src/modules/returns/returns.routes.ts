@@ -23,6 +23,7 @@ import {
   WithdrawalPreview,
   WithdrawalReceipt,
 } from './returns.schemas.js'
+import { auditSource } from '../staff/audit-log.js'
 import * as returns from './returns.service.js'
 import * as withdrawals from './withdrawals.service.js'
 import { assertPermissions } from '../staff/staff-access.js'
@@ -64,17 +65,25 @@ export async function returnsRoutes(fastify: FastifyInstance, options: { config:
   const orderCaller = async (request: FastifyRequest, orderId: number): Promise<returns.OrderCaller> => {
     if (request.orderToken) {
       const contact = await repo.findOrderContact(deps.db, orderId)
-      return { actor: { type: 'guest', id: null, name: contact?.email ?? contact?.user_email ?? null, staff: false } }
+      return { actor: { type: 'guest', id: null, name: contact?.email ?? contact?.user_email ?? null, staff: false, audit: null } }
     }
     const user = request.user
-    const actor: returns.Actor = { type: 'user', id: user.id, name: await repo.findUserName(deps.db, user.id), staff: isStaff(user) }
-    return isStaff(user) ? { actor } : { actor, ownerId: user.id }
+    const staff = isStaff(user)
+    const actor: returns.Actor = {
+      type: 'user',
+      id: user.id,
+      name: await repo.findUserName(deps.db, user.id),
+      staff,
+      audit: staff ? auditSource(request) : null,
+    }
+    return staff ? { actor } : { actor, ownerId: user.id }
   }
   const staffActor = async (request: FastifyRequest): Promise<returns.Actor> => ({
     type: 'user',
     id: request.user.id,
     name: await repo.findUserName(deps.db, request.user.id),
     staff: true,
+    audit: auditSource(request),
   })
 
   app.post('/orders/:id/returns', {

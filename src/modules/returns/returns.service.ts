@@ -9,6 +9,7 @@ import { ValidationError } from '../../shared/validation.js'
 import type { Inventory } from '../inventory/inventory.service.js'
 import { loadOrder, type PaymentDefaults } from '../orders/order-view.js'
 import type { Order } from '../orders/orders.schemas.js'
+import { type AuditSource, recordAudit } from '../staff/audit-log.js'
 import * as repo from './returns.repository.js'
 import type { CreateReturnInput, ListReturnsQuery, ReceiveReturnInput, Return } from './returns.schemas.js'
 import { type DeliveryState, returnDeadline, windowClosed } from './windows.js'
@@ -74,6 +75,8 @@ export interface Actor {
   id: number | null
   name: string | null
   staff: boolean
+  /** A staff member's request: their changes are recorded in the audit log. Null for customers and guests. */
+  audit: AuditSource | null
 }
 
 const clock = (deps: { now?: () => Date }): Date => deps.now?.() ?? new Date()
@@ -142,12 +145,20 @@ const eventOfStatus: Record<ReturnStatus, 'return.requested' | 'return.approved'
  * A return's move, told in the transaction that made it: the order's timeline, and the `return.*` event (its
  * webhooks and e-mails) with `{order, return}`.
  */
-async function announce(deps: ReturnsDeps, trx: Trx, returnId: number, actor: Actor, now: string): Promise<Return> {
+async function announce(
+  deps: ReturnsDeps,
+  trx: Trx,
+  returnId: number,
+  actor: Actor,
+  now: string,
+  change: { verb: 'create' | 'approve' | 'reject' | 'receive'; before: Return | null },
+): Promise<Return> {
   const ret = await loadReturn(trx, returnId)
   const order: Order = await loadOrder(trx, deps.payments, ret.orderId)
   const type = eventOfStatus[ret.status]
   await appendOrderEvent(trx, { orderId: ret.orderId, type, at: now, actor: timelineActor(actor), data: { return: ret } })
   await deps.events.emit(trx, { type, data: { order, return: ret } })
+  await recordAudit(trx, { by: actor.audit, action: `return.${change.verb}`, entityType: 'return', entityId: returnId, before: change.before, after: ret })
   return ret
 }
 
@@ -174,7 +185,7 @@ async function insertReturn(deps: ReturnsDeps, trx: Trx, orderId: number, input:
     ...(input.withdrawalId !== undefined ? { withdrawal_id: input.withdrawalId } : {}),
   })
   await repo.insertReturnItems(trx, id, input.items)
-  return announce(deps, trx, id, actor, now)
+  return announce(deps, trx, id, actor, now, { verb: 'create', before: null })
 }
 
 /** Who may open an order's returns: staff any order's, a customer their own, a guest the order their link opens. */
@@ -274,18 +285,20 @@ async function lockReturn(trx: Trx, id: number, to: ReturnStatus): Promise<repo.
 export async function approveReturn(deps: ReturnsDeps, actor: Actor, id: number): Promise<Return> {
   return deps.db.transaction().execute(async (trx) => {
     await lockReturn(trx, id, 'approved')
+    const before = await loadReturn(trx, id)
     const now = nowIso()
     await repo.moveReturn(trx, id, 'requested', 'approved', now)
-    return announce(deps, trx, id, actor, now)
+    return announce(deps, trx, id, actor, now, { verb: 'approve', before })
   })
 }
 
 export async function rejectReturn(deps: ReturnsDeps, actor: Actor, id: number, reason: string): Promise<Return> {
   return deps.db.transaction().execute(async (trx) => {
     await lockReturn(trx, id, 'rejected')
+    const before = await loadReturn(trx, id)
     const now = nowIso()
     await repo.moveReturn(trx, id, 'requested', 'rejected', now, { reject_reason: reason })
-    return announce(deps, trx, id, actor, now)
+    return announce(deps, trx, id, actor, now, { verb: 'reject', before })
   })
 }
 
@@ -322,6 +335,7 @@ export async function receiveReturn(
       for (const item of returnItems) received.set(item.order_item_id, { quantity: item.quantity, restock: true })
     }
 
+    const before = await loadReturn(trx, id)
     const now = nowIso()
     await repo.moveReturn(trx, id, 'approved', 'received', now)
     for (const item of returnItems) await repo.setReceivedQuantity(trx, id, item.order_item_id, received.get(item.order_item_id)?.quantity ?? 0)
@@ -348,7 +362,8 @@ export async function receiveReturn(
       await trx.updateTable('returns').set({ refund_id: made.refundId }).where('id', '=', id).execute()
       afterCommit = made.afterCommit
     }
-    return announce(deps, trx, id, actor, now)
+    // One entry for the receipt: its refund, made in this transaction, is part of it.
+    return announce(deps, trx, id, actor, now, { verb: 'receive', before })
   })
   // Through Stripe, the refund was left pending in the receipt's transaction; it is asked for now, outside it. Its
   // 502 leaves the receipt made: the units are back, and the refund is undone (refused: `refundId` reads null again)

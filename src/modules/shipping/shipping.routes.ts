@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { rejectBody } from '../../shared/no-body.js'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import { CreateShippingMethodBody, ListShippingMethodsQuery, ShippingMethod, ShippingMethodList, UpdateShippingMethodBody } from './shipping.schemas.js'
+import { auditSource } from '../staff/audit-log.js'
 import * as service from './shipping.service.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse }
@@ -35,7 +36,7 @@ export async function shippingRoutes(fastify: FastifyInstance): Promise<void> {
   app.post('/shipping-methods', {
     config,
     schema: { tags, summary: 'Add a shipping method (admin)', security, body: CreateShippingMethodBody, response: { 201: ShippingMethod, ...errors } },
-    handler: async (request, reply) => reply.code(201).send(await service.createShippingMethod(app.db, request.body)),
+    handler: async (request, reply) => reply.code(201).send(await service.createShippingMethod(app.db, request.body, auditSource(request))),
   })
 
   app.patch('/shipping-methods/:id', {
@@ -48,7 +49,7 @@ export async function shippingRoutes(fastify: FastifyInstance): Promise<void> {
       body: UpdateShippingMethodBody,
       response: { 200: ShippingMethod, ...errors },
     },
-    handler: async (request) => service.updateShippingMethod(app.db, request.params.id, request.body),
+    handler: async (request) => service.updateShippingMethod(app.db, request.params.id, request.body, auditSource(request)),
   })
 
   app.delete('/shipping-methods/:id', {
@@ -61,6 +62,6 @@ export async function shippingRoutes(fastify: FastifyInstance): Promise<void> {
       params: IdParams,
       response: { 200: MessageResponse, ...errors },
     },
-    handler: async (request) => service.deleteShippingMethod(app.db, request.params.id),
+    handler: async (request) => service.deleteShippingMethod(app.db, request.params.id, auditSource(request)),
   })
 }

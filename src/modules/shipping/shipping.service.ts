@@ -5,6 +5,7 @@ import { centsToAmount, parseCents } from '../../shared/money.js'
 import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
 import { assertTaxClassExists } from '../taxes/taxes.service.js'
+import { type AuditSource, recordAudit } from '../staff/audit-log.js'
 import * as repo from './shipping.repository.js'
 import type { CreateShippingMethodInput, ListShippingMethodsQuery, ShippingMethod, UpdateShippingMethodInput } from './shipping.schemas.js'
 
@@ -66,25 +67,29 @@ export async function listShippingMethods(db: Db, query: ListShippingMethodsQuer
   return rows.filter((row) => country === undefined || shipsTo(row, country)).map(shippingMethodRowToMethod)
 }
 
-export async function createShippingMethod(db: Db, input: CreateShippingMethodInput): Promise<ShippingMethod> {
+export async function createShippingMethod(db: Db, input: CreateShippingMethodInput, audit: AuditSource): Promise<ShippingMethod> {
   const priceCents = parseAmount('price', input.price)
   const freeOverCents = input.freeOver === undefined || input.freeOver === null ? null : parseAmount('freeOver', input.freeOver)
   if (input.taxClass !== undefined) await assertTaxClassExists(db, input.taxClass)
   const now = nowIso()
-  const row = await repo.insertShippingMethod(db, {
-    name: input.name,
-    price_cents: priceCents,
-    countries: JSON.stringify(input.countries ?? []),
-    free_over_cents: freeOverCents,
-    active: input.active === false ? 0 : 1,
-    ...(input.taxClass !== undefined ? { tax_class: input.taxClass } : {}),
-    created_at: now,
-    updated_at: now,
+  return db.transaction().execute(async (trx) => {
+    const row = await repo.insertShippingMethod(trx, {
+      name: input.name,
+      price_cents: priceCents,
+      countries: JSON.stringify(input.countries ?? []),
+      free_over_cents: freeOverCents,
+      active: input.active === false ? 0 : 1,
+      ...(input.taxClass !== undefined ? { tax_class: input.taxClass } : {}),
+      created_at: now,
+      updated_at: now,
+    })
+    const method = shippingMethodRowToMethod(row)
+    await recordAudit(trx, { by: audit, action: 'shipping_method.create', entityType: 'shipping_method', entityId: method.id, before: null, after: method })
+    return method
   })
-  return shippingMethodRowToMethod(row)
 }
 
-export async function updateShippingMethod(db: Db, id: number, input: UpdateShippingMethodInput): Promise<ShippingMethod> {
+export async function updateShippingMethod(db: Db, id: number, input: UpdateShippingMethodInput, audit: AuditSource): Promise<ShippingMethod> {
   // Fields first (422), then the id (404).
   const changes: Updateable<ShippingMethodsTable> = { updated_at: nowIso() }
   if (input.name !== undefined) changes.name = input.name
@@ -96,14 +101,31 @@ export async function updateShippingMethod(db: Db, id: number, input: UpdateShip
     await assertTaxClassExists(db, input.taxClass)
     changes.tax_class = input.taxClass
   }
-  const row = await repo.updateShippingMethod(db, id, changes)
-  if (!row) throw new AppError(404, 'shippingMethodNotFound')
-  return shippingMethodRowToMethod(row)
+  return db.transaction().execute(async (trx) => {
+    const before = await repo.findShippingMethod(trx, id)
+    const row = await repo.updateShippingMethod(trx, id, changes)
+    if (!before || !row) throw new AppError(404, 'shippingMethodNotFound')
+    const method = shippingMethodRowToMethod(row)
+    await recordAudit(trx, {
+      by: audit,
+      action: 'shipping_method.update',
+      entityType: 'shipping_method',
+      entityId: id,
+      before: shippingMethodRowToMethod(before),
+      after: method,
+    })
+    return method
+  })
 }
 
 /** Orders that used the method keep their snapshot. */
-export async function deleteShippingMethod(db: Db, id: number): Promise<{ message: string }> {
-  if (!(await repo.deleteShippingMethod(db, id))) throw new AppError(404, 'shippingMethodNotFound')
+export async function deleteShippingMethod(db: Db, id: number, audit: AuditSource): Promise<{ message: string }> {
+  await db.transaction().execute(async (trx) => {
+    const before = await repo.findShippingMethod(trx, id)
+    if (!before || !(await repo.deleteShippingMethod(trx, id))) throw new AppError(404, 'shippingMethodNotFound')
+    const shown = shippingMethodRowToMethod(before)
+    await recordAudit(trx, { by: audit, action: 'shipping_method.delete', entityType: 'shipping_method', entityId: id, before: shown, after: null })
+  })
   return { message: messages.shippingMethodDeleted }
 }
 

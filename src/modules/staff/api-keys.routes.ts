@@ -6,6 +6,7 @@ import { paged } from '../../shared/openapi.js'
 import { ErrorResponse, IdParams, MessageResponse, type SchemaTypes } from '../../shared/validation.js'
 import { trimTextFields } from '../users/trim-text-fields.js'
 import { ApiKeyList, ApiKeyWithSecret, CreateApiKeyBody, ListApiKeysQuery } from './api-keys.schemas.js'
+import { auditSource } from './audit-log.js'
 import * as service from './api-keys.service.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
@@ -56,7 +57,7 @@ export async function apiKeysRoutes(fastify: FastifyInstance, options: { config:
       body: CreateApiKeyBody,
       response: { 201: ApiKeyWithSecret, ...errors },
     },
-    handler: async (request, reply) => reply.code(201).send(await service.createApiKey(app.db, request.user.id, request.body)),
+    handler: async (request, reply) => reply.code(201).send(await service.createApiKey(app.db, request.user.id, request.body, auditSource(request))),
   })
 
   app.post('/api-keys/:id/rotate', {
@@ -70,7 +71,7 @@ export async function apiKeysRoutes(fastify: FastifyInstance, options: { config:
       params: IdParams,
       response: { 200: ApiKeyWithSecret, ...errors },
     },
-    handler: async (request) => service.rotateApiKey(app.db, request.params.id),
+    handler: async (request) => service.rotateApiKey(app.db, request.params.id, auditSource(request)),
   })
 
   app.delete('/api-keys/:id', {
@@ -84,7 +85,7 @@ export async function apiKeysRoutes(fastify: FastifyInstance, options: { config:
       response: { 200: MessageResponse, ...errors },
     },
     handler: async (request) => {
-      await service.revokeApiKey(app.db, request.params.id)
+      await service.revokeApiKey(app.db, request.params.id, auditSource(request))
       return { message: messages.apiKeyRevokedDone }
     },
   })

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { ApiKeyRow, Database } from '../../db/database.js'
+import { type AuditSource, recordAudit } from './audit-log.js'
 import { AppError, messages } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
@@ -32,7 +33,7 @@ export async function listApiKeys(db: Db, page: { limit?: number; offset?: numbe
 }
 
 /** A new key made by the admin `createdBy`, with its secret (the only time, with rotation, that it is shown). 422 for a past `expiresAt`. */
-export async function createApiKey(db: Db, createdBy: number, input: CreateApiKeyInput): Promise<ApiKeyWithSecret> {
+export async function createApiKey(db: Db, createdBy: number, input: CreateApiKeyInput, audit: AuditSource): Promise<ApiKeyWithSecret> {
   const now = nowIso()
   const expiresAt = input.expiresAt == null ? null : new Date(input.expiresAt).toISOString()
   if (expiresAt !== null && expiresAt <= now) throw new ValidationError(messages.expiresAtPast, 'expiresAt')
@@ -49,7 +50,10 @@ export async function createApiKey(db: Db, createdBy: number, input: CreateApiKe
       last_used_at: null,
       revoked_at: null,
     })
-    return { ...apiKeyRowToApiKey(row), secret }
+    const key = apiKeyRowToApiKey(row)
+    // The answer carries the secret; the entry's copy reads [REDACTED].
+    await recordAudit(trx, { by: audit, action: 'api_key.create', entityType: 'api_key', entityId: key.id, before: null, after: { ...key, secret } })
+    return { ...key, secret }
   })
 }
 
@@ -57,20 +61,44 @@ export async function createApiKey(db: Db, createdBy: number, input: CreateApiKe
  * A new secret (and lookup id) for the key; the old secret stops at once (the route empties the keys' cache). The
  * name, role and expiry stay. 404 for an unknown key, 409 for a revoked one.
  */
-export async function rotateApiKey(db: Db, id: number): Promise<ApiKeyWithSecret> {
+export async function rotateApiKey(db: Db, id: number, audit: AuditSource): Promise<ApiKeyWithSecret> {
   const { secret, lookupId, secretHash } = issueSecret()
   return db.transaction().execute(async (trx) => {
+    const before = await repo.findApiKeyById(trx, id)
     const row = await repo.replaceApiKeySecret(trx, id, { lookup_id: lookupId, secret_hash: secretHash })
-    if (row) return { ...apiKeyRowToApiKey(row), secret }
+    if (row && before) {
+      const key = apiKeyRowToApiKey(row)
+      await recordAudit(trx, {
+        by: audit,
+        action: 'api_key.rotate',
+        entityType: 'api_key',
+        entityId: id,
+        before: apiKeyRowToApiKey(before),
+        after: { ...key, secret },
+      })
+      return { ...key, secret }
+    }
     if (!(await repo.findApiKeyById(trx, id))) throw new AppError(404, 'apiKeyNotFound')
     throw new AppError(409, 'apiKeyRevoked')
   })
 }
 
 /** Revokes the key for good; the row stays (lists, the audit log's names). Revoking it again changes nothing. 404 for an unknown key. */
-export async function revokeApiKey(db: Db, id: number): Promise<void> {
+export async function revokeApiKey(db: Db, id: number, audit: AuditSource): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    if (!(await repo.findApiKeyById(trx, id))) throw new AppError(404, 'apiKeyNotFound')
+    const before = await repo.findApiKeyById(trx, id)
+    if (!before) throw new AppError(404, 'apiKeyNotFound')
+    // Revoking again changes nothing, and records nothing.
+    if (before.revoked_at !== null) return
     await repo.revokeApiKey(trx, id, nowIso())
+    const after = await repo.findApiKeyById(trx, id)
+    await recordAudit(trx, {
+      by: audit,
+      action: 'api_key.revoke',
+      entityType: 'api_key',
+      entityId: id,
+      before: apiKeyRowToApiKey(before),
+      after: after ? apiKeyRowToApiKey(after) : null,
+    })
   })
 }

@@ -15,6 +15,7 @@ import {
   UpdateTaxClassBody,
   UpdateTaxRateBody,
 } from './taxes.schemas.js'
+import { auditSource } from '../staff/audit-log.js'
 import * as service from './taxes.service.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 422: ErrorResponse }
@@ -41,7 +42,7 @@ export async function taxesRoutes(fastify: FastifyInstance): Promise<void> {
   app.post('/tax-classes', {
     config,
     schema: { tags, summary: 'Add a tax class (admin: settings:write)', security, body: CreateTaxClassBody, response: { 201: TaxClass, ...errors } },
-    handler: async (request, reply) => reply.code(201).send(await service.createTaxClass(app.db, request.body)),
+    handler: async (request, reply) => reply.code(201).send(await service.createTaxClass(app.db, request.body, auditSource(request))),
   })
 
   app.patch('/tax-classes/:code', {
@@ -54,7 +55,7 @@ export async function taxesRoutes(fastify: FastifyInstance): Promise<void> {
       body: UpdateTaxClassBody,
       response: { 200: TaxClass, ...errors },
     },
-    handler: async (request) => service.updateTaxClass(app.db, request.params.code, request.body),
+    handler: async (request) => service.updateTaxClass(app.db, request.params.code, request.body, auditSource(request)),
   })
 
   app.delete('/tax-classes/:code', {
@@ -67,7 +68,7 @@ export async function taxesRoutes(fastify: FastifyInstance): Promise<void> {
       params: TaxClassParams,
       response: { 200: MessageResponse, ...errors },
     },
-    handler: async (request) => service.deleteTaxClass(app.db, request.params.code, usages),
+    handler: async (request) => service.deleteTaxClass(app.db, request.params.code, usages, auditSource(request)),
   })
 
   app.get('/tax-rates', {
@@ -85,7 +86,7 @@ export async function taxesRoutes(fastify: FastifyInstance): Promise<void> {
   app.post('/tax-rates', {
     config,
     schema: { tags, summary: 'Add a tax rate (admin: settings:write)', security, body: CreateTaxRateBody, response: { 201: TaxRate, ...errors } },
-    handler: async (request, reply) => reply.code(201).send(await service.createTaxRate(app.db, request.body)),
+    handler: async (request, reply) => reply.code(201).send(await service.createTaxRate(app.db, request.body, auditSource(request))),
   })
 
   app.patch('/tax-rates/:id', {
@@ -98,7 +99,7 @@ export async function taxesRoutes(fastify: FastifyInstance): Promise<void> {
       body: UpdateTaxRateBody,
       response: { 200: TaxRate, ...errors },
     },
-    handler: async (request) => service.updateTaxRate(app.db, request.params.id, request.body),
+    handler: async (request) => service.updateTaxRate(app.db, request.params.id, request.body, auditSource(request)),
   })
 
   app.delete('/tax-rates/:id', {
@@ -111,6 +112,6 @@ export async function taxesRoutes(fastify: FastifyInstance): Promise<void> {
       params: IdParams,
       response: { 200: MessageResponse, ...errors },
     },
-    handler: async (request) => service.deleteTaxRate(app.db, request.params.id),
+    handler: async (request) => service.deleteTaxRate(app.db, request.params.id, auditSource(request)),
   })
 }

@@ -7,6 +7,7 @@ import { centsToAmount, parseCents } from '../../shared/money.js'
 import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
 import type { TaxRate as TotalsTaxRate } from '../totals/totals.js'
+import { type AuditSource, recordAudit } from '../staff/audit-log.js'
 import * as repo from './taxes.repository.js'
 import type { CreateTaxClassInput, CreateTaxRateInput, ListTaxRatesQuery, TaxClass, TaxRate, UpdateTaxClassInput, UpdateTaxRateInput } from './taxes.schemas.js'
 
@@ -72,26 +73,36 @@ export async function listTaxClasses(db: Db): Promise<TaxClass[]> {
   return (await repo.listTaxClasses(db)).map(classRowToClass)
 }
 
-export async function createTaxClass(db: Db, input: CreateTaxClassInput): Promise<TaxClass> {
+export async function createTaxClass(db: Db, input: CreateTaxClassInput, audit: AuditSource): Promise<TaxClass> {
   const now = nowIso()
   try {
-    return classRowToClass(await repo.insertTaxClass(db, { code: input.code, name: input.name, created_at: now, updated_at: now }))
+    return await db.transaction().execute(async (trx) => {
+      const created = classRowToClass(await repo.insertTaxClass(trx, { code: input.code, name: input.name, created_at: now, updated_at: now }))
+      await recordAudit(trx, { by: audit, action: 'tax_class.create', entityType: 'tax_class', entityId: created.code, before: null, after: created })
+      return created
+    })
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError(409, 'taxClassExists')
     throw error
   }
 }
 
-export async function updateTaxClass(db: Db, code: string, input: UpdateTaxClassInput): Promise<TaxClass> {
-  const row = await repo.updateTaxClass(db, code, { name: input.name, updated_at: nowIso() })
-  if (!row) throw new AppError(404, 'taxClassNotFound')
-  return classRowToClass(row)
+export async function updateTaxClass(db: Db, code: string, input: UpdateTaxClassInput, audit: AuditSource): Promise<TaxClass> {
+  return db.transaction().execute(async (trx) => {
+    const before = await repo.findTaxClass(trx, code)
+    const row = await repo.updateTaxClass(trx, code, { name: input.name, updated_at: nowIso() })
+    if (!before || !row) throw new AppError(404, 'taxClassNotFound')
+    const after = classRowToClass(row)
+    await recordAudit(trx, { by: audit, action: 'tax_class.update', entityType: 'tax_class', entityId: code, before: classRowToClass(before), after })
+    return after
+  })
 }
 
 /** `standard`, and a class a rate, a product, a variant or a shipping method names, stay (409). */
-export async function deleteTaxClass(db: Db, code: string, usages: readonly TaxClassUsage[]): Promise<{ message: string }> {
+export async function deleteTaxClass(db: Db, code: string, usages: readonly TaxClassUsage[], audit: AuditSource): Promise<{ message: string }> {
   return db.transaction().execute(async (trx) => {
-    if (!(await repo.findTaxClass(trx, code))) throw new AppError(404, 'taxClassNotFound')
+    const before = await repo.findTaxClass(trx, code)
+    if (!before) throw new AppError(404, 'taxClassNotFound')
     if (code === DEFAULT_TAX_CLASS || (await repo.ratesUseClass(trx, code))) throw new AppError(409, 'taxClassInUse')
     for (const used of usages) if (await used(trx, code)) throw new AppError(409, 'taxClassInUse')
     try {
@@ -101,6 +112,7 @@ export async function deleteTaxClass(db: Db, code: string, usages: readonly TaxC
       if (isForeignKeyViolation(error)) throw new AppError(409, 'taxClassInUse')
       throw error
     }
+    await recordAudit(trx, { by: audit, action: 'tax_class.delete', entityType: 'tax_class', entityId: code, before: classRowToClass(before), after: null })
     return { message: messages.taxClassDeleted }
   })
 }
@@ -120,21 +132,32 @@ async function writeRate(write: () => Promise<TaxRateRow | undefined>): Promise<
   }
 }
 
-export async function createTaxRate(db: Db, input: CreateTaxRateInput): Promise<TaxRate> {
+export async function createTaxRate(db: Db, input: CreateTaxRateInput, audit: AuditSource): Promise<TaxRate> {
   const rate = parseRate(input.rate)
   await assertTaxClassExists(db, input.taxClass)
   const now = nowIso()
   const region = input.region ?? null
   const row = await writeRate(() =>
-    repo.insertTaxRate(db, {
-      country: input.country,
-      region,
-      region_key: regionKey(region),
-      tax_class: input.taxClass,
-      rate,
-      name: input.name ?? defaultRateName(rate),
-      created_at: now,
-      updated_at: now,
+    db.transaction().execute(async (trx) => {
+      const inserted = await repo.insertTaxRate(trx, {
+        country: input.country,
+        region,
+        region_key: regionKey(region),
+        tax_class: input.taxClass,
+        rate,
+        name: input.name ?? defaultRateName(rate),
+        created_at: now,
+        updated_at: now,
+      })
+      await recordAudit(trx, {
+        by: audit,
+        action: 'tax_rate.create',
+        entityType: 'tax_rate',
+        entityId: inserted.id,
+        before: null,
+        after: rateRowToRate(inserted),
+      })
+      return inserted
     }),
   )
   return rateRowToRate(row!)
@@ -144,7 +167,7 @@ export async function createTaxRate(db: Db, input: CreateTaxRateInput): Promise<
  * Any field. A name left to its default (`IVA <rate>%`) follows a new rate; `name: null` sets it back to the default.
  * Fields first (422, the class included), then the id (404), then the key (409).
  */
-export async function updateTaxRate(db: Db, id: number, input: UpdateTaxRateInput): Promise<TaxRate> {
+export async function updateTaxRate(db: Db, id: number, input: UpdateTaxRateInput, audit: AuditSource): Promise<TaxRate> {
   const rate = input.rate === undefined ? undefined : parseRate(input.rate)
   if (input.taxClass !== undefined) await assertTaxClassExists(db, input.taxClass)
   const current = await repo.findTaxRate(db, id)
@@ -160,13 +183,32 @@ export async function updateTaxRate(db: Db, id: number, input: UpdateTaxRateInpu
   const newRate = rate ?? current.rate
   if (input.name !== undefined) changes.name = input.name ?? defaultRateName(newRate)
   else if (rate !== undefined && current.name === defaultRateName(current.rate)) changes.name = defaultRateName(newRate)
-  const row = await writeRate(() => repo.updateTaxRate(db, id, changes))
+  const row = await writeRate(() =>
+    db.transaction().execute(async (trx) => {
+      const before = await repo.findTaxRate(trx, id)
+      const updated = await repo.updateTaxRate(trx, id, changes)
+      if (!before || !updated) return undefined
+      await recordAudit(trx, {
+        by: audit,
+        action: 'tax_rate.update',
+        entityType: 'tax_rate',
+        entityId: id,
+        before: rateRowToRate(before),
+        after: rateRowToRate(updated),
+      })
+      return updated
+    }),
+  )
   if (!row) throw new AppError(404, 'taxRateNotFound')
   return rateRowToRate(row)
 }
 
-export async function deleteTaxRate(db: Db, id: number): Promise<{ message: string }> {
-  if (!(await repo.deleteTaxRate(db, id))) throw new AppError(404, 'taxRateNotFound')
+export async function deleteTaxRate(db: Db, id: number, audit: AuditSource): Promise<{ message: string }> {
+  await db.transaction().execute(async (trx) => {
+    const before = await repo.findTaxRate(trx, id)
+    if (!before || !(await repo.deleteTaxRate(trx, id))) throw new AppError(404, 'taxRateNotFound')
+    await recordAudit(trx, { by: audit, action: 'tax_rate.delete', entityType: 'tax_rate', entityId: id, before: rateRowToRate(before), after: null })
+  })
   return { message: messages.taxRateDeleted }
 }
 

@@ -8,6 +8,7 @@ import { sessionsRoutes } from '../sessions/sessions.routes.js'
 import { startSession } from '../sessions/sessions.service.js'
 import { assertPermissions } from '../staff/staff-access.js'
 import { trimTextFields } from './trim-text-fields.js'
+import { auditSource } from '../staff/audit-log.js'
 import * as service from './users.service.js'
 import { CreateUserBody, ListUsersQuery, LoginBody, LoginResponse, Me, RegisterBody, RegisterResponse, UpdateUserBody, User } from './users.schemas.js'
 
@@ -94,7 +95,7 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
         trimTextFields,
       ],
       schema: { tags, summary: 'Create a user with a role (admin)', security: secured, body: CreateUserBody, response: { 201: User, ...errors } },
-      handler: async (request, reply) => reply.code(201).send(await service.createUser(app.db, request.body)),
+      handler: async (request, reply) => reply.code(201).send(await service.createUser(app.db, request.body, auditSource(request))),
     })
   }
 
@@ -135,7 +136,7 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
     config: { invalidates: ['users'] },
     preValidation: [actsOnUsers, trimTextFields],
     schema: { tags, summary: 'Change a user (admin)', security: secured, params: IdParams, body: UpdateUserBody, response: { 200: User, ...errors } },
-    handler: async (request) => service.updateUser(app.db, request.user, request.params.id, request.body),
+    handler: async (request) => service.updateUser(app.db, request.user, request.params.id, request.body, auditSource(request)),
   })
 
   app.delete('/auth/users/:id', {
@@ -144,7 +145,7 @@ export async function usersRoutes(fastify: FastifyInstance, options: { config: C
     preValidation: actsOnUsers,
     schema: { tags, summary: 'Delete a user (admin)', security: secured, params: IdParams, response: { 200: MessageResponse, ...errors } },
     handler: async (request) => {
-      await service.deleteUser(app.db, request.user, request.params.id)
+      await service.deleteUser(app.db, request.user, request.params.id, auditSource(request))
       return { message: 'Usuario eliminado correctamente' }
     },
   })

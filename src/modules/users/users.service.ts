@@ -6,6 +6,7 @@ import { AppError } from '../../shared/errors.js'
 import { nowIso } from '../../shared/time.js'
 import { hashPassword, verifyPassword } from './passwords.js'
 import { carrySession, credentialsChangeAfter, endResetLinks, endUserSessions } from '../sessions/sessions.service.js'
+import { type AuditSource, recordAudit } from '../staff/audit-log.js'
 import * as repo from './users.repository.js'
 import { hasPermission, type Permission, permissionsOf } from '../staff/permissions.js'
 import { assertPermissions } from '../staff/staff-access.js'
@@ -21,6 +22,8 @@ export function userRowToUser(row: UserRow): User {
 export interface UserActor {
   id: number
   staffRole: StaffRole | null
+  /** Set when the caller is an API key: its id is then the key's, never a user's. */
+  apiKey?: { id: number; name: string }
 }
 
 /** Acting on an admin (one that is, or one that becomes) is `staff:manage`; on a customer, `customers:write`. */
@@ -54,24 +57,28 @@ export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefi
   return repo.findUserByEmail(db, email)
 }
 
-/** A new user; an admin's staff role is `owner` unless given, a customer never has one. */
-export async function createUser(db: Db, input: CreateUserInput): Promise<User> {
+/** A user made by an admin (`audit`: recorded), by registration or by the operator's ADMIN_* (null: not recorded). An admin's staff role is `owner` unless given; a customer never has one. */
+export async function createUser(db: Db, input: CreateUserInput, audit: AuditSource | null): Promise<User> {
   const email = normalizeEmail(input.email)
   if (await repo.findUserByEmail(db, email)) throw new AppError(409, 'emailTaken')
   const passwordHash = await hashPassword(input.password)
   const now = nowIso()
   try {
-    const row = await repo.insertUser(db, {
-      name: input.name.trim(),
-      email,
-      password_hash: passwordHash,
-      role: input.role,
-      staff_role: input.role === 'admin' ? (input.staffRole ?? 'owner') : null,
-      created_at: now,
-      updated_at: now,
-      credentials_changed_at: now,
+    return await db.transaction().execute(async (trx) => {
+      const row = await repo.insertUser(trx, {
+        name: input.name.trim(),
+        email,
+        password_hash: passwordHash,
+        role: input.role,
+        staff_role: input.role === 'admin' ? (input.staffRole ?? 'owner') : null,
+        created_at: now,
+        updated_at: now,
+        credentials_changed_at: now,
+      })
+      const user = userRowToUser(row)
+      await recordAudit(trx, { by: audit, action: 'user.create', entityType: 'user', entityId: user.id, before: null, after: user })
+      return user
     })
-    return userRowToUser(row)
   } catch (error) {
     // Two registrations of one e-mail racing past the check above.
     if (isUniqueViolation(error)) throw new AppError(409, 'emailTaken')
@@ -81,7 +88,7 @@ export async function createUser(db: Db, input: CreateUserInput): Promise<User> 
 
 /** Registration always makes a customer, whatever the body said. */
 export function registerCustomer(db: Db, input: RegisterInput): Promise<User> {
-  return createUser(db, { name: input.name, email: input.email, password: input.password, role: 'customer' })
+  return createUser(db, { name: input.name, email: input.email, password: input.password, role: 'customer' }, null)
 }
 
 /** The user whose credentials these are, and their credentials' version (the session started with them lives under it). */
@@ -163,7 +170,7 @@ export async function listUsers(
  * An admin changes a user: an admin (one that is or becomes one, or a body naming a staff role) with
  * `staff:manage`, a customer with `customers:write`. Nobody changes their own role or staff role; the last owner stays one (409).
  */
-export async function updateUser(db: Db, actor: UserActor, id: number, input: UpdateUserInput): Promise<User> {
+export async function updateUser(db: Db, actor: UserActor, id: number, input: UpdateUserInput, audit: AuditSource): Promise<User> {
   assertActsOnUsers(actor)
   const current = await repo.findUserById(db, id)
   if (!current) throw new AppError(404, 'userNotFound')
@@ -173,7 +180,8 @@ export async function updateUser(db: Db, actor: UserActor, id: number, input: Up
   const staffRole: StaffRole | null = role === 'admin' ? (input.staffRole ?? (current.role === 'admin' ? current.staff_role : null) ?? 'owner') : null
   const currentStaffRole = current.role === 'admin' ? current.staff_role : null
   const ownRoleChange = (input.role !== undefined && input.role !== current.role) || (input.staffRole !== undefined && staffRole !== currentStaffRole)
-  if (id === actor.id && ownRoleChange) throw new AppError(403, 'ownRole')
+  // A key is never the user it changes (its id is the key's).
+  if (id === actor.id && actor.apiKey === undefined && ownRoleChange) throw new AppError(403, 'ownRole')
   const now = nowIso()
   const changes: UserUpdate = { updated_at: now }
   if (input.name !== undefined) changes.name = input.name.trim()
@@ -193,15 +201,24 @@ export async function updateUser(db: Db, actor: UserActor, id: number, input: Up
     changes.credentials_changed_at = new Date(Date.parse(now) + 1).toISOString()
   }
   try {
-    const row = await db.transaction().execute(async (trx) => {
+    return await db.transaction().execute(async (trx) => {
       if (currentStaffRole === 'owner' && staffRole !== 'owner') await keepAnOwner(trx, id)
+      const before = await repo.findUserById(trx, id)
       const updated = await repo.updateUserById(trx, id, changes)
+      if (!before || !updated) throw new AppError(404, 'userNotFound')
       // A password set by an admin: a reset link still pending must not undo it.
-      if (updated && input.password !== undefined) await endResetLinks(trx, id, now)
-      return updated
+      if (input.password !== undefined) await endResetLinks(trx, id, now)
+      const user = userRowToUser(updated)
+      // A role change is recorded as what it is: who may do what changed.
+      const action =
+        input.role !== undefined && input.role !== before.role
+          ? 'user.role_change'
+          : input.staffRole !== undefined && updated.staff_role !== before.staff_role
+            ? 'user.role_change'
+            : 'user.update'
+      await recordAudit(trx, { by: audit, action, entityType: 'user', entityId: id, before: userRowToUser(before), after: user })
+      return user
     })
-    if (!row) throw new AppError(404, 'userNotFound')
-    return userRowToUser(row)
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError(409, 'emailTaken')
     throw error
@@ -209,15 +226,17 @@ export async function updateUser(db: Db, actor: UserActor, id: number, input: Up
 }
 
 /** An admin deletes a user: an admin with `staff:manage`, a customer with `customers:write`; never the last owner (409). */
-export async function deleteUser(db: Db, actor: UserActor, id: number): Promise<void> {
+export async function deleteUser(db: Db, actor: UserActor, id: number, audit: AuditSource): Promise<void> {
   assertActsOnUsers(actor)
   const current = await repo.findUserById(db, id)
   if (!current) throw new AppError(404, 'userNotFound')
   assertPermissions(actor.staffRole, [userPermission(current.role === 'admin')])
-  if (id === actor.id) throw new AppError(409, 'ownAccount')
+  if (id === actor.id && actor.apiKey === undefined) throw new AppError(409, 'ownAccount')
   await db.transaction().execute(async (trx) => {
     if (current.role === 'admin' && current.staff_role === 'owner') await keepAnOwner(trx, id)
-    if (!(await repo.deleteUserById(trx, id))) throw new AppError(404, 'userNotFound')
+    const before = await repo.findUserById(trx, id)
+    if (!before || !(await repo.deleteUserById(trx, id))) throw new AppError(404, 'userNotFound')
+    await recordAudit(trx, { by: audit, action: 'user.delete', entityType: 'user', entityId: id, before: userRowToUser(before), after: null })
   })
 }
 
@@ -243,7 +262,7 @@ export async function ensureAdmin(
 async function createAdmin(db: Db, admin: { email: string; password: string; name: string; staffRole?: StaffRole }): Promise<boolean> {
   if (await repo.findUserByEmail(db, normalizeEmail(admin.email))) return false
   try {
-    await createUser(db, { ...admin, role: 'admin' })
+    await createUser(db, { ...admin, role: 'admin' }, null)
     return true
   } catch (error) {
     // Another instance created it at the same moment.

@@ -14,6 +14,7 @@ import {
   Webhook,
   WebhookList,
 } from './webhooks.schemas.js'
+import { auditSource } from '../staff/audit-log.js'
 import * as service from './webhooks.service.js'
 
 const errors = { 401: ErrorResponse, 403: ErrorResponse, 404: ErrorResponse, 422: ErrorResponse }
@@ -62,7 +63,7 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
       body: CreateWebhookBody,
       response: { 201: CreatedWebhook, ...errors, 503: ErrorResponse },
     },
-    handler: async (request, reply) => reply.code(201).send(await service.createWebhook(app.db, request.body, policy)),
+    handler: async (request, reply) => reply.code(201).send(await service.createWebhook(app.db, request.body, policy, auditSource(request))),
   })
 
   app.get('/webhooks', {
@@ -87,7 +88,7 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
       body: UpdateWebhookBody,
       response: { 200: Webhook, ...errors, 503: ErrorResponse },
     },
-    handler: async (request) => service.updateWebhook(app.db, request.params.id, request.body, policy),
+    handler: async (request) => service.updateWebhook(app.db, request.params.id, request.body, policy, auditSource(request)),
   })
 
   app.delete('/webhooks/:id', {
@@ -100,7 +101,7 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
       params: IdParams,
       response: { 200: MessageResponse, ...errors },
     },
-    handler: async (request) => service.deleteWebhook(app.db, request.params.id),
+    handler: async (request) => service.deleteWebhook(app.db, request.params.id, auditSource(request)),
   })
 
   app.get('/webhooks/:id/deliveries', {
@@ -133,6 +134,7 @@ export async function webhooksRoutes(fastify: FastifyInstance, options: Webhooks
       params: DeliveryParams,
       response: { 202: Delivery, ...errors, 409: ErrorResponse },
     },
-    handler: async (request, reply) => reply.code(202).send(await service.retryDelivery(app.db, request.params.id, request.params.deliveryId)),
+    handler: async (request, reply) =>
+      reply.code(202).send(await service.retryDelivery(app.db, request.params.id, request.params.deliveryId, auditSource(request))),
   })
 }

@@ -9,6 +9,7 @@ import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
 import { type AddressLookup, checkWebhookHost, parseWebhookUrl } from './webhook-address.js'
 import { type DeliveryOutcome, sendWebhook } from './webhook-delivery.js'
+import { type AuditSource, recordAudit } from '../staff/audit-log.js'
 import * as repo from './webhooks.repository.js'
 import type { CreatedWebhook, CreateWebhookInput, Delivery, ListDeliveriesQuery, UpdateWebhookInput, Webhook } from './webhooks.schemas.js'
 
@@ -82,22 +83,27 @@ export async function getWebhook(db: Db, id: number): Promise<Webhook> {
   return webhookRowToWebhook(row)
 }
 
-export async function createWebhook(db: Db, input: CreateWebhookInput, policy: WebhookPolicy): Promise<CreatedWebhook> {
+export async function createWebhook(db: Db, input: CreateWebhookInput, policy: WebhookPolicy, audit: AuditSource): Promise<CreatedWebhook> {
   await checkUrl(input.url, policy)
   const now = nowIso()
-  const row = await repo.insertWebhook(db, {
-    url: input.url,
-    events: JSON.stringify(uniqueEvents(input.events)),
-    description: input.description ?? '',
-    active: 1,
-    secret: newSecret(),
-    created_at: now,
-    updated_at: now,
+  return db.transaction().execute(async (trx) => {
+    const row = await repo.insertWebhook(trx, {
+      url: input.url,
+      events: JSON.stringify(uniqueEvents(input.events)),
+      description: input.description ?? '',
+      active: 1,
+      secret: newSecret(),
+      created_at: now,
+      updated_at: now,
+    })
+    const created = { ...webhookRowToWebhook(row), secret: row.secret }
+    // The secret reads "[REDACTED]" in the log (its key names a secret).
+    await recordAudit(trx, { by: audit, action: 'webhook.create', entityType: 'webhook', entityId: created.id, before: null, after: created })
+    return created
   })
-  return { ...webhookRowToWebhook(row), secret: row.secret }
 }
 
-export async function updateWebhook(db: Db, id: number, input: UpdateWebhookInput, policy: WebhookPolicy): Promise<Webhook> {
+export async function updateWebhook(db: Db, id: number, input: UpdateWebhookInput, policy: WebhookPolicy, audit: AuditSource): Promise<Webhook> {
   // Fields first (422), then the id (404): the URL's shape before its address, which may need the network.
   if (input.url !== undefined) parseWebhookUrl(input.url)
   if (!(await repo.findWebhook(db, id))) throw new AppError(404, 'webhookNotFound')
@@ -107,15 +113,23 @@ export async function updateWebhook(db: Db, id: number, input: UpdateWebhookInpu
   if (input.events !== undefined) changes.events = JSON.stringify(uniqueEvents(input.events))
   if (input.description !== undefined) changes.description = input.description
   if (input.active !== undefined) changes.active = input.active ? 1 : 0
-  const row = await repo.updateWebhook(db, id, changes)
-  if (!row) throw new AppError(404, 'webhookNotFound')
-  return webhookRowToWebhook(row)
+  return db.transaction().execute(async (trx) => {
+    const before = await repo.findWebhook(trx, id)
+    const row = await repo.updateWebhook(trx, id, changes)
+    if (!before || !row) throw new AppError(404, 'webhookNotFound')
+    const webhook = webhookRowToWebhook(row)
+    await recordAudit(trx, { by: audit, action: 'webhook.update', entityType: 'webhook', entityId: id, before: webhookRowToWebhook(before), after: webhook })
+    return webhook
+  })
 }
 
 /** The webhook goes, with its deliveries: pending ones are not attempted again. */
-export async function deleteWebhook(db: Db, id: number): Promise<{ message: string }> {
-  const deleted = await db.transaction().execute((trx) => repo.deleteWebhook(trx, id))
-  if (!deleted) throw new AppError(404, 'webhookNotFound')
+export async function deleteWebhook(db: Db, id: number, audit: AuditSource): Promise<{ message: string }> {
+  await db.transaction().execute(async (trx) => {
+    const before = await repo.findWebhook(trx, id)
+    if (!before || !(await repo.deleteWebhook(trx, id))) throw new AppError(404, 'webhookNotFound')
+    await recordAudit(trx, { by: audit, action: 'webhook.delete', entityType: 'webhook', entityId: id, before: webhookRowToWebhook(before), after: null })
+  })
   return { message: messages.webhookDeleted }
 }
 
@@ -129,15 +143,21 @@ export async function listDeliveries(db: Db, id: number, query: ListDeliveriesQu
  * Queues a delivery again, due now, with the same id and body (whatever its status: a delivered one is sent
  * again too). A webhook that is not active delivers nothing: 409.
  */
-export async function retryDelivery(db: Db, id: number, deliveryId: string): Promise<Delivery> {
+export async function retryDelivery(db: Db, id: number, deliveryId: string, audit: AuditSource): Promise<Delivery> {
   const webhook = await repo.findWebhook(db, id)
   if (!webhook) throw new AppError(404, 'webhookNotFound')
   if (!(await repo.findDelivery(db, id, deliveryId))) throw new AppError(404, 'webhookDeliveryNotFound')
   if (webhook.active !== 1) throw new AppError(409, 'webhookInactive')
-  const row = await repo.requeueDelivery(db, id, deliveryId, nowIso())
-  // Deleted in between (with its webhook).
-  if (!row) throw new AppError(404, 'webhookDeliveryNotFound')
-  return deliveryRowToDelivery(row)
+  return db.transaction().execute(async (trx) => {
+    const before = await repo.findDelivery(trx, id, deliveryId)
+    const row = await repo.requeueDelivery(trx, id, deliveryId, nowIso())
+    // Deleted in between (with its webhook).
+    if (!before || !row) throw new AppError(404, 'webhookDeliveryNotFound')
+    const delivery = deliveryRowToDelivery(row)
+    const change = { before: deliveryRowToDelivery(before), after: delivery }
+    await recordAudit(trx, { by: audit, action: 'webhook_delivery.retry', entityType: 'webhook_delivery', entityId: deliveryId, ...change })
+    return delivery
+  })
 }
 
 /** An event of the shop, as the outbox hands it to its listeners. */
