@@ -3,7 +3,8 @@ import { useTestApp } from '../helpers/app.js'
 import { makeUser, type TestUser } from '../helpers/factories.js'
 import { makeStaff, sessionToken } from '../helpers/staff.js'
 
-// Every operation of /openapi.json, called as anonymous, as a customer and as an admin of each staff role, against a
+// Every operation of /openapi.json, called as anonymous, as a customer, as an admin of each staff role and as an API
+// key of each role a key may have (refused on the caller's own data), against a
 // table written here, by method and path: who may call it. The table is the staff roles' documented access
 // (docs/staff.md), kept apart from the routes' own declarations on purpose: a route that forgets its permission, or
 // declares the wrong one, fails here. An operation missing from the table fails too.
@@ -210,6 +211,11 @@ const ACCESS: Record<string, Access> = {
 const QUERY_VARIANTS = Object.keys(ACCESS).filter((key) => key.includes('?'))
 
 const STAFF_ROLES = ['owner', 'manager', 'catalog', 'fulfillment', 'support'] as const
+/** API keys, one per role a key may have: an admin of that role, refused on the caller's own data. */
+const KEY_ROLES = ['manager', 'catalog', 'fulfillment', 'support'] as const
+type KeyCaller = `key:${(typeof KEY_ROLES)[number]}`
+const KEY_CALLERS = KEY_ROLES.map((role): KeyCaller => `key:${role}`)
+const KEY_REFUSED = 'Forbidden - API keys cannot be used on this route'
 const DENIED_ROLE = 'Forbidden - Requires one of the following roles: admin'
 const UNAUTHORIZED = 'Unauthorized - No user found'
 
@@ -219,8 +225,12 @@ function concrete(path: string): string {
 }
 
 /** What the caller should get: 'pass' (anything but 401 and 403), or the exact refusal. */
-function expected(access: Access, caller: 'anonymous' | 'customer' | (typeof STAFF_ROLES)[number]): 'pass' | { status: number; error: string } {
+function expected(access: Access, caller: 'anonymous' | 'customer' | (typeof STAFF_ROLES)[number] | KeyCaller): 'pass' | { status: number; error: string } {
   if (access.kind === 'public') return 'pass'
+  if (caller.startsWith('key:')) {
+    if (access.kind === 'signed-in') return { status: 403, error: KEY_REFUSED }
+    return expected(access, caller.slice(4) as (typeof STAFF_ROLES)[number])
+  }
   if (caller === 'anonymous') return { status: 401, error: UNAUTHORIZED }
   if (access.kind === 'signed-in') return 'pass'
   if (caller === 'customer') return access.kind === 'own-or-staff' ? 'pass' : { status: 403, error: DENIED_ROLE }
@@ -232,6 +242,7 @@ function expected(access: Access, caller: 'anonymous' | 'customer' | (typeof STA
 const shop = useTestApp()
 let operations: string[] = []
 const callers: Record<string, TestUser> = {}
+const keySecrets: Record<string, string> = {}
 
 beforeAll(async () => {
   const spec = (await shop.app.inject({ url: '/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> }
@@ -242,6 +253,16 @@ beforeAll(async () => {
   )
   callers.customer = await makeUser(shop.app, 'customer', 'Walking Customer')
   for (const role of STAFF_ROLES) callers[role] = await makeStaff(shop.app, role)
+  for (const role of KEY_ROLES) {
+    const made = await shop.app.inject({
+      method: 'POST',
+      url: '/api-keys',
+      headers: { authorization: `Bearer ${await sessionToken(shop.app, callers.owner!)}` },
+      payload: { name: `Walking ${role} key`, staffRole: role },
+    })
+    expect(made.statusCode).toBe(201)
+    keySecrets[`key:${role}`] = made.json<{ secret: string }>().secret
+  }
 })
 
 describe('every operation, as every kind of caller', () => {
@@ -260,10 +281,16 @@ describe('every operation, as every kind of caller', () => {
       const access = ACCESS[key]
       if (access === undefined) continue
       const [method, path] = key.split(' ') as [string, string]
-      for (const caller of ['anonymous', 'customer', ...STAFF_ROLES] as const) {
+      for (const caller of ['anonymous', 'customer', ...STAFF_ROLES, ...KEY_CALLERS] as const) {
         const user = callers[caller]
+        const secret = keySecrets[caller]
         // Each call its own session: a logout ends only that one.
-        const headers = user === undefined ? {} : { authorization: `Bearer ${await sessionToken(shop.app, user)}` }
+        const headers =
+          secret !== undefined
+            ? { authorization: `Bearer ${secret}` }
+            : user === undefined
+              ? {}
+              : { authorization: `Bearer ${await sessionToken(shop.app, user)}` }
         const withBody = method !== 'GET' && method !== 'DELETE'
         const res = await shop.app.inject({
           method: method as 'GET',
@@ -281,6 +308,6 @@ describe('every operation, as every kind of caller', () => {
       }
     }
     expect(wrong).toEqual([])
-    expect(calls).toBe((operations.length + QUERY_VARIANTS.length) * 7)
+    expect(calls).toBe((operations.length + QUERY_VARIANTS.length) * 11)
   }, 120_000)
 })
