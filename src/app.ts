@@ -335,7 +335,9 @@ async function buildServices(app: FastifyInstance, config: Config): Promise<Serv
             ...(request.amountCents === undefined ? {} : { amount: request.amountCents / 100 }),
             reason: `Devolución #${request.returnId}`,
           },
-          { id: request.actor.id ?? 0 },
+          request.actor.type === 'api_key' && request.actor.id !== null
+            ? { id: request.actor.id, apiKey: { id: request.actor.id, name: request.actor.name ?? '' } }
+            : { id: request.actor.id ?? 0 },
         )
         return { refundId, afterCommit: () => after(app.log) }
       },

@@ -2480,8 +2480,11 @@ export interface components {
       /** Format: date-time */
       createdAt: string
       actor: {
-        /** @enum {string} */
-        type: 'user' | 'system'
+        /**
+         * @description Who refunded: a staff member, an API key (its id and name), or the shop (a dashboard refund, a job).
+         * @enum {string}
+         */
+        type: 'user' | 'api_key' | 'system'
         id: number | null
         name: string | null
       }

@@ -399,7 +399,7 @@ export interface RefundsTable {
   provider: 'manual' | 'stripe'
   provider_ref: string | null
   reason: string | null
-  actor_type: 'user' | 'system'
+  actor_type: 'user' | 'api_key' | 'system'
   actor_id: number | null
   actor_name: string | null
   created_at: Timestamp

@@ -8,7 +8,7 @@ import { enqueueEmail } from '../outbox/outbox.js'
 import * as repo from './fulfillments.repository.js'
 import type { CreateFulfillmentInput, Fulfillment, MarkDeliveredInput, UpdateFulfillmentInput } from './fulfillments.schemas.js'
 import type { LifecycleHook, OrderLifecycle, OrderMove } from './order-lifecycle.js'
-import { appendOrderEvent, listOrderEvents, type OrderActor, type OrderTimelineEvent } from './order-timeline.js'
+import { appendOrderEvent, listOrderEvents, type OrderActor, orderActorOf, type OrderTimelineEvent, type StaffCaller, userIdOf } from './order-timeline.js'
 import { orderLinkUrl, type OrderTokens } from './order-token.js'
 import { fulfillmentStatusOf, loadOrder, type PaymentDefaults } from './order-view.js'
 import { type AuditSource, recordAudit } from '../staff/audit-log.js'
@@ -130,6 +130,7 @@ async function ship(
       to: 'shipped',
       cause: 'fulfillment',
       actorId: request.actorId,
+      actor: request.actor,
       // The shipment's own entry records the write.
       audit: null,
       log: request.log,
@@ -145,7 +146,7 @@ export async function createFulfillment(
   deps: FulfillmentsDeps,
   orderId: number,
   input: CreateFulfillmentInput,
-  actor: { id: number },
+  actor: StaffCaller,
   log: Log,
   audit: AuditSource,
 ): Promise<Fulfillment> {
@@ -164,8 +165,8 @@ export async function createFulfillment(
         trackingNumber: input.trackingNumber ?? null,
         trackingUrl: input.trackingUrl ?? null,
         notifyCustomer: input.notifyCustomer ?? true,
-        actor: { type: 'user', id: actor.id },
-        actorId: actor.id,
+        actor: orderActorOf(actor),
+        actorId: userIdOf(actor),
         log,
       },
       true,
@@ -182,12 +183,21 @@ export async function createFulfillment(
  * A fulfillment delivered: when the order is shipped, shipped in full and every one of its fulfillments delivered,
  * it moves to delivered by itself (the lifecycle emits order.delivered).
  */
-async function deliverOrderIfComplete(deps: FulfillmentsDeps, trx: Trx, orderId: number, actorId: number, log: Log) {
+async function deliverOrderIfComplete(deps: FulfillmentsDeps, trx: Trx, orderId: number, caller: StaffCaller, log: Log) {
   const order = await deps.lifecycle.lock(trx, orderId)
   if (order?.status !== 'shipped') return async () => {}
   if (fulfillmentStatusOf(await repo.listShippableLines(trx, orderId)) !== 'fulfilled') return async () => {}
   if (!(await repo.allDelivered(trx, orderId))) return async () => {}
-  return deps.lifecycle.moveWithin(trx, { orderId, from: 'shipped', to: 'delivered', cause: 'fulfillment', actorId, audit: null, log })
+  return deps.lifecycle.moveWithin(trx, {
+    orderId,
+    from: 'shipped',
+    to: 'delivered',
+    cause: 'fulfillment',
+    actorId: userIdOf(caller),
+    actor: orderActorOf(caller),
+    audit: null,
+    log,
+  })
 }
 
 /** Finds the fulfillment and locks its order (the lock every order change takes first), or 404. */
@@ -205,7 +215,7 @@ export async function updateFulfillment(
   deps: FulfillmentsDeps,
   id: number,
   input: UpdateFulfillmentInput,
-  actor: { id: number },
+  actor: StaffCaller,
   links: ShipmentLinkSettings,
   log: Log,
   audit: AuditSource,
@@ -223,7 +233,7 @@ export async function updateFulfillment(
     }
     await repo.updateFulfillment(trx, id, set)
     const fulfillment = (await repo.findFulfillment(trx, id))!
-    const userActor: OrderActor = { type: 'user', id: actor.id }
+    const userActor = orderActorOf(actor)
     const changed: Record<string, unknown> = {}
     for (const key of ['carrier', 'trackingNumber', 'trackingUrl'] as const) if (fulfillment[key] !== before[key]) changed[key] = fulfillment[key]
     if (Object.keys(changed).length > 0)
@@ -237,7 +247,7 @@ export async function updateFulfillment(
         actor: userActor,
         data: { fulfillmentId: id, deliveredAt },
       })
-      after = await deliverOrderIfComplete(deps, trx, before.orderId, actor.id, log)
+      after = await deliverOrderIfComplete(deps, trx, before.orderId, actor, log)
     }
     if (input.notifyCustomer === true) await emailShipmentAgain(deps, trx, before.orderId, fulfillment, links)
     await recordAudit(trx, { by: audit, action: 'fulfillment.update', entityType: 'fulfillment', entityId: id, before, after: fulfillment })
@@ -252,7 +262,7 @@ export async function markDelivered(
   deps: FulfillmentsDeps,
   id: number,
   input: MarkDeliveredInput,
-  actor: { id: number },
+  actor: StaffCaller,
   log: Log,
   audit: AuditSource,
 ): Promise<Fulfillment> {
@@ -265,10 +275,10 @@ export async function markDelivered(
       orderId: before.orderId,
       type: 'fulfillment.delivered',
       at: now,
-      actor: { type: 'user', id: actor.id },
+      actor: orderActorOf(actor),
       data: { fulfillmentId: id, deliveredAt },
     })
-    const after = await deliverOrderIfComplete(deps, trx, before.orderId, actor.id, log)
+    const after = await deliverOrderIfComplete(deps, trx, before.orderId, actor, log)
     const fulfillment = (await repo.findFulfillment(trx, id))!
     await recordAudit(trx, { by: audit, action: 'fulfillment.deliver', entityType: 'fulfillment', entityId: id, before, after: fulfillment })
     return { fulfillment, after }
@@ -303,10 +313,10 @@ export async function orderEvents(deps: FulfillmentsDeps, orderId: number): Prom
 }
 
 /** POST /orders/:id/notes: a staff note on the timeline; 201 with its entry. */
-export async function addNote(deps: FulfillmentsDeps, orderId: number, text: string, actor: { id: number }, audit: AuditSource): Promise<OrderTimelineEvent> {
+export async function addNote(deps: FulfillmentsDeps, orderId: number, text: string, actor: StaffCaller, audit: AuditSource): Promise<OrderTimelineEvent> {
   return deps.db.transaction().execute(async (trx) => {
     if (!(await deps.lifecycle.lock(trx, orderId))) throw new AppError(404, 'orderNotFound')
-    const id = await appendOrderEvent(trx, { orderId, type: 'note', actor: { type: 'user', id: actor.id }, data: { text } })
+    const id = await appendOrderEvent(trx, { orderId, type: 'note', actor: orderActorOf(actor), data: { text } })
     const note = (await listOrderEvents(trx, orderId, id))[0]!
     // Recorded on its order: a note is part of the order's timeline.
     await recordAudit(trx, { by: audit, action: 'order.add_note', entityType: 'order', entityId: orderId, before: null, after: note })
@@ -324,7 +334,7 @@ export function fulfillmentsHook(deps: FulfillmentsDeps): LifecycleHook {
     async apply(trx: Trx, move: OrderMove): Promise<void> {
       if (move.cause === 'fulfillment') return
       if (move.to === 'shipped') {
-        const actor: OrderActor = move.actorId === null ? { type: 'system' } : { type: 'user', id: move.actorId }
+        const actor: OrderActor = move.actor ?? (move.actorId === null ? { type: 'system' } : { type: 'user', id: move.actorId })
         const request = {
           orderId: move.orderId,
           carrier: null,
@@ -340,7 +350,7 @@ export function fulfillmentsHook(deps: FulfillmentsDeps): LifecycleHook {
       } else if (move.to === 'delivered') {
         if (fulfillmentStatusOf(await repo.listShippableLines(trx, move.orderId)) === 'partial') throw new AppError(409, 'itemsLeftToShip')
         const now = nowIso()
-        const actor: OrderActor = move.actorId === null ? { type: 'system' } : { type: 'user', id: move.actorId }
+        const actor: OrderActor = move.actor ?? (move.actorId === null ? { type: 'system' } : { type: 'user', id: move.actorId })
         for (const fulfillmentId of await repo.deliverUndelivered(trx, move.orderId, now))
           await appendOrderEvent(trx, { orderId: move.orderId, type: 'fulfillment.delivered', at: now, actor, data: { fulfillmentId, deliveredAt: now } })
       }

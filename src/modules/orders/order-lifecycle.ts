@@ -51,8 +51,10 @@ export interface OrderMove {
   from: OrderStatus
   to: OrderStatus
   cause: MoveCause
-  /** The user who asked (admin or customer); null for the service's own moves. */
+  /** The user who asked (admin or customer); null for the service's own moves and for an API key's. */
   actorId: number | null
+  /** Who the timeline names, when the caller says (an API key); otherwise found from `actorId` and `cause`. */
+  actor?: OrderActor
   /**
    * The audit log's author of a move that is a change of its own: a staff member's or a job's. Null for a customer's
    * cancel, a payment event, and a move a fulfillment makes (the fulfillment's entry records it).
@@ -72,6 +74,7 @@ export interface MoveRequest {
   to: OrderStatus
   cause: MoveCause
   actorId?: number | null
+  actor?: OrderActor
   /** See OrderMove.audit. */
   audit: AuditSource | null
   /** Only this user's order (a customer's cancel): someone else's is "not found". */
@@ -149,6 +152,7 @@ export class OrderLifecycle {
       to: request.to,
       cause: request.cause,
       actorId: request.actorId ?? null,
+      actor: request.actor,
       audit: request.audit,
       log: request.log,
     }
@@ -215,6 +219,7 @@ export class OrderLifecycle {
 
   /** The timeline's actor of a move: the user who asked, a guest cancelling through their link, or the shop. */
   private async actorOf(trx: Trx, move: OrderMove): Promise<OrderActor> {
+    if (move.actor !== undefined) return move.actor
     if (move.actorId !== null) return { type: 'user', id: move.actorId }
     if (move.cause === 'customer') {
       const row = await trx.selectFrom('orders').select('email').where('id', '=', move.orderId).executeTakeFirst()

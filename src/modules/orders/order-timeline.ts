@@ -11,7 +11,23 @@ type Trx = Transaction<Database>
  * link (their e-mail is the name shown), or the shop itself (a payment event, the expiry job). API keys arrive with
  * staff permissions.
  */
-export type OrderActor = { type: 'user'; id: number } | { type: 'guest'; email: string } | { type: 'system' }
+export type OrderActor = { type: 'user'; id: number } | { type: 'api_key'; id: number; name: string } | { type: 'guest'; email: string } | { type: 'system' }
+
+/** Staff as the request knows them: a user, or an API key (whose id is the key's, never a user's). */
+export interface StaffCaller {
+  id: number
+  apiKey?: { id: number; name: string }
+}
+
+/** The timeline's actor for a staff member or key acting through a route. */
+export function orderActorOf(caller: StaffCaller): OrderActor {
+  return caller.apiKey !== undefined ? { type: 'api_key', id: caller.apiKey.id, name: caller.apiKey.name } : { type: 'user', id: caller.id }
+}
+
+/** The user behind a caller, for columns that name a user: none for an API key. */
+export function userIdOf(caller: StaffCaller): number | null {
+  return caller.apiKey !== undefined ? null : caller.id
+}
 
 export const systemActor: OrderActor = { type: 'system' }
 
@@ -44,8 +60,8 @@ export async function appendOrderEvent(trx: Trx, event: OrderEventInput): Promis
     type: event.type,
     at: event.at ?? nowIso(),
     actorType: actor.type,
-    actorId: actor.type === 'user' ? actor.id : null,
-    actorName: actor.type === 'guest' ? actor.email : null,
+    actorId: actor.type === 'user' || actor.type === 'api_key' ? actor.id : null,
+    actorName: actor.type === 'guest' ? actor.email : actor.type === 'api_key' ? actor.name : null,
     data: JSON.stringify(event.data),
   })
   const row = rows[0]
@@ -56,10 +72,7 @@ export async function appendOrderEvent(trx: Trx, event: OrderEventInput): Promis
 // Compiled once: every checkout writes one entry, in its transaction (building the statement each time cost a tenth
 // of a checkout's own database work).
 const insertEventStatement = prepared(
-  (
-    db,
-    v: { orderId: number; type: string; at: string; actorType: 'user' | 'guest' | 'system'; actorId: number | null; actorName: string | null; data: string },
-  ) =>
+  (db, v: { orderId: number; type: string; at: string; actorType: OrderActor['type']; actorId: number | null; actorName: string | null; data: string }) =>
     db
       .insertInto('order_events')
       .values({ order_id: v.orderId, type: v.type, at: v.at, actor_type: v.actorType, actor_id: v.actorId, actor_name: v.actorName, data: v.data })

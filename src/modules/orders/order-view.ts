@@ -267,7 +267,7 @@ export function toRefund(
     reason: string | null
     provider: 'manual' | 'stripe'
     created_at: string
-    actor_type: 'user' | 'system'
+    actor_type: 'user' | 'api_key' | 'system'
     actor_id: number | null
     actor_name: string | null
   },

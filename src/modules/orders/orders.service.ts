@@ -14,7 +14,7 @@ import { enqueueEmail } from '../outbox/outbox.js'
 import { findActiveShippingMethod, shipsTo, shopShips } from '../shipping/shipping.service.js'
 import { type MoveRequest, OrderLifecycle } from './order-lifecycle.js'
 import { fulfillmentsHook } from './fulfillments.service.js'
-import { appendOrderEvent } from './order-timeline.js'
+import { appendOrderEvent, orderActorOf, userIdOf } from './order-timeline.js'
 import { loadOrder, type OrderRecord, type PaymentDefaults, rowsToOrders, toOrder, withFulfillments, withRefunds } from './order-view.js'
 import { type AuditSource } from '../staff/audit-log.js'
 import * as repo from './orders.repository.js'
@@ -403,7 +403,7 @@ export async function changeOrderStatus(
   const vet = (from: OrderStatus) => {
     if (to === 'cancelled' && from === 'paid') assertPermissions(caller.staffRole, ['orders:write', 'refunds:write'])
   }
-  await deps.lifecycle.move({ orderId: id, to, cause: 'admin', actorId: caller.id, audit, log, vet })
+  await deps.lifecycle.move({ orderId: id, to, cause: 'admin', actorId: userIdOf(caller), actor: orderActorOf(caller), audit, log, vet })
   return loadOrder(deps.db, deps.payments, id)
 }
 

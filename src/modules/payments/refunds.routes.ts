@@ -55,7 +55,14 @@ export async function refundsRoutes(fastify: FastifyInstance, options: { refunds
     },
     handler: async (request, reply) => {
       const key = request.headers['idempotency-key'] as string
-      const { refund, created } = await refunds.create(request.params.id, key, request.body, { id: request.user.id }, request.log, auditSource(request))
+      const { refund, created } = await refunds.create(
+        request.params.id,
+        key,
+        request.body,
+        { id: request.user.id, apiKey: request.user.apiKey },
+        request.log,
+        auditSource(request),
+      )
       return reply.code(created ? 201 : 200).send(refund)
     },
   })

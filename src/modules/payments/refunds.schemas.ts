@@ -73,7 +73,11 @@ export const Refund = {
       type: 'object',
       required: ['type', 'id', 'name'],
       properties: {
-        type: { type: 'string', enum: ['user', 'system'] },
+        type: {
+          type: 'string',
+          enum: ['user', 'api_key', 'system'],
+          description: 'Who refunded: a staff member, an API key (its id and name), or the shop (a dashboard refund, a job).',
+        },
         id: { type: ['integer', 'null'] },
         name: { type: ['string', 'null'] },
       },

@@ -33,9 +33,10 @@ export function lineRefundKey(orderId: number, idempotencyKey: string, attempt: 
   return `refund-order-${orderId}-${hash}-${attempt}`
 }
 
-/** Who refunds: the admin's id (the refund's `actor` adds their name as it is then). */
+/** Who refunds: the admin's id (the refund's `actor` adds their name as it is then), or an API key. */
 export interface RefundActor {
   id: number
+  apiKey?: { id: number; name: string }
 }
 
 export interface RefundsDeps {
@@ -197,8 +198,11 @@ export class RefundsService {
     }
     const plan = await this.plan(trx, orderId, input, body)
     const throughStripe = needsCardRefund(plan.payment) && plan.amountCents > 0 && this.payments.remote !== undefined
-    const actorName = (await trx.selectFrom('users').select('name').where('id', '=', actor.id).executeTakeFirst())?.name ?? null
-    const refundId = await this.write(trx, orderId, plan, input.reason ?? null, actor.id, actorName, throughStripe ? now : null, now)
+    const actorName =
+      actor.apiKey !== undefined
+        ? actor.apiKey.name
+        : ((await trx.selectFrom('users').select('name').where('id', '=', actor.id).executeTakeFirst())?.name ?? null)
+    const refundId = await this.write(trx, orderId, plan, input.reason ?? null, actor, actorName, throughStripe ? now : null, now)
     // A key seen before (a refusal's, or one older than 24 hours) keeps counting its attempts: Stripe's key is new.
     const attempt = keyRow === undefined ? 1 : fresh ? keyRow.attempt : keyRow.attempt + 1
     await trx
@@ -424,7 +428,7 @@ export class RefundsService {
     orderId: number,
     plan: Plan,
     reason: string | null,
-    actorId: number,
+    actor: RefundActor,
     actorName: string | null,
     pendingAt: string | null,
     now: string,
@@ -437,8 +441,8 @@ export class RefundsService {
         provider: needsCardRefund(plan.payment) ? 'stripe' : 'manual',
         provider_ref: null,
         reason,
-        actor_type: 'user',
-        actor_id: actorId,
+        actor_type: actor.apiKey !== undefined ? 'api_key' : 'user',
+        actor_id: actor.apiKey !== undefined ? actor.apiKey.id : actor.id,
         actor_name: actorName,
         created_at: now,
         shipping_cents: plan.shippingCents,
@@ -525,7 +529,12 @@ export class RefundsService {
       orderId,
       type: 'order.refunded',
       at: now,
-      actor: refund.actor_type === 'user' && refund.actor_id !== null ? { type: 'user', id: refund.actor_id } : systemActor,
+      actor:
+        refund.actor_id === null || refund.actor_type === 'system'
+          ? systemActor
+          : refund.actor_type === 'api_key'
+            ? { type: 'api_key', id: refund.actor_id, name: refund.actor_name ?? '' }
+            : { type: 'user', id: refund.actor_id },
       data: { refundId, amount: shown.amount, currency: payment.currency, items: shown.items, shippingAmount: shown.shippingAmount },
     })
     const order = await loadOrder(trx, this.defaults, orderId)

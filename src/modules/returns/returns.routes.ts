@@ -68,23 +68,21 @@ export async function returnsRoutes(fastify: FastifyInstance, options: { config:
       return { actor: { type: 'guest', id: null, name: contact?.email ?? contact?.user_email ?? null, staff: false, audit: null } }
     }
     const user = request.user
-    const staff = isStaff(user)
-    const actor: returns.Actor = {
-      type: 'user',
-      id: user.id,
-      name: await repo.findUserName(deps.db, user.id),
-      staff,
-      audit: staff ? auditSource(request) : null,
-    }
-    return staff ? { actor } : { actor, ownerId: user.id }
+    if (!isStaff(user))
+      return { actor: { type: 'user', id: user.id, name: await repo.findUserName(deps.db, user.id), staff: false, audit: null }, ownerId: user.id }
+    return { actor: await staffActor(request) }
   }
-  const staffActor = async (request: FastifyRequest): Promise<returns.Actor> => ({
-    type: 'user',
-    id: request.user.id,
-    name: await repo.findUserName(deps.db, request.user.id),
-    staff: true,
-    audit: auditSource(request),
-  })
+  // An API key is staff under its own name: its id is the key's, never a user's.
+  const staffActor = async (request: FastifyRequest): Promise<returns.Actor> => {
+    const key = request.user.apiKey
+    return {
+      type: key === undefined ? 'user' : 'api_key',
+      id: key === undefined ? request.user.id : key.id,
+      name: key === undefined ? await repo.findUserName(deps.db, request.user.id) : key.name,
+      staff: true,
+      audit: auditSource(request),
+    }
+  }
 
   app.post('/orders/:id/returns', {
     // Staff create approved returns.

@@ -66,12 +66,14 @@ export interface ReturnsDeps {
 /** The timeline's form of who acted (a user's name is read when the timeline is shown; a guest is their e-mail). */
 function timelineActor(actor: Actor): OrderActor {
   if (actor.type === 'user' && actor.id !== null) return { type: 'user', id: actor.id }
+  if (actor.type === 'api_key' && actor.id !== null) return { type: 'api_key', id: actor.id, name: actor.name ?? '' }
   if (actor.type === 'guest' && actor.name !== null) return { type: 'guest', email: actor.name }
   return systemActor
 }
 
 export interface Actor {
-  type: 'user' | 'guest' | 'system'
+  /** `api_key`: staff through an API key (`id` and `name` are the key's). */
+  type: 'user' | 'guest' | 'api_key' | 'system'
   id: number | null
   name: string | null
   staff: boolean
