@@ -104,4 +104,26 @@ describe('an API key as the actor of order changes', () => {
     expect(deleted.statusCode).toBe(200)
     expect(await shop.app.db.selectFrom('users').select('id').where('id', '=', twin.id).executeTakeFirst()).toBeUndefined()
   })
+
+  it('records its creation, rotation and revocation in the audit log, the secret redacted; a second revocation records nothing', async () => {
+    await shop.app.db.deleteFrom('audit_log').execute()
+    const owner = await makeUser(shop.app, 'admin', 'Rita Root')
+    const made = await shop.app.inject({ method: 'POST', url: '/api-keys', headers: bearer(owner), payload: { name: 'Books', staffRole: 'support' } })
+    const { id, secret } = made.json<{ id: number; secret: string }>()
+    const rotated = await shop.app.inject({ method: 'POST', url: `/api-keys/${id}/rotate`, headers: bearer(owner) })
+    expect(rotated.statusCode).toBe(200)
+    for (let i = 0; i < 2; i += 1) expect((await shop.app.inject({ method: 'DELETE', url: `/api-keys/${id}`, headers: bearer(owner) })).statusCode).toBe(200)
+    const entries = await shop.app.db.selectFrom('audit_log').selectAll().orderBy('id').execute()
+    expect(entries.map((entry) => [entry.action, entry.entity_type, entry.entity_id, entry.actor_type, entry.actor_id])).toEqual([
+      ['api_key.create', 'api_key', String(id), 'user', String(owner.id)],
+      ['api_key.rotate', 'api_key', String(id), 'user', String(owner.id)],
+      ['api_key.revoke', 'api_key', String(id), 'user', String(owner.id)],
+    ])
+    const text = JSON.stringify(entries)
+    expect(text).not.toContain(secret)
+    expect(text).not.toContain(rotated.json<{ secret: string }>().secret)
+    expect(JSON.parse(entries[0]!.after!)).toMatchObject({ id, name: 'Books', secret: '[REDACTED]' })
+    expect(JSON.parse(entries[2]!.before!).revokedAt).toBeNull()
+    expect(JSON.parse(entries[2]!.after!).revokedAt).not.toBeNull()
+  })
 })
