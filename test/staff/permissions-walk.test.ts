@@ -1,28 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { useTestApp } from '../helpers/app.js'
 import { makeUser, type TestUser } from '../helpers/factories.js'
-import { makeStaff, sessionToken } from '../helpers/staff.js'
+import type { Permission } from '../../src/modules/staff/permissions.js'
+import { DOCUMENTED_GRANTS, makeStaff, sessionToken } from '../helpers/staff.js'
 
 // Every operation of /openapi.json, called as anonymous, as a customer, as an admin of each staff role and as an API
-// key of each role a key may have (refused on the caller's own data), against a
-// table written here, by method and path: who may call it. The table is the staff roles' documented access
-// (docs/staff.md), kept apart from the routes' own declarations on purpose: a route that forgets its permission, or
-// declares the wrong one, fails here. An operation missing from the table fails too.
-
-type Permission =
-  | 'catalog:read'
-  | 'catalog:write'
-  | 'orders:read'
-  | 'orders:write'
-  | 'fulfillments:write'
-  | 'refunds:write'
-  | 'returns:write'
-  | 'customers:read'
-  | 'customers:write'
-  | 'discounts:write'
-  | 'settings:write'
-  | 'audit:read'
-  | 'staff:manage'
+// key of each role a key may have (refused on the caller's own data), against a table written here, by method and
+// path: who may call it. The table, and what each role may do (DOCUMENTED_GRANTS), are the documented access
+// (docs/staff.md), kept apart from the routes' declarations and the source's table on purpose: a route that forgets
+// its permission, or declares the wrong one, fails here. An operation missing from the table fails too.
 
 type Access =
   /** Anyone: never 401 or 403. */
@@ -42,41 +28,8 @@ const ADMIN: Access = { kind: 'admin' }
 const staff = (...needs: Permission[]): Access => ({ kind: 'staff', needs })
 const ownOrStaff = (...needs: Permission[]): Access => ({ kind: 'own-or-staff', needs })
 
-/** What each role may do (docs/staff.md), written out again here. */
-const GRANTS: Record<string, Permission[]> = {
-  owner: [
-    'catalog:read',
-    'catalog:write',
-    'orders:read',
-    'orders:write',
-    'fulfillments:write',
-    'refunds:write',
-    'returns:write',
-    'customers:read',
-    'customers:write',
-    'discounts:write',
-    'settings:write',
-    'audit:read',
-    'staff:manage',
-  ],
-  manager: [
-    'catalog:read',
-    'catalog:write',
-    'orders:read',
-    'orders:write',
-    'fulfillments:write',
-    'refunds:write',
-    'returns:write',
-    'customers:read',
-    'customers:write',
-    'discounts:write',
-    'settings:write',
-    'audit:read',
-  ],
-  catalog: ['catalog:read', 'catalog:write'],
-  fulfillment: ['catalog:read', 'orders:read', 'fulfillments:write', 'returns:write'],
-  support: ['catalog:read', 'orders:read', 'orders:write', 'returns:write', 'customers:read', 'customers:write'],
-}
+/** What each role may do (docs/staff.md), written out again in the tests' helper. */
+const GRANTS: Record<string, Permission[]> = DOCUMENTED_GRANTS
 const TABLE_ORDER: Permission[] = GRANTS.owner!
 
 /** Every operation, by `METHOD /path` as /openapi.json spells it; the bodies sent are empty (`{}`). */

@@ -6,7 +6,7 @@ import { makeProduct } from '../helpers/catalog.js'
 import { bearer, makeUser, uniqueEmail, type TestUser } from '../helpers/factories.js'
 import { backendPid, waitUntilBlockedBy } from '../helpers/pg-locks.js'
 import { countRows } from '../helpers/shop.js'
-import { makeStaff, sessionToken } from '../helpers/staff.js'
+import { DOCUMENTED_GRANTS, makeStaff, sessionToken } from '../helpers/staff.js'
 
 // Staff roles on users (docs/staff.md): who may create, change and delete whom, the staff role in the user's JSON
 // and in /auth/me's permissions, one's own staff role, the last owner, and a change taking effect at once.
@@ -30,40 +30,7 @@ const newUser = (role: 'customer' | 'admin', extra: Record<string, unknown> = {}
 
 describe('GET /auth/me', () => {
   it("lists the caller's permissions in the table's order; none for a customer", async () => {
-    const expected: Record<string, string[]> = {
-      owner: [
-        'catalog:read',
-        'catalog:write',
-        'orders:read',
-        'orders:write',
-        'fulfillments:write',
-        'refunds:write',
-        'returns:write',
-        'customers:read',
-        'customers:write',
-        'discounts:write',
-        'settings:write',
-        'audit:read',
-        'staff:manage',
-      ],
-      manager: [
-        'catalog:read',
-        'catalog:write',
-        'orders:read',
-        'orders:write',
-        'fulfillments:write',
-        'refunds:write',
-        'returns:write',
-        'customers:read',
-        'customers:write',
-        'discounts:write',
-        'settings:write',
-        'audit:read',
-      ],
-      catalog: ['catalog:read', 'catalog:write'],
-      fulfillment: ['catalog:read', 'orders:read', 'fulfillments:write', 'returns:write'],
-      support: ['catalog:read', 'orders:read', 'orders:write', 'returns:write', 'customers:read', 'customers:write'],
-    }
+    const expected = DOCUMENTED_GRANTS
     for (const [role, permissions] of Object.entries(expected)) {
       const res = await shop.app.inject({ url: '/auth/me', headers: as(staff[role]!) })
       expect(res.statusCode).toBe(200)
