@@ -224,8 +224,13 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Save' }).click()
     const adminUser = await makeUser(shop.app, 'admin')
     await expect.poll(async () => (await api('GET', `/auth/users/${customer.id}`, adminUser)).body.role).toBe('admin')
+    // Back on the list once the save is through (its notice gone), before going on: a page left while the edit's
+    // save settles is drawn again under the next one.
+    await page.waitForURL(/#\/users(\?.*)?$/)
+    await page.getByRole('row', { name: /Promoted Person/ }).waitFor()
 
     await go(page, '/users/create')
+    await page.getByRole('heading', { name: 'New user' }).waitFor()
     await page.getByRole('textbox', { name: /^Name/ }).fill('Second Admin')
     await page.getByLabel('Email').fill(customer.email)
     await page.getByRole('textbox', { name: /^Password/ }).fill('short')
