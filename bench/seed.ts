@@ -199,9 +199,10 @@ export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<See
 
     await db.transaction().execute(async (trx) => {
       const users = [
-        { email: ADMIN_EMAIL, role: 'admin' as const, name: 'Bench Admin' },
-        ...cartCustomerEmails.map((email, i) => ({ email, role: 'customer' as const, name: `Cart Customer ${i + 1}` })),
-        ...checkoutCustomerEmails.map((email, i) => ({ email, role: 'customer' as const, name: `Checkout Customer ${i + 1}` })),
+        // Written straight into the table: the admin's staff role too (an owner, as the service makes one).
+        { email: ADMIN_EMAIL, role: 'admin' as const, staff_role: 'owner' as const, name: 'Bench Admin' },
+        ...cartCustomerEmails.map((email, i) => ({ email, role: 'customer' as const, staff_role: null, name: `Cart Customer ${i + 1}` })),
+        ...checkoutCustomerEmails.map((email, i) => ({ email, role: 'customer' as const, staff_role: null, name: `Checkout Customer ${i + 1}` })),
       ].map((u) => ({ ...u, password_hash: passwordHash, created_at: past, updated_at: past, credentials_changed_at: past }))
       await insertInBatches(trx, 'users', users)
 
