@@ -25,19 +25,9 @@ export async function insertUser(db: Db, user: NewUserRow): Promise<UserRow> {
     .executeTakeFirstOrThrow()
 }
 
-/** Changes a user; one made an admin without a staff role becomes an owner, one made a customer loses theirs. */
+/** Changes a user; the staff role as the service decided it (users.service.ts: updateUser). */
 export async function updateUserById(db: Db, id: number, changes: UserUpdate): Promise<UserRow | undefined> {
-  let staffRole = changes.staff_role
-  if (changes.role === 'customer') staffRole = null
-  else if (changes.role === 'admin' && staffRole === undefined) {
-    staffRole = (await db.selectFrom('users').select('staff_role').where('id', '=', id).executeTakeFirst())?.staff_role ?? 'owner'
-  }
-  return db
-    .updateTable('users')
-    .set({ ...changes, ...(staffRole === undefined ? {} : { staff_role: staffRole }) })
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst()
+  return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
 }
 
 export async function deleteUserById(db: Db, id: number): Promise<boolean> {

@@ -70,7 +70,8 @@ export async function createUser(db: Db, input: CreateUserInput, audit: AuditSou
         email,
         password_hash: passwordHash,
         role: input.role,
-        staff_role: input.role === 'admin' ? (input.staffRole ?? 'owner') : null,
+        // An admin without one is an owner, a customer never has one (the repository's rule).
+        staff_role: input.staffRole,
         created_at: now,
         updated_at: now,
         credentials_changed_at: now,
