@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { beforeEach, describe, expect, it } from 'vitest'
 import type { FastifyRequest } from 'fastify'
-import { auditSource, redact, uuidv7 } from '../../src/modules/staff/audit-log.js'
+import { auditSource, redact, uuidMs, uuidv7 } from '../../src/modules/staff/audit-log.js'
 import { dialect, testConfig, useTestApp } from '../helpers/app.js'
 import { makeProduct } from '../helpers/catalog.js'
 import { bearer, makeUser } from '../helpers/factories.js'
@@ -227,6 +227,39 @@ describe('GET /audit-log', () => {
     expect(await actions(`?from=${encodeURIComponent(newest.at)}`)).toContain('category.create')
     expect(await actions('?to=2000-01-01T00:00:00Z')).toEqual([])
     expect(await actions('?from=2000-01-01T00:00:00Z')).toHaveLength(3)
+  })
+
+  it('a time filter is exact to the millisecond: from includes its instant, to excludes it', async () => {
+    await threeChanges()
+    // Each entry's time is its id's millisecond (the filters bound the id by it).
+    for (const entry of await entries()) expect(new Date(uuidMs(entry.id)).toISOString()).toBe(entry.at)
+    const base = Date.UTC(2026, 5, 1, 12, 0, 0, 0)
+    const at = (ms: number) => new Date(base + ms).toISOString()
+    await t.app.db
+      .insertInto('audit_log')
+      .values(
+        [0, 1, 2, 999, 1000].map((ms) => ({
+          id: uuidv7(base + ms),
+          at: at(ms),
+          actor_type: 'system' as const,
+          actor_id: null,
+          actor_name: 'test',
+          action: `x.at${ms}`,
+          entity_type: 'x',
+          entity_id: null,
+          before: null,
+          after: null,
+          request_id: null,
+          ip: null,
+          user_agent: null,
+        })),
+      )
+      .execute()
+    const actions = async (query: string) => ((await auditLog(`?entityType=x&${query}`)).json() as Array<{ action: string }>).map((e) => e.action)
+    expect(await actions(`from=${at(1)}&to=${at(999)}`)).toEqual(['x.at2', 'x.at1'])
+    expect(await actions(`from=${at(2)}`)).toEqual(['x.at1000', 'x.at999', 'x.at2'])
+    expect(await actions(`to=${at(1)}`)).toEqual(['x.at0'])
+    expect(await actions(`to=${at(1000)}`)).toEqual(['x.at999', 'x.at2', 'x.at1', 'x.at0'])
   })
 
   it('pages with X-Total-Count and Link, the filters kept', async () => {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { AuditLogRow, Database } from '../../db/database.js'
+import { uuidFloor } from './audit-log.js'
 
 export interface AuditLogFilter {
   entityType?: string | undefined
@@ -20,8 +21,10 @@ function filtered(db: Kysely<Database>, filter: AuditLogFilter) {
   if (filter.actorType !== undefined) query = query.where('actor_type', '=', filter.actorType)
   if (filter.actorId !== undefined) query = query.where('actor_id', '=', filter.actorId)
   if (filter.action !== undefined) query = query.where('action', '=', filter.action)
-  if (filter.from !== undefined) query = query.where('at', '>=', filter.from)
-  if (filter.to !== undefined) query = query.where('at', '<', filter.to)
+  // A time filter also bounds the id, so that the primary key finds the range: an entry's id carries its time's
+  // millisecond (one written before that rule carries a millisecond at most a second later).
+  if (filter.from !== undefined) query = query.where('at', '>=', filter.from).where('id', '>=', uuidFloor(Date.parse(filter.from)))
+  if (filter.to !== undefined) query = query.where('at', '<', filter.to).where('id', '<', uuidFloor(Date.parse(filter.to) + 1000))
   return query
 }
 
@@ -40,8 +43,11 @@ export async function listAuditEntries(
   return { rows, total: Number(counted.n) }
 }
 
-/** Deletes the entries made before `before` (ISO 8601): the retention job, the one path that deletes entries. */
-export async function deleteAuditEntriesBefore(db: Kysely<Database>, before: string): Promise<number> {
-  const result = await db.deleteFrom('audit_log').where('at', '<', before).executeTakeFirst()
+/**
+ * Deletes the entries made before `before` (Unix ms), by their ids (which carry the time, at or after `at`): the
+ * retention job, the one path that deletes entries.
+ */
+export async function deleteAuditEntriesBefore(db: Kysely<Database>, before: number): Promise<number> {
+  const result = await db.deleteFrom('audit_log').where('id', '<', uuidFloor(before)).executeTakeFirst()
   return Number(result.numDeletedRows)
 }

@@ -44,5 +44,5 @@ export async function listAuditLog(db: Kysely<Database>, query: ListAuditLogQuer
 /** Deletes the entries older than `retentionMs` (0 keeps them all); answers how many went. */
 export async function pruneAuditLog(db: Kysely<Database>, retentionMs: number, now = Date.now()): Promise<number> {
   if (retentionMs <= 0) return 0
-  return deleteAuditEntriesBefore(db, new Date(now - retentionMs).toISOString())
+  return deleteAuditEntriesBefore(db, now - retentionMs)
 }
