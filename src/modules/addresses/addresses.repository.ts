@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { AddressRow, Database } from '../../db/database.js'
+import { prepared } from '../../db/prepared.js'
 
 type Db = Kysely<Database> | Transaction<Database>
 
@@ -12,8 +13,13 @@ export async function listAddresses(db: Db, userId: number): Promise<AddressRow[
 
 /** The address when it is this user's; someone else's is the same as a missing one. */
 export async function findOwnAddress(db: Db, userId: number, id: number): Promise<AddressRow | undefined> {
-  return db.selectFrom('addresses').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst()
+  return (await findOwnAddressStatement(db, { id, userId })).rows[0]
 }
+
+// Read by every checkout and cart view with an address from the book: compiled once.
+const findOwnAddressStatement = prepared((db, v: { id: number; userId: number }) =>
+  db.selectFrom('addresses').selectAll().where('id', '=', v.id).where('user_id', '=', v.userId),
+)
 
 export async function insertAddress(db: Db, row: NewAddress): Promise<AddressRow> {
   return db.insertInto('addresses').values(row).returningAll().executeTakeFirstOrThrow()

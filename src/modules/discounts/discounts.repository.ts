@@ -1,5 +1,6 @@
 import { type Insertable, type Kysely, sql, type Transaction, type Updateable } from 'kysely'
 import type { Database, DiscountCodeRow, DiscountCodesTable, DiscountRedemptionRow, DiscountRedemptionsTable } from '../../db/database.js'
+import { prepared } from '../../db/prepared.js'
 
 type Db = Kysely<Database> | Transaction<Database>
 
@@ -40,12 +41,16 @@ export async function findCode(db: Db, id: number): Promise<DiscountCodeRow | un
 
 /** The code written `code` in any case (the unique index `discount_codes_code_key` is on `lower(code)`). */
 export async function findCodeByText(db: Db, code: string): Promise<DiscountCodeRow | undefined> {
-  return db
+  return (await findCodeByTextStatement(db, { codeKey: code.toLowerCase() })).rows[0]
+}
+
+// The statements of a code's check and its use, run by the code's request, the cart view and checkout: compiled once.
+const findCodeByTextStatement = prepared((db, v: { codeKey: string }) =>
+  db
     .selectFrom('discount_codes')
     .selectAll()
-    .where(sql<boolean>`lower(code) = ${code.toLowerCase()}`)
-    .executeTakeFirst()
-}
+    .where(sql<boolean>`lower(code) = ${v.codeKey}`),
+)
 
 export async function insertCode(db: Db, row: Insertable<DiscountCodesTable>): Promise<DiscountCodeRow> {
   return db.insertInto('discount_codes').values(row).returningAll().executeTakeFirstOrThrow()
@@ -92,14 +97,17 @@ export async function countCustomerRedemptions(db: Db, codeId: number, customer:
  * code is used up (or gone).
  */
 export async function takeUse(trx: Db, codeId: number, now: string): Promise<DiscountCodeRow | undefined> {
-  return trx
-    .updateTable('discount_codes')
-    .set((eb) => ({ usage_count: eb('usage_count', '+', 1), updated_at: now }))
-    .where('id', '=', codeId)
-    .where((eb) => eb.or([eb('usage_limit', 'is', null), eb('usage_count', '<', eb.ref('usage_limit'))]))
-    .returningAll()
-    .executeTakeFirst()
+  return (await takeUseStatement(trx, { codeId, now })).rows[0]
 }
+
+const takeUseStatement = prepared((db, v: { codeId: number; now: string }) =>
+  db
+    .updateTable('discount_codes')
+    .set((eb) => ({ usage_count: eb('usage_count', '+', 1), updated_at: v.now }))
+    .where('id', '=', v.codeId)
+    .where((eb) => eb.or([eb('usage_limit', 'is', null), eb('usage_count', '<', eb.ref('usage_limit'))]))
+    .returningAll(),
+)
 
 /** Gives one use back (never below 0). */
 export async function giveUseBack(trx: Db, codeId: number, now: string): Promise<void> {
@@ -111,9 +119,20 @@ export async function giveUseBack(trx: Db, codeId: number, now: string): Promise
     .execute()
 }
 
-export async function insertRedemption(trx: Db, row: Insertable<DiscountRedemptionsTable>): Promise<DiscountRedemptionRow> {
-  return trx.insertInto('discount_redemptions').values(row).returningAll().executeTakeFirstOrThrow()
+export async function insertRedemption(trx: Db, row: NewRedemption): Promise<DiscountRedemptionRow> {
+  const inserted = (await insertRedemptionStatement(trx, row)).rows[0]
+  if (!inserted) throw new Error('the redemption was not inserted')
+  return inserted
 }
+
+type NewRedemption = Required<Omit<Insertable<DiscountRedemptionsTable>, 'id'>>
+
+const insertRedemptionStatement = prepared((db, v: NewRedemption) =>
+  db
+    .insertInto('discount_redemptions')
+    .values({ code_id: v.code_id, order_id: v.order_id, user_id: v.user_id, email: v.email, amount_cents: v.amount_cents, created_at: v.created_at })
+    .returningAll(),
+)
 
 export async function findRedemptionOfOrder(db: Db, orderId: number): Promise<DiscountRedemptionRow | undefined> {
   return db.selectFrom('discount_redemptions').selectAll().where('order_id', '=', orderId).executeTakeFirst()

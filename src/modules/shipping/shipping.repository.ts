@@ -15,8 +15,11 @@ export async function listShippingMethods(db: Db, filter: { activeOnly: boolean 
 }
 
 export async function findShippingMethod(db: Db, id: number): Promise<ShippingMethodRow | undefined> {
-  return db.selectFrom('shipping_methods').selectAll().where('id', '=', id).executeTakeFirst()
+  return (await findShippingMethodStatement(db, { id })).rows[0]
 }
+
+// Read by every checkout and cart view with a method: compiled once.
+const findShippingMethodStatement = prepared((db, v: { id: number }) => db.selectFrom('shipping_methods').selectAll().where('id', '=', v.id))
 
 /** Whether the shop ships at all: one indexed probe, on every checkout. */
 export async function hasActiveShippingMethod(db: Db): Promise<boolean> {
