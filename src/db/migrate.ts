@@ -23,6 +23,7 @@ import * as refunds from './migrations/2026-12-02T0200-refunds.js'
 import * as returnsWithdrawals from './migrations/2026-12-02T0300-returns-withdrawals.js'
 import * as team from './migrations/2026-12-03T0000-team.js'
 import * as auditLogTime from './migrations/2026-12-04T0000-audit-log-time.js'
+import * as outboxDueByChannel from './migrations/2026-12-04T0100-outbox-due-by-channel.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -50,6 +51,7 @@ export const migrations: Record<string, Migration> = {
   '2026-12-02T0300-returns-withdrawals': returnsWithdrawals,
   '2026-12-03T0000-team': team,
   '2026-12-04T0000-audit-log-time': auditLogTime,
+  '2026-12-04T0100-outbox-due-by-channel': outboxDueByChannel,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
