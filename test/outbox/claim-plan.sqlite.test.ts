@@ -43,10 +43,19 @@ describe('the dispatcher’s claim on SQLite', () => {
   it('a lane reads its own channel’s due rows through the index, not the other lane’s backlog', async () => {
     const webhookLane = await claimPlan([{ channel: 'webhook', limit: 8, perEndpoint: { cap: 4, inFlight: new Map() } }])
     // By channel, then time: the webhook lane seeks its channel's rows and finds none, whatever the e-mails' backlog.
-    expect(webhookLane.some((detail) => /outbox_due \(channel=\? AND next_attempt_at<\?\)/.test(detail)), webhookLane.join('\n')).toBe(true)
-    expect(webhookLane.some((detail) => /^SCAN outbox\b/.test(detail)), webhookLane.join('\n')).toBe(false)
+    expect(
+      webhookLane.some((detail) => /outbox_due \(channel=\? AND next_attempt_at<\?\)/.test(detail)),
+      webhookLane.join('\n'),
+    ).toBe(true)
+    expect(
+      webhookLane.some((detail) => /^SCAN outbox\b/.test(detail)),
+      webhookLane.join('\n'),
+    ).toBe(false)
     await handle?.db.destroy()
     const emailLane = await claimPlan([{ channel: 'email', limit: 8 }])
-    expect(emailLane.some((detail) => /outbox_due \(channel=\? AND next_attempt_at<\?\)/.test(detail)), emailLane.join('\n')).toBe(true)
+    expect(
+      emailLane.some((detail) => /outbox_due \(channel=\? AND next_attempt_at<\?\)/.test(detail)),
+      emailLane.join('\n'),
+    ).toBe(true)
   })
 })

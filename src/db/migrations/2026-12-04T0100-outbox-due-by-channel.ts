@@ -9,12 +9,7 @@ import { type Kysely, sql } from 'kysely'
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('outbox_due').execute()
-  await db.schema
-    .createIndex('outbox_due')
-    .on('outbox')
-    .columns(['channel', 'next_attempt_at'])
-    .where(sql.ref('status'), '=', sql.lit('pending'))
-    .execute()
+  await db.schema.createIndex('outbox_due').on('outbox').columns(['channel', 'next_attempt_at']).where(sql.ref('status'), '=', sql.lit('pending')).execute()
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
