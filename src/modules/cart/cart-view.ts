@@ -64,8 +64,11 @@ export async function applyCartDiscount(db: Db, ref: CartRef, settings: CartSett
     currency: pricing.currency,
   })
   await setCartDiscountCode(db, ref, settings, checked.code.code, cart?.id)
-  // The view checks the code again only if the lines changed meanwhile: the check just made is its answer.
-  return getCartView(db, ref, pricing, { code: checked.code.code, lines: linesKey(lines), evaluation: { applicable: true, ...checked } })
+  // The answer is the cart just read with its new code, and the check just made (no second read of either); a cart
+  // without a row until now (the code made it) is read again.
+  const evaluation: CodeEvaluation = { applicable: true, ...checked }
+  const read = cart ? { cart: { ...cart, discount_code: checked.code.code }, lines } : undefined
+  return getCartView(db, ref, pricing, { code: checked.code.code, lines: linesKey(lines), evaluation }, read)
 }
 
 /** What a code's check depends on in a cart: each line's id, variant and quantity. */
@@ -132,15 +135,17 @@ export function taxLinesView(totals: Totals) {
 
 /**
  * GET /cart: the lines and the full breakdown, from the totals function with the cart's method, code and tax
- * country, so what the customer sees is what checkout charges.
+ * country, so what the customer sees is what checkout charges. `checked`: a code's check the caller just made (used
+ * while the lines are the same); `read`: the cart and its lines as the caller just read and wrote them.
  */
 export async function getCartView(
   db: Db,
   ref: CartRef,
   pricing: PricingSettings,
   checked?: { code: string; lines: string; evaluation: CodeEvaluation },
+  read?: Awaited<ReturnType<typeof readCart>>,
 ): Promise<CartView> {
-  const { cart, lines } = await readCart(db, ref)
+  const { cart, lines } = read ?? (await readCart(db, ref))
   const [address, method] = cart ? await Promise.all([cartAddress(db, ref, cart), cartMethod(db, cart)]) : [undefined, undefined]
   const evaluation =
     cart?.discount_code == null
