@@ -16,6 +16,25 @@ async function entries() {
   return t.app.db.selectFrom('audit_log').selectAll().orderBy('id').execute()
 }
 
+/** An entry by the system at the instant `ms`, to be written straight into the table (as if made then). */
+function systemEntry(ms: number, action = 'x.y') {
+  return {
+    id: uuidv7(ms),
+    at: new Date(ms).toISOString(),
+    actor_type: 'system' as const,
+    actor_id: null,
+    actor_name: 'test',
+    action,
+    entity_type: action.split('.')[0]!,
+    entity_id: null,
+    before: null,
+    after: null,
+    request_id: null,
+    ip: null,
+    user_agent: null,
+  }
+}
+
 /** An order as the status route answers it: as its owner reads it (an admin's GET adds `customer` and `nextStatuses`). */
 async function orderAsAnswered(id: number) {
   const { customer: _customer, nextStatuses: _next, ...order } = (await t.app.inject({ url: `/orders/${id}`, headers: bearer(t.admin) })).json()
@@ -237,23 +256,7 @@ describe('GET /audit-log', () => {
     const at = (ms: number) => new Date(base + ms).toISOString()
     await t.app.db
       .insertInto('audit_log')
-      .values(
-        [0, 1, 2, 999, 1000].map((ms) => ({
-          id: uuidv7(base + ms),
-          at: at(ms),
-          actor_type: 'system' as const,
-          actor_id: null,
-          actor_name: 'test',
-          action: `x.at${ms}`,
-          entity_type: 'x',
-          entity_id: null,
-          before: null,
-          after: null,
-          request_id: null,
-          ip: null,
-          user_agent: null,
-        })),
-      )
+      .values([0, 1, 2, 999, 1000].map((ms) => systemEntry(base + ms, `x.at${ms}`)))
       .execute()
     const actions = async (query: string) => ((await auditLog(`?entityType=x&${query}`)).json() as Array<{ action: string }>).map((e) => e.action)
     expect(await actions(`from=${at(1)}&to=${at(999)}`)).toEqual(['x.at2', 'x.at1'])
@@ -327,21 +330,7 @@ describe('the jobs', () => {
   it('the retention job deletes the entries older than AUDIT_LOG_RETENTION (365 days by default), and only those', async () => {
     await threeChanges()
     const now = Date.now()
-    const old = (days: number) => ({
-      id: uuidv7(now - days * 86_400_000),
-      at: new Date(now - days * 86_400_000).toISOString(),
-      actor_type: 'system' as const,
-      actor_id: null,
-      actor_name: 'test',
-      action: 'product.update',
-      entity_type: 'product',
-      entity_id: '1',
-      before: null,
-      after: null,
-      request_id: null,
-      ip: null,
-      user_agent: null,
-    })
+    const old = (days: number) => systemEntry(now - days * 86_400_000, 'product.update')
     await t.app.db
       .insertInto('audit_log')
       .values([old(400), old(366), old(364)])
@@ -372,24 +361,7 @@ describe('AUDIT_LOG_RETENTION', () => {
   it('0 keeps every entry', async () => {
     const { pruneAuditLog } = await import('../../src/modules/staff/audit-log.service.js')
     const old = new Date(Date.now() - 10 * 365 * 86_400_000)
-    await t.app.db
-      .insertInto('audit_log')
-      .values({
-        id: uuidv7(old.getTime()),
-        at: old.toISOString(),
-        actor_type: 'system',
-        actor_id: null,
-        actor_name: 'test',
-        action: 'x.y',
-        entity_type: 'x',
-        entity_id: null,
-        before: null,
-        after: null,
-        request_id: null,
-        ip: null,
-        user_agent: null,
-      })
-      .execute()
+    await t.app.db.insertInto('audit_log').values(systemEntry(old.getTime())).execute()
     expect(await pruneAuditLog(t.app.db, 0)).toBe(0)
     expect(await entries()).toHaveLength(1)
   })
