@@ -94,6 +94,46 @@ describe('checkout with taxes and a code', () => {
     expect(view).toMatchObject({ items: [{ quantity: 1 }], discount: { code: code.code, applicable: false, reason: messages.discountCodeUsedUp } })
   })
 
+  it('checks the code after the products on sale and before stock, changing nothing', async () => {
+    await setRates()
+    const code = await newCode({ usageLimit: 1 })
+    const user = await makeUser(t.app)
+    // Stock is taken by product id: the other product's first, then the short one is refused.
+    const other = await makeProduct(t.app, { name: 'Otra', priceCents: 1000, stock: 5 })
+    const short = await makeProduct(t.app, { name: 'Escasa', priceCents: 1000, stock: 5 })
+    await fillCart(t.app, user.id, [
+      { productId: other.id, quantity: 1 },
+      { productId: short.id, quantity: 3 },
+    ])
+    expect((await applyCode(user, code.code)).statusCode).toBe(200)
+    const order = () => t.app.inject({ method: 'POST', url: '/orders', headers: bearer(user) })
+    const ordersBefore = await countRows(t.app, 'orders')
+    const nothingChanged = async () => {
+      expect(await countRows(t.app, 'orders')).toBe(ordersBefore)
+      expect([await stockOf(t.app, other.id), await stockOf(t.app, short.id)]).toEqual([5, 2])
+      expect((await t.app.db.selectFrom('discount_codes').select('usage_count').where('id', '=', code.id).executeTakeFirstOrThrow()).usage_count).toBe(1)
+      expect((await t.app.inject({ method: 'GET', url: '/cart', headers: bearer(user) })).json().items).toHaveLength(2)
+    }
+    // Short of stock and the code used up meanwhile: the code answers.
+    await t.app.db.updateTable('product_variants').set({ stock: 2 }).where('product_id', '=', short.id).execute()
+    await t.app.db.updateTable('products').set({ stock: 2 }).where('id', '=', short.id).execute()
+    await t.app.db.updateTable('discount_codes').set({ usage_count: 1 }).where('id', '=', code.id).execute()
+    let res = await order()
+    expect([res.statusCode, res.json()]).toEqual([409, { error: messages.discountCodeUsedUp }])
+    await nothingChanged()
+    // Off sale as well: the product answers first.
+    await t.app.db.updateTable('products').set({ status: 'draft' }).where('id', '=', short.id).execute()
+    res = await order()
+    expect([res.statusCode, res.json()]).toEqual([409, { error: messages.productUnavailable('Escasa') }])
+    await t.app.db.updateTable('products').set({ status: 'active' }).where('id', '=', short.id).execute()
+    // The code usable again: stock answers.
+    await t.app.db.updateTable('discount_codes').set({ usage_count: 0 }).where('id', '=', code.id).execute()
+    res = await order()
+    expect([res.statusCode, res.json()]).toEqual([409, { error: messages.insufficientStockFor('Escasa') }])
+    await t.app.db.updateTable('discount_codes').set({ usage_count: 1 }).where('id', '=', code.id).execute()
+    await nothingChanged()
+  })
+
   it('20 concurrent checkouts on a code with usageLimit 1 give exactly one order with the code; the others its 409 and nothing changed', async () => {
     const code = await newCode({ usageLimit: 1 })
     const product = await makeProduct(t.app, { priceCents: 1000, stock: 100 })

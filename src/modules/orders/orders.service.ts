@@ -9,7 +9,7 @@ import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
 import { addressInputToSnapshot, findOwnAddressSnapshot } from '../addresses/addresses.service.js'
 import type { AddressSnapshot } from '../addresses/addresses.schemas.js'
-import { createInventory, type Inventory } from '../inventory/inventory.service.js'
+import { createInventory, type Inventory, type ReservedLine } from '../inventory/inventory.service.js'
 import { enqueueEmail } from '../outbox/outbox.js'
 import { findActiveShippingMethod, shipsTo, shopShips } from '../shipping/shipping.service.js'
 import { type MoveRequest, OrderLifecycle } from './order-lifecycle.js'
@@ -22,7 +22,7 @@ import { orderLinkUrl, type OrderTokens } from './order-token.js'
 import type { ListOrdersQuery, Order, OrderLookupInput, OrderStatus, PlaceOrderInput } from './orders.schemas.js'
 import { cartAddress, cartMethod, discountLines, type PricingSettings, priceCart, taxLinesView } from '../cart/cart-view.js'
 import { type CartRef, clearCartAfterOrder, linesForPricing, takeCart, variantOptions } from '../cart/cart.service.js'
-import { type CheckedCode, checkCode, type DiscountCustomer, redeem } from '../discounts/discounts.service.js'
+import { type CheckedCode, checkCode, redeem } from '../discounts/discounts.service.js'
 import { assertPermissions } from '../staff/staff-access.js'
 
 type Db = Kysely<Database>
@@ -211,28 +211,46 @@ async function createOrderFromCart(
     if (!shipsTo(method, address.country)) throw new AppError(422, 'shippingUnavailable', address.country)
   }
 
-  // The cart's code, checked again now: after the products' availability (an off-sale product answers first) and
-  // before stock. Its use is counted last, once the order row exists.
-  let code: CheckedCode | undefined
-  let customer: DiscountCustomer | undefined
-  if (cart?.discount_code != null) {
-    const rows = await linesForPricing(trx, lines)
-    const offSale = rows.find((row) => row.status !== 'active')
-    if (offSale) throw new AppError(409, 'productUnavailable', offSale.name)
-    customer = { userId, email }
-    code = await checkCode(trx, { code: cart.discount_code, now: new Date(), customer, lines: discountLines(rows), currency: deps.pricing.currency })
-  }
-
   // A product taken off sale (a draft again, or archived) since it was added is not sold: the inventory refuses it.
-  const reserved = await deps.inventory.reserve(
-    trx,
-    lines.map((line) => ({ productId: line.product_id, variantId: line.variant_id, quantity: line.quantity })),
-  )
+  const discountCode = cart?.discount_code ?? undefined
+  const checkCodeOn = (text: string, rows: Parameters<typeof discountLines>[0]) =>
+    checkCode(trx, { code: text, now: new Date(), customer: { userId, email }, lines: discountLines(rows), currency: deps.pricing.currency })
+  let reserved: ReservedLine[]
+  try {
+    reserved = await deps.inventory.reserve(
+      trx,
+      lines.map((line) => ({ productId: line.product_id, variantId: line.variant_id, quantity: line.quantity })),
+    )
+  } catch (refusal) {
+    // The cart's code is checked after the products on sale and before stock: when the inventory refuses, those
+    // two come first (the transaction rolls back whichever answers).
+    if (discountCode !== undefined && refusal instanceof AppError) {
+      const rows = await linesForPricing(trx, lines)
+      const offSale = rows.find((row) => row.status !== 'active')
+      if (offSale) throw new AppError(409, 'productUnavailable', offSale.name)
+      await checkCodeOn(discountCode, rows)
+    }
+    throw refusal
+  }
   await step('stock-reserved')
 
   // The lines in the cart's order (the inventory takes them by id), at the prices the stock was taken at.
   const byVariant = new Map(reserved.map((line) => [line.variant.id, line]))
   const bought = lines.map((line) => byVariant.get(line.variant_id)!)
+  // The cart's code, checked again now on the lines as taken (every product on sale, at the prices they were taken
+  // at): a statement less than reading them for it. Its use is counted last, once the order row exists.
+  const code: CheckedCode | undefined =
+    discountCode === undefined
+      ? undefined
+      : await checkCodeOn(
+          discountCode,
+          bought.map(({ product, variant, quantity }) => ({
+            product_id: product.id,
+            category_id: product.category_id,
+            price_cents: variant.price_cents,
+            quantity,
+          })),
+        )
   const priced = bought.map(({ product, variant, quantity }) => ({
     product_id: product.id,
     category_id: product.category_id,
