@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type SQLite from 'better-sqlite3'
-import { CompiledQuery, type Kysely, PostgresAdapter, sql } from 'kysely'
+import { CompiledQuery, type Kysely, sql } from 'kysely'
 import type { Database } from '../../db/database.js'
+import { isPostgres } from '../../db/dialect.js'
 
 type Db = Kysely<Database>
 
@@ -50,7 +51,7 @@ export class CartViewCache {
     options: { sqlite?: SQLite.Database | undefined; maxBytes?: number; lifetimeMs?: number } = {},
   ) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES
-    const postgres = db.getExecutor().adapter instanceof PostgresAdapter
+    const postgres = isPostgres(db)
     this.lifetimeMs = options.lifetimeMs ?? (postgres ? 5_000 : 60_000)
     const sqlite = options.sqlite
     if (sqlite) {
@@ -190,7 +191,7 @@ const DISCOUNT_CODE_COLUMN = 1
  * choices, the address it points to (only the user's own: the view shows no other), the method, and the lines.
  */
 function fingerprintQuery(db: Db, userId: number) {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter
+  const postgres = isPostgres(db)
   const line = sql`i.id || ':' || i.variant_id || ':' || i.quantity`
   const lines = postgres ? sql<string>`string_agg(${line}, ',' order by i.id)` : sql<string>`group_concat(${line}, ',' order by i.id)`
   return db

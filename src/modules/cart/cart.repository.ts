@@ -1,7 +1,8 @@
-import { type Kysely, PostgresAdapter, type QueryResult, sql } from 'kysely'
+import { type Kysely, type QueryResult, sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { prepared } from '../../db/prepared.js'
 import { MAX_AMOUNT_CENTS, maxUnitCentsFor } from '../../shared/money.js'
+import { isPostgres } from '../../db/dialect.js'
 
 type Db = Kysely<Database>
 
@@ -102,7 +103,6 @@ export async function lockCart(db: Db, ref: CartRef) {
   return rows[0]
 }
 
-const isPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter
 const lockCartById = prepared((db, v: { cartId: number }) =>
   db
     .selectFrom('carts')

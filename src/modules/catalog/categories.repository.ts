@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import { type Expression, type Kysely, PostgresAdapter, type SqlBool, sql, type Transaction } from 'kysely'
+import { type Expression, type Kysely, type SqlBool, sql, type Transaction } from 'kysely'
 import type { CategoryRow, Database } from '../../db/database.js'
 import { inTransaction } from '../../db/transaction.js'
 import { numberedSlug, slugify } from '../../shared/slug.js'
+import { isPostgres } from '../../db/dialect.js'
 
 type Db = Kysely<Database>
-
-const isPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter
 
 export async function listCategories(db: Db): Promise<CategoryRow[]> {
   return db.selectFrom('categories').selectAll().orderBy('name_key').orderBy('id').execute()

@@ -109,6 +109,65 @@ const takeUseStatement = prepared((db, v: { codeId: number; now: string }) =>
     .returningAll(),
 )
 
+/**
+ * PostgreSQL: takeUse and, when the code has no per-customer limit, insertRedemption, in one statement (one round
+ * trip less per order with a code). No row when the use was not taken; `redemption` is null when the code has a
+ * per-customer limit (the caller counts the customer's uses, then inserts).
+ */
+export async function takeUseAndRedeem(
+  trx: Db,
+  codeId: number,
+  redemption: NewRedemption,
+): Promise<{ perCustomerLimit: number | null; redemption: DiscountRedemptionRow | null } | undefined> {
+  const row = (await takeUseAndRedeemStatement(trx, { ...redemption, codeId })).rows[0]
+  if (!row) return undefined
+  const { per_customer_limit: perCustomerLimit, ...inserted } = row
+  return { perCustomerLimit, redemption: inserted.id === null ? null : (inserted as DiscountRedemptionRow) }
+}
+
+const takeUseAndRedeemStatement = prepared((db, v: NewRedemption & { codeId: number }) =>
+  db
+    .with('used', (qb) =>
+      qb
+        .updateTable('discount_codes')
+        .set((eb) => ({ usage_count: eb('usage_count', '+', 1), updated_at: v.created_at }))
+        .where('id', '=', v.codeId)
+        .where((eb) => eb.or([eb('usage_limit', 'is', null), eb('usage_count', '<', eb.ref('usage_limit'))]))
+        .returning(['id', 'per_customer_limit']),
+    )
+    .with('redeemed', (qb) =>
+      qb
+        .insertInto('discount_redemptions')
+        .columns(['code_id', 'order_id', 'user_id', 'email', 'amount_cents', 'created_at'])
+        .expression((eb) =>
+          eb
+            .selectFrom('used')
+            .select([
+              'used.id',
+              sql<number>`cast(${v.order_id} as integer)`.as('order_id'),
+              sql<number | null>`cast(${v.user_id} as integer)`.as('user_id'),
+              sql<string>`cast(${v.email} as text)`.as('email'),
+              sql<number>`cast(${v.amount_cents} as bigint)`.as('amount_cents'),
+              sql<string>`cast(${v.created_at} as text)`.as('created_at'),
+            ])
+            .where('used.per_customer_limit', 'is', null),
+        )
+        .returningAll(),
+    )
+    .selectFrom('used')
+    .leftJoin('redeemed', (join) => join.onTrue())
+    .select([
+      'used.per_customer_limit',
+      'redeemed.id',
+      'redeemed.code_id',
+      'redeemed.order_id',
+      'redeemed.user_id',
+      'redeemed.email',
+      'redeemed.amount_cents',
+      'redeemed.created_at',
+    ]),
+)
+
 /** Gives one use back (never below 0). */
 export async function giveUseBack(trx: Db, codeId: number, now: string): Promise<void> {
   await trx

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction, Updateable } from 'kysely'
 import type { Database, DiscountCodeRow, DiscountCodesTable, DiscountRedemptionRow } from '../../db/database.js'
+import { isPostgres } from '../../db/dialect.js'
 import { inTransaction } from '../../db/transaction.js'
 import { isForeignKeyViolation, isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError } from '../../shared/errors.js'
@@ -394,25 +395,28 @@ export interface RedeemInput {
  */
 export async function redeem(trx: Trx | Db, input: RedeemInput): Promise<DiscountRedemptionRow> {
   return inTransaction(trx, async (tx) => {
-    const now = nowIso()
-    const row = await repo.takeUse(tx, input.codeId, now)
-    if (!row) {
+    const redemption = {
+      code_id: input.codeId,
+      order_id: input.orderId,
+      user_id: input.userId,
+      email: input.email.trim().toLowerCase(),
+      amount_cents: input.amountCents,
+      created_at: nowIso(),
+    }
+    // On PostgreSQL, where each statement is a round trip, the use and the redemption are one statement.
+    const taken = isPostgres(tx)
+      ? await repo.takeUseAndRedeem(tx, input.codeId, redemption)
+      : await repo.takeUse(tx, input.codeId, redemption.created_at).then((row) => row && { perCustomerLimit: row.per_customer_limit, redemption: null })
+    if (!taken) {
       if (!(await repo.findCode(tx, input.codeId))) throw new AppError(404, 'discountCodeInvalid')
       throw new AppError(409, 'discountCodeUsedUp')
     }
-    const email = input.email.trim().toLowerCase()
-    if (row.per_customer_limit !== null) {
-      const used = await repo.countCustomerRedemptions(tx, row.id, { userId: input.userId, email })
-      if (used >= row.per_customer_limit) throw new AppError(409, 'discountCodeCustomerLimit')
+    if (taken.redemption) return taken.redemption
+    if (taken.perCustomerLimit !== null) {
+      const used = await repo.countCustomerRedemptions(tx, input.codeId, { userId: input.userId, email: redemption.email })
+      if (used >= taken.perCustomerLimit) throw new AppError(409, 'discountCodeCustomerLimit')
     }
-    return repo.insertRedemption(tx, {
-      code_id: row.id,
-      order_id: input.orderId,
-      user_id: input.userId,
-      email,
-      amount_cents: input.amountCents,
-      created_at: now,
-    })
+    return repo.insertRedemption(tx, redemption)
   })
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { type Kysely, PostgresAdapter, type Transaction } from 'kysely'
+import { type Kysely, type Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { AppError } from '../../shared/errors.js'
 import type { EventSink } from '../../shared/event-sink.js'
@@ -11,6 +11,7 @@ import * as repo from './orders.repository.js'
 import { appendOrderEvent, type OrderActor, systemActor } from './order-timeline.js'
 import type { Order, OrderStatus } from './orders.schemas.js'
 import { type AuditSource, recordAudit } from '../staff/audit-log.js'
+import { isPostgres } from '../../db/dialect.js'
 
 type Db = Kysely<Database>
 type Trx = Transaction<Database>
@@ -93,10 +94,6 @@ export interface LifecycleDeps {
   inventory: Inventory
   events: EventSink
   payments: PaymentDefaults
-}
-
-function isPostgres(db: Db | Trx): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter
 }
 
 export class OrderLifecycle {

@@ -1,4 +1,4 @@
-import { type Kysely, PostgresAdapter, sql, type Transaction } from 'kysely'
+import { type Kysely, sql, type Transaction } from 'kysely'
 import type { Database, ShippingMethodRow } from '../../db/database.js'
 import type { AuthUser } from '../../plugins/auth.js'
 import { isUniqueViolation } from '../../shared/db-errors.js'
@@ -24,6 +24,7 @@ import { cartAddress, cartMethod, discountLines, type PricingSettings, priceCart
 import { type CartRef, clearCartAfterOrder, linesForPricing, takeCart, variantOptions } from '../cart/cart.service.js'
 import { type CheckedCode, checkCode, redeem } from '../discounts/discounts.service.js'
 import { assertPermissions } from '../staff/staff-access.js'
+import { isPostgres } from '../../db/dialect.js'
 
 type Db = Kysely<Database>
 
@@ -474,7 +475,7 @@ export async function requestOrderLink(deps: OrdersDeps, input: OrderLookupInput
   await db.transaction().execute(async (trx) => {
     // As the password-reset request: a commit that wrote a row waits for its WAL flush on PostgreSQL, one that
     // wrote none does not, which would tell a match from a miss. The e-mail does not need that wait.
-    if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`set local synchronous_commit = off`.execute(trx)
+    if (isPostgres(db)) await sql`set local synchronous_commit = off`.execute(trx)
     const order = await repo.findOrderContact(trx, input.orderId)
     if (order?.guest !== 1 || order.email === null || order.email.toLowerCase() !== email) return
     await enqueueEmail(trx, { template: 'guest-order-link', to: order.email, data: { order: { id: order.id }, link } })

@@ -1,13 +1,10 @@
-import { type Insertable, type Kysely, PostgresAdapter, type Transaction } from 'kysely'
+import { type Insertable, type Kysely, type Transaction } from 'kysely'
 import type { Database, PaymentRow, RefundsTable } from '../../db/database.js'
 import type { PaymentStatus } from './payments.schemas.js'
+import { isPostgres } from '../../db/dialect.js'
 
 type Db = Kysely<Database>
 type Trx = Transaction<Database>
-
-function isPostgres(db: Db | Trx): boolean {
-  return db.getExecutor().adapter instanceof PostgresAdapter
-}
 
 // ---- orders, as payments read them ----
 

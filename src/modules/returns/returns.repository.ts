@@ -1,10 +1,9 @@
-import { type Insertable, type Kysely, PostgresAdapter, type Transaction } from 'kysely'
+import { type Insertable, type Kysely, type Transaction } from 'kysely'
 import type { Database, ReturnStatus, ReturnsTable, WithdrawalsTable } from '../../db/database.js'
+import { isPostgres } from '../../db/dialect.js'
 
 type Db = Kysely<Database>
 type Trx = Transaction<Database>
-
-const isPostgres = (db: Db | Trx): boolean => db.getExecutor().adapter instanceof PostgresAdapter
 
 /**
  * The order's contact and status, its row locked until the transaction ends (PostgreSQL; SQLite runs one transaction

@@ -1,4 +1,4 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { enqueueEmail } from '../outbox/outbox.js'
 import { hashPassword } from '../users/passwords.js'
@@ -8,6 +8,7 @@ import { nowIso } from '../../shared/time.js'
 import * as repo from './sessions.repository.js'
 import { credentialsChangeAfter } from './sessions.service.js'
 import { hashToken, randomToken } from './tokens.js'
+import { isPostgres } from '../../db/dialect.js'
 
 type Db = Kysely<Database>
 
@@ -38,7 +39,7 @@ export async function requestPasswordReset(db: Db, email: string, settings: Rese
     // On PostgreSQL a commit that wrote rows waits for its WAL flush, which one that wrote none does
     // not: about 8 ms that told a registered address from an unknown one. The link does not wait for
     // it (a crash in the next fraction of a second loses the request, and the user asks again).
-    if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`set local synchronous_commit = off`.execute(trx)
+    if (isPostgres(db)) await sql`set local synchronous_commit = off`.execute(trx)
     const live = await repo.countLiveResetLinks(trx, user?.id ?? 0, now)
     if (!user || live >= MAX_LIVE_RESET_LINKS) return
     await repo.insertResetLink(trx, {

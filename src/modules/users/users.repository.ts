@@ -1,5 +1,6 @@
-import { type Kysely, PostgresAdapter } from 'kysely'
+import { type Kysely } from 'kysely'
 import type { Database, NewUserRow, UserRow, UserUpdate } from '../../db/database.js'
+import { isPostgres } from '../../db/dialect.js'
 
 type Db = Kysely<Database>
 
@@ -68,7 +69,7 @@ export async function lockOwners(trx: Db): Promise<number[]> {
     .where('role', '=', 'admin')
     .where('staff_role', '=', 'owner')
     .orderBy('id')
-    .$if(trx.getExecutor().adapter instanceof PostgresAdapter, (qb) => qb.forUpdate())
+    .$if(isPostgres(trx), (qb) => qb.forUpdate())
     .execute()
   return rows.map((row) => row.id)
 }
