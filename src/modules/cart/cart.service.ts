@@ -9,6 +9,7 @@ import { ValidationError } from '../../shared/validation.js'
 import { addressInputToSnapshot, findOwnAddressSnapshot } from '../addresses/addresses.service.js'
 import { findActiveShippingMethod } from '../shipping/shipping.service.js'
 import * as repo from './cart.repository.js'
+import { isPostgres } from '../../db/dialect.js'
 import type { AddToCartInput, CartItem, UpdateCartInput } from './cart.schemas.js'
 
 type Db = Kysely<Database>
@@ -212,10 +213,12 @@ export type CartLine = Awaited<ReturnType<typeof readCart>>['lines'][number]
 export async function takeCart(db: Db, ref: CartRef) {
   // The row first, locked: a merge into this cart waits for the order (or the order for the merge), so no line is
   // moved into the cart while the order takes its lines.
-  const cart = await repo.lockCart(db, ref)
+  // On PostgreSQL a customer's choices are cleared as the row is locked (see clearCartAfterOrder).
+  const clearedOnLock = ref.userId !== undefined && isPostgres(db)
+  const cart = clearedOnLock ? await repo.lockAndClearCartOfUser(db, ref.userId, nowIso()) : await repo.lockCart(db, ref)
   // Oldest line first, as the cart shows them (the discount's ties go to the line added first).
   const lines = (await repo.takeCartLines(db, ref)).sort((a, b) => a.id - b.id)
-  return { cart, lines }
+  return { cart, lines, clearedOnLock }
 }
 
 /** The lines' variants and products as pricing needs them, in the lines' order (a variant gone since is left out). */
@@ -235,8 +238,9 @@ export async function linesForPricing(db: Db, lines: ReadonlyArray<{ variant_id:
 }
 
 /** After an order: the cart's choices are cleared (its lines went with the order); a guest cart is deleted. */
-export async function clearCartAfterOrder(db: Db, ref: CartRef, cart: CartRecord | undefined): Promise<void> {
-  if (cart === undefined) return
+export async function clearCartAfterOrder(db: Db, ref: CartRef, taken: { cart: CartRecord | undefined; clearedOnLock: boolean }): Promise<void> {
+  const { cart } = taken
+  if (cart === undefined || taken.clearedOnLock) return
   if (ref.cartId !== undefined) return repo.deleteCart(db, cart.id)
   // Most carts have no choice kept: nothing to write then (a statement less per order).
   const kept = [cart.email, cart.shipping_address_id, cart.shipping_address, cart.shipping_method_id, cart.note, cart.discount_code]

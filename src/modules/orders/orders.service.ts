@@ -190,7 +190,8 @@ async function createOrderFromCart(
 
   const chosen = await resolveCheckoutReferences(trx, userId ?? undefined, checkout)
 
-  const { cart, lines } = await takeCart(trx, ref)
+  const taken = await takeCart(trx, ref)
+  const { cart, lines } = taken
   if (lines.length === 0) throw new AppError(400, 'cartEmpty')
   await step('cart-taken')
 
@@ -374,7 +375,7 @@ async function createOrderFromCart(
   // Events: order.created, and stock.low for each product this order took to the threshold or below.
   await deps.events.emit(trx, { type: 'order.created', data: order })
   await deps.inventory.announceLowStock(trx, reserved)
-  await clearCartAfterOrder(trx, ref, cart)
+  await clearCartAfterOrder(trx, ref, taken)
   return order
 }
 
