@@ -232,12 +232,17 @@ describe('checkout: messages and order of checks, each changing nothing', () => 
     const { user, product } = await shopper()
     const stranger = await makeUser(t.app)
     const foreignAddress = await addAddress(stranger)
+    const ownAddress = await addAddress(user)
     const before = await countRows(t.app, 'orders')
     for (const [payload, message] of [
       [{ shippingAddress: madrid, shippingMethodId: 999999 }, 'Método de envío no encontrado'],
       [{ shippingAddress: madrid, shippingMethodId: inactive }, 'Método de envío no encontrado'],
       [{ shippingAddressId: 999999, shippingMethodId: active }, 'Dirección no encontrada'],
       [{ shippingAddressId: foreignAddress, shippingMethodId: active }, 'Dirección no encontrada'],
+      // Both ids are read together; either one missing still answers its own 404, the address first.
+      [{ shippingAddressId: ownAddress, shippingMethodId: 999999 }, 'Método de envío no encontrado'],
+      [{ shippingAddressId: ownAddress, shippingMethodId: inactive }, 'Método de envío no encontrado'],
+      [{ shippingAddressId: foreignAddress, shippingMethodId: inactive }, 'Dirección no encontrada'],
     ] as const) {
       const res = await order(user, payload)
       expect(res.statusCode).toBe(404)

@@ -7,7 +7,7 @@ import { type EventSink, noEvents } from '../../shared/event-sink.js'
 import { centsToAmount } from '../../shared/money.js'
 import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
-import { addressInputToSnapshot, findOwnAddressSnapshot } from '../addresses/addresses.service.js'
+import { addressInputToSnapshot, addressRowToSnapshot, findOwnAddressSnapshot } from '../addresses/addresses.service.js'
 import type { AddressSnapshot } from '../addresses/addresses.schemas.js'
 import { createInventory, type Inventory, type ReservedLine } from '../inventory/inventory.service.js'
 import { enqueueEmail } from '../outbox/outbox.js'
@@ -141,6 +141,12 @@ export interface GuestBuyer {
 
 /** The address and method a checkout's body names (404 when unknown, someone else's or inactive). */
 async function resolveCheckoutReferences(trx: Transaction<Database>, userId: number | undefined, checkout: CheckoutInput) {
+  const { shippingAddressId: addressId, shippingMethodId: methodId } = checkout
+  if (userId !== undefined && addressId !== undefined && methodId !== undefined) {
+    // Both from the customer's book and the shop's methods: one statement when both are there.
+    const both = await repo.findAddressAndMethod(trx, { userId, addressId, methodId })
+    if (both) return { address: addressRowToSnapshot(both.address), method: both.method }
+  }
   let address: AddressSnapshot | undefined
   if (checkout.shippingAddressId !== undefined) {
     address = userId === undefined ? undefined : await findOwnAddressSnapshot(trx, userId, checkout.shippingAddressId)
