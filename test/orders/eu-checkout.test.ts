@@ -132,6 +132,17 @@ describe('checkout with taxes and a code', () => {
     expect([res.statusCode, res.json()]).toEqual([409, { error: messages.insufficientStockFor('Escasa') }])
     await t.app.db.updateTable('discount_codes').set({ usage_count: 1 }).where('id', '=', code.id).execute()
     await nothingChanged()
+    // Switched off, or gone, since it was applied: 404 (the row is read again with the cart at checkout).
+    await t.app.db.updateTable('product_variants').set({ stock: 5 }).where('product_id', '=', short.id).execute()
+    await t.app.db.updateTable('products').set({ stock: 5 }).where('id', '=', short.id).execute()
+    await t.app.db.updateTable('discount_codes').set({ active: 0 }).where('id', '=', code.id).execute()
+    res = await order()
+    expect([res.statusCode, res.json()]).toEqual([404, { error: messages.discountCodeInvalid }])
+    await t.app.db.updateTable('discount_codes').set({ code: `${code.code}-RENAMED` }).where('id', '=', code.id).execute()
+    await t.app.db.updateTable('discount_codes').set({ active: 1 }).where('id', '=', code.id).execute()
+    res = await order()
+    expect([res.statusCode, res.json()]).toEqual([404, { error: messages.discountCodeInvalid }])
+    expect(await countRows(t.app, 'orders')).toBe(ordersBefore)
   })
 
   it('20 concurrent checkouts on a code with usageLimit 1 give exactly one order with the code; the others its 409 and nothing changed', async () => {

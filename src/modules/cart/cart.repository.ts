@@ -1,5 +1,5 @@
 import { type Kysely, type QueryResult, sql } from 'kysely'
-import type { Database } from '../../db/database.js'
+import type { Database, DiscountCodeRow } from '../../db/database.js'
 import { prepared } from '../../db/prepared.js'
 import { MAX_AMOUNT_CENTS, maxUnitCentsFor } from '../../shared/money.js'
 import { isPostgres } from '../../db/dialect.js'
@@ -124,13 +124,26 @@ const lockCartOfUser = prepared((db, v: { userId: number }) =>
  * was kept, as clearing it afterwards would. The order's transaction rolls the clearing back if the order fails.
  */
 export async function lockAndClearCartOfUser(db: Db, userId: number, now: string) {
-  return (await lockAndClearCartOfUserStatement(db, { userId, now })).rows[0]
+  const row = (await lockAndClearCartOfUserStatement(db, { userId, now })).rows[0]
+  if (!row) return undefined
+  const { code_row: codeRow, ...cart } = row
+  return { cart, codeRow }
 }
 
 const lockAndClearCartOfUserStatement = prepared((db, v: { userId: number; now: string }) =>
   db
     .updateTable('carts as c')
-    .from(db.selectFrom('carts').select(cartColumns).where('user_id', '=', v.userId).forUpdate().as('old'))
+    .from(
+      db
+        .selectFrom('carts')
+        .select(cartColumns)
+        // The code the cart holds, as checkout checks it again (codes are ASCII: lower() folds them as the
+        // code's unique index does): a round trip less than reading it next.
+        .select(sql<DiscountCodeRow | null>`(select row_to_json(dc) from discount_codes dc where lower(dc.code) = lower(carts.discount_code))`.as('code_row'))
+        .where('user_id', '=', v.userId)
+        .forUpdate()
+        .as('old'),
+    )
     .set((eb) => ({
       email: null,
       shipping_address_id: null,
@@ -155,7 +168,7 @@ const lockAndClearCartOfUserStatement = prepared((db, v: { userId: number; now: 
         .end(),
     }))
     .whereRef('c.id', '=', 'old.id')
-    .returning(cartColumns.map((column) => `old.${column}` as const)),
+    .returning([...cartColumns.map((column) => `old.${column}` as const), 'old.code_row']),
 )
 
 // Compiled once: the cart view and checkout read the cart row on every call.

@@ -214,11 +214,12 @@ export async function takeCart(db: Db, ref: CartRef) {
   // The row first, locked: a merge into this cart waits for the order (or the order for the merge), so no line is
   // moved into the cart while the order takes its lines.
   // On PostgreSQL a customer's choices are cleared as the row is locked (see clearCartAfterOrder).
+  // There, the row's code is read with it (codeRow: null when the cart's code is gone; undefined when not read).
   const clearedOnLock = ref.userId !== undefined && isPostgres(db)
-  const cart = clearedOnLock ? await repo.lockAndClearCartOfUser(db, ref.userId, nowIso()) : await repo.lockCart(db, ref)
+  const locked = clearedOnLock ? await repo.lockAndClearCartOfUser(db, ref.userId, nowIso()) : { cart: await repo.lockCart(db, ref), codeRow: undefined }
   // Oldest line first, as the cart shows them (the discount's ties go to the line added first).
   const lines = (await repo.takeCartLines(db, ref)).sort((a, b) => a.id - b.id)
-  return { cart, lines, clearedOnLock }
+  return { cart: locked?.cart, codeRow: locked?.codeRow, lines, clearedOnLock }
 }
 
 /** The lines' variants and products as pricing needs them, in the lines' order (a variant gone since is left out). */

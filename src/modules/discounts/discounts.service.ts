@@ -295,6 +295,8 @@ export interface CheckCodeInput {
   lines: readonly DiscountLine[]
   /** The shop's currency (config.payments.currency, from SHOP_CURRENCY), for the minimum's message. */
   currency: string
+  /** The code's row, when the caller has just read it in its transaction (null: no such code); else it is read here. */
+  row?: DiscountCodeRow | null
 }
 
 export interface CheckedCode {
@@ -332,7 +334,7 @@ async function eligibleLines(db: Db, row: DiscountCodeRow, lines: readonly Disco
  * transaction (where this check runs again first).
  */
 export async function checkCode(db: Db, input: CheckCodeInput): Promise<CheckedCode> {
-  const row = await repo.findCodeByText(db, input.code)
+  const row = input.row === undefined ? await repo.findCodeByText(db, input.code) : input.row
   if (!row || row.active !== 1) throw new AppError(404, 'discountCodeInvalid')
   const now = typeof input.now === 'string' ? new Date(input.now).toISOString() : input.now.toISOString()
   if (row.starts_at !== null && now < row.starts_at) throw new AppError(409, 'discountCodeNotYetValid')

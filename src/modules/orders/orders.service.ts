@@ -222,7 +222,14 @@ async function createOrderFromCart(
   // A product taken off sale (a draft again, or archived) since it was added is not sold: the inventory refuses it.
   const discountCode = cart?.discount_code ?? undefined
   const checkCodeOn = (text: string, rows: Parameters<typeof discountLines>[0]) =>
-    checkCode(trx, { code: text, now: new Date(), customer: { userId, email }, lines: discountLines(rows), currency: deps.pricing.currency })
+    checkCode(trx, {
+      code: text,
+      row: taken.codeRow,
+      now: new Date(),
+      customer: { userId, email },
+      lines: discountLines(rows),
+      currency: deps.pricing.currency,
+    })
   let reserved: ReservedLine[]
   try {
     reserved = await deps.inventory.reserve(
