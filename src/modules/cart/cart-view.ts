@@ -8,7 +8,7 @@ import { type TaxRateLookup, taxRatesFor } from '../taxes/taxes.service.js'
 import { computeTotals, type Totals, type TotalsDiscount } from '../totals/totals.js'
 import { type CheckedCode, type CodeEvaluation, checkCode, type DiscountCustomer, type DiscountLine, evaluateCode } from '../discounts/discounts.service.js'
 import { getUser } from '../users/users.service.js'
-import { type CartRecord, type CartRef, type CartSettings, readCart, setCartDiscountCode } from './cart.service.js'
+import { type CartRecord, type CartRef, type CartSettings, readCart, readCartLines, setCartDiscountCode, setUserCartCode } from './cart.service.js'
 import type { CartView } from './cart.schemas.js'
 
 type Db = Kysely<Database>
@@ -55,20 +55,27 @@ export function discountLines(lines: ReadonlyArray<{ product_id: number; categor
  * inactive, then the 409s), then keeps it on the cart, replacing any other. Checkout checks it again.
  */
 export async function applyCartDiscount(db: Db, ref: CartRef, settings: CartSettings, pricing: PricingSettings, code: string): Promise<CartView> {
-  const { cart, lines } = await readCart(db, ref)
+  // A customer's cart row comes back from the write that keeps the code (a statement less); a guest's, whose
+  // e-mail a per-customer limit counts, is read first.
+  const { userId } = ref
+  const { cart: guestCart, lines } = userId === undefined ? await readCart(db, ref) : { cart: undefined, lines: await readCartLines(db, ref) }
   const checked = await checkCode(db, {
     code,
     now: new Date(),
-    customer: cartCustomer(db, ref, cart),
+    customer: cartCustomer(db, ref, guestCart),
     lines: discountLines(lines),
     currency: pricing.currency,
   })
-  await setCartDiscountCode(db, ref, settings, checked.code.code, cart?.id)
-  // The answer is the cart just read with its new code, and the check just made (no second read of either); a cart
-  // without a row until now (the code made it) is read again.
+  let cart: CartRecord | undefined
+  if (userId !== undefined) cart = await setUserCartCode(db, userId, settings, checked.code.code)
+  else {
+    await setCartDiscountCode(db, ref, settings, checked.code.code, guestCart?.id)
+    cart = guestCart && { ...guestCart, discount_code: checked.code.code }
+  }
+  // The answer is the cart with its new code, and the check just made (no second read of either); a cart without a
+  // row until now (the code made it) is read again.
   const evaluation: CodeEvaluation = { applicable: true, ...checked }
-  const read = cart ? { cart: { ...cart, discount_code: checked.code.code }, lines } : undefined
-  return getCartView(db, ref, pricing, { code: checked.code.code, lines: linesKey(lines), evaluation }, read)
+  return getCartView(db, ref, pricing, { code: checked.code.code, lines: linesKey(lines), evaluation }, cart && { cart, lines })
 }
 
 /** What a code's check depends on in a cart: each line's id, variant and quantity. */

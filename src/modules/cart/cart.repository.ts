@@ -202,6 +202,15 @@ export async function updateCart(db: Db, cartId: number, change: CartChoices & {
   await db.updateTable('carts').set(change).where('id', '=', cartId).execute()
 }
 
+/** A customer's cart keeps a code: the row as written, or undefined when they have no cart row yet. */
+export async function setCodeOfUserCart(db: Db, userId: number, code: string | null, now: string) {
+  return (await setCodeOfUserCartStatement(db, { userId, code, now })).rows[0]
+}
+
+const setCodeOfUserCartStatement = prepared((db, v: { userId: number; code: string | null; now: string }) =>
+  db.updateTable('carts').set({ discount_code: v.code, updated_at: v.now }).where('user_id', '=', v.userId).returning(cartColumns),
+)
+
 export async function deleteCart(db: Db, cartId: number): Promise<void> {
   await db.deleteFrom('carts').where('id', '=', cartId).execute()
 }

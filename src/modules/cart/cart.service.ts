@@ -194,14 +194,31 @@ export async function setCartDiscountCode(db: Db, ref: CartRef, settings: CartSe
 
 /** The cart row and its lines (product, variant, option values), oldest line first, for the cart view. */
 export async function readCart(db: Db, ref: CartRef) {
-  const [cart, lines] = await Promise.all([repo.findCart(db, ref), repo.listCartLines(db, ref)])
+  const [cart, lines] = await Promise.all([repo.findCart(db, ref), readCartLines(db, ref)])
+  return { cart, lines }
+}
+
+/** The cart's lines (product, variant, option values), oldest line first. */
+export async function readCartLines(db: Db, ref: CartRef) {
+  const lines = await repo.listCartLines(db, ref)
   const withOptions = lines.some((line) => line.values_key !== '')
     ? await repo.optionsOfVariants(
         db,
         lines.map((line) => line.variant_id),
       )
     : undefined
-  return { cart, lines: lines.map((line) => ({ ...line, options: withOptions?.get(line.variant_id) ?? [] })) }
+  return lines.map((line) => ({ ...line, options: withOptions?.get(line.variant_id) ?? [] }))
+}
+
+/**
+ * A customer's cart keeps `code` (their cart row made if they have none): the row as written, or undefined when it
+ * was made here (the caller reads it again).
+ */
+export async function setUserCartCode(db: Db, userId: number, settings: CartSettings, code: string): Promise<CartRecord | undefined> {
+  const kept = await repo.setCodeOfUserCart(db, userId, code, nowIso())
+  if (kept) return kept
+  await setCartDiscountCode(db, { userId }, settings, code)
+  return undefined
 }
 
 export type CartLine = Awaited<ReturnType<typeof readCart>>['lines'][number]
