@@ -282,11 +282,30 @@ describe('PATCH /cart', () => {
     const methodId = await addMethod({ name: 'Estándar', price: 4.9 })
     const address = (await asUser(user, 'POST', '/addresses', madrid)).json().id
     await asUser(user, 'PATCH', '/cart', { shippingAddressId: address, shippingMethodId: methodId, note: 'Llamar' })
+    const kept = { shipping_address_id: address, shipping_method_id: methodId, note: 'Llamar' }
+    const row = () => t.app.db.selectFrom('carts').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow()
+    // A refused checkout (short of stock) leaves the choices on the cart.
+    await t.app.db.updateTable('product_variants').set({ stock: 1 }).where('product_id', '=', product.id).execute()
+    expect((await t.app.inject({ method: 'POST', url: '/orders', headers: bearer(user) })).statusCode).toBe(409)
+    expect(await row()).toMatchObject(kept)
+    await t.app.db.updateTable('product_variants').set({ stock: 5 }).where('product_id', '=', product.id).execute()
     const res = await t.app.inject({ method: 'POST', url: '/orders', headers: bearer(user) })
     expect(res.statusCode).toBe(201)
     expect(res.json()).toMatchObject({ subtotal: 20, shippingTotal: 4.9, total: 24.9, note: 'Llamar', shippingAddress: madridSnapshot })
     const view = (await asUser(user, 'GET', '/cart')).json()
     expect(view).toMatchObject({ items: [], shippingAddress: null, shippingMethod: null, note: null })
+    // The next order, from a cart that kept no choice, leaves the row as it was (its updated_at too).
+    await fillCart(t.app, user.id, [{ productId: product.id, quantity: 1 }])
+    const before = await row()
+    expect(before).toMatchObject({ shipping_address_id: null, shipping_method_id: null, note: null, discount_code: null })
+    const again = await t.app.inject({
+      method: 'POST',
+      url: '/orders',
+      headers: bearer(user),
+      payload: { shippingAddressId: address, shippingMethodId: methodId },
+    })
+    expect(again.statusCode).toBe(201)
+    expect(await row()).toEqual(before)
   })
 
   it('the body of a checkout wins over the cart’s choices', async () => {

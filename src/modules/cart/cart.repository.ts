@@ -119,9 +119,10 @@ const lockCartOfUser = prepared((db, v: { userId: number }) =>
 )
 
 /**
- * PostgreSQL, checkout: a customer's cart row locked and its choices cleared in one statement (the order takes them;
- * a round trip less than locking, then clearing). Answers the row as it was; `updated_at` moves only when a choice
- * was kept, as clearing it afterwards would. The order's transaction rolls the clearing back if the order fails.
+ * PostgreSQL, checkout: a customer's cart row locked, and its choices cleared when it kept any (the order takes
+ * them), in one statement: a round trip less than locking, then clearing. Answers the row as it was, with the code it
+ * holds (`codeRow`, null when that code is gone), read for checkout's check. The order's transaction rolls the
+ * clearing back if the order fails.
  */
 export async function lockAndClearCartOfUser(db: Db, userId: number, now: string) {
   const row = (await lockAndClearCartOfUserStatement(db, { userId, now })).rows[0]
@@ -132,43 +133,35 @@ export async function lockAndClearCartOfUser(db: Db, userId: number, now: string
 
 const lockAndClearCartOfUserStatement = prepared((db, v: { userId: number; now: string }) =>
   db
-    .updateTable('carts as c')
-    .from(
-      db
+    .with('old', (qb) =>
+      qb
         .selectFrom('carts')
         .select(cartColumns)
-        // The code the cart holds, as checkout checks it again (codes are ASCII: lower() folds them as the
-        // code's unique index does): a round trip less than reading it next.
+        // Codes are ASCII: lower() folds them as the codes' unique index does.
         .select(sql<DiscountCodeRow | null>`(select row_to_json(dc) from discount_codes dc where lower(dc.code) = lower(carts.discount_code))`.as('code_row'))
         .where('user_id', '=', v.userId)
-        .forUpdate()
-        .as('old'),
+        .forUpdate(),
     )
-    .set((eb) => ({
-      email: null,
-      shipping_address_id: null,
-      shipping_address: null,
-      shipping_method_id: null,
-      note: null,
-      discount_code: null,
-      updated_at: eb
-        .case()
-        .when(
-          eb.and([
-            eb('old.email', 'is', null),
-            eb('old.shipping_address_id', 'is', null),
-            eb('old.shipping_address', 'is', null),
-            eb('old.shipping_method_id', 'is', null),
-            eb('old.note', 'is', null),
-            eb('old.discount_code', 'is', null),
+    // A data-modifying WITH runs whether or not the query reads it; most carts keep no choice and are not written.
+    .with('cleared', (qb) =>
+      qb
+        .updateTable('carts')
+        .from('old')
+        .set({ email: null, shipping_address_id: null, shipping_address: null, shipping_method_id: null, note: null, discount_code: null, updated_at: v.now })
+        .whereRef('carts.id', '=', 'old.id')
+        .where((eb) =>
+          eb.or([
+            eb('old.email', 'is not', null),
+            eb('old.shipping_address_id', 'is not', null),
+            eb('old.shipping_address', 'is not', null),
+            eb('old.shipping_method_id', 'is not', null),
+            eb('old.note', 'is not', null),
+            eb('old.discount_code', 'is not', null),
           ]),
-        )
-        .then(eb.ref('old.updated_at'))
-        .else(v.now)
-        .end(),
-    }))
-    .whereRef('c.id', '=', 'old.id')
-    .returning([...cartColumns.map((column) => `old.${column}` as const), 'old.code_row']),
+        ),
+    )
+    .selectFrom('old')
+    .selectAll(),
 )
 
 // Compiled once: the cart view and checkout read the cart row on every call.
