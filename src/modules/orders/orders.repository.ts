@@ -120,13 +120,15 @@ export async function insertOrderItems(
   return trx.insertInto('order_items').values(items).returningAll().execute()
 }
 
-/** The e-mail of the user an account order is placed for (what the order's `email` shows). */
-export async function findAccountEmail(trx: Trx, userId: number): Promise<string | undefined> {
-  return (await findAccountEmailStatement(trx, { userId })).rows[0]?.email
+/**
+ * The name and e-mail of the user an account order is placed for (the order's `email`; its e-mails' addressee).
+ */
+export async function findAccount(trx: Trx, userId: number): Promise<{ name: string; email: string } | undefined> {
+  return (await findAccountStatement(trx, { userId })).rows[0]
 }
 
 // Read by every checkout of an account: compiled once.
-const findAccountEmailStatement = prepared((db, v: { userId: number }) => db.selectFrom('users').select('email').where('id', '=', v.userId))
+const findAccountStatement = prepared((db, v: { userId: number }) => db.selectFrom('users').select(['name', 'email']).where('id', '=', v.userId))
 
 // ---- idempotency keys ----
 

@@ -201,8 +201,10 @@ async function createOrderFromCart(
   if (lines.length === 0) throw new AppError(400, 'cartEmpty')
   await step('cart-taken')
 
-  // The order's e-mail: a guest's from the body or the cart (required), an account's its user's.
-  const email = guest ? (checkout.email?.toLowerCase() ?? cart?.email ?? null) : ((await repo.findAccountEmail(trx, userId)) ?? null)
+  // The order's e-mail: a guest's from the body or the cart (required), an account's its user's (read with their
+  // name, which the order's e-mail then needs not read again).
+  const account = guest ? undefined : await repo.findAccount(trx, userId)
+  const email = guest ? (checkout.email?.toLowerCase() ?? cart?.email ?? null) : (account?.email ?? null)
   if (guest && email === null) throw new AppError(422, 'guestEmailRequired')
 
   // What the body leaves out, the cart's kept choices give (an address or method gone since counts as none).
@@ -386,7 +388,7 @@ async function createOrderFromCart(
     data: { total: order.total, currency: order.currency, items: order.items.length },
   })
   // Events: order.created, and stock.low for each product this order took to the threshold or below.
-  await deps.events.emit(trx, { type: 'order.created', data: order })
+  await deps.events.emit(trx, { type: 'order.created', data: order, ...(account ? { customer: account } : {}) })
   await deps.inventory.announceLowStock(trx, reserved)
   await clearCartAfterOrder(trx, ref, taken)
   return order

@@ -31,6 +31,8 @@ export interface ShopEvent {
   data: unknown
   /** order.fulfilled: false when the customer is not to hear of the shipment (its `notifyCustomer`); e-mailed otherwise. */
   notifyCustomer?: boolean
+  /** An account's name and e-mail when the change has just read them in its transaction (order.created): not read again. */
+  customer?: { name: string; email: string }
 }
 
 /**

@@ -39,7 +39,7 @@ export function emailNotifications(config: Config): EventListener {
       ? { name: order.shippingAddress?.fullName ?? '', email: order.email as string }
       : order.userId === null
         ? undefined
-        : await trx.selectFrom('users').select(['name', 'email']).where('id', '=', order.userId).executeTakeFirst()
+        : (event.customer ?? (await trx.selectFrom('users').select(['name', 'email']).where('id', '=', order.userId).executeTakeFirst()))
     // order-received carries the token checkout answered (signed as of the order's creation: the same token); the
     // later e-mails a fresh one.
     const signedAt = event.type === 'order.created' && order.createdAt !== undefined ? Date.parse(order.createdAt) : Date.now()
