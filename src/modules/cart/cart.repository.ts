@@ -297,30 +297,52 @@ const listGuestLinesStatement = prepared((db, v: { cartId: number }) => listLine
  */
 export async function upsertCartLine(
   db: Db,
-  line: { cartId: number; userId: number | null; productId: number; variantId?: number; quantity: number; now: string },
-): Promise<CartItemRecord | undefined> {
-  const values = { ...line, maxUnitCents: maxUnitCentsFor(line.quantity) }
-  const { rows } =
-    line.variantId !== undefined ? await upsertVariantLine(db, { ...values, variantId: line.variantId }) : await upsertOnlyVariantLine(db, values)
-  return rows[0]
+  line: { cart: { id: number } | { ofUser: number }; userId: number | null; productId: number; variantId?: number; quantity: number; now: string },
+): Promise<AddedCartLine | undefined> {
+  const { cart, ...rest } = line
+  const values = { ...rest, maxUnitCents: maxUnitCentsFor(line.quantity) }
+  const named = line.variantId
+  let result: QueryResult<AddedCartLine>
+  if ('id' in cart) {
+    const withCart = { ...values, cartId: cart.id }
+    result = named !== undefined ? await upsertVariantLine(db, { ...withCart, variantId: named }) : await upsertOnlyVariantLine(db, withCart)
+  } else {
+    const ofUser = { ...values, cartUserId: cart.ofUser }
+    result = named !== undefined ? await upsertVariantLineOfUser(db, { ...ofUser, variantId: named }) : await upsertOnlyVariantLineOfUser(db, ofUser)
+  }
+  return result.rows[0]
 }
 
-type LineValues = { cartId: number; userId: number | null; productId: number; quantity: number; now: string; maxUnitCents: number }
+/** A line as an add wrote it, with its variant's SKU, title and options key (for the answer: no read after). */
+export type AddedCartLine = CartItemRecord & { sku: string | null; title: string | null; values_key: string }
 
-/** The statement of upsertCartLine, for the variant named (`variantId`) or the product's only one. */
-function upsertLineStatement(db: Db, line: LineValues, variantId: number | undefined) {
-  let variants = db
-    .selectFrom('product_variants as v')
-    .innerJoin('products as p', 'p.id', 'v.product_id')
-    .select([
-      sql<number>`cast(${line.cartId} as integer)`.as('cart_id'),
-      sql<number | null>`cast(${line.userId} as integer)`.as('user_id'),
-      'v.product_id',
-      'v.id',
-      sql<number>`cast(${line.quantity} as integer)`.as('quantity'),
-      sql<string>`cast(${line.now} as text)`.as('created_at'),
-      sql<string>`cast(${line.now} as text)`.as('updated_at'),
-    ])
+type LineValues = { userId: number | null; productId: number; quantity: number; now: string; maxUnitCents: number }
+
+/**
+ * The statement of upsertCartLine, for the variant named (`variantId`) or the product's only one, into the cart
+ * `cartId`, or into the cart of the user `cartUserId` (found by the statement: a read less; no row written when the
+ * user has no cart row yet).
+ */
+function upsertLineStatement(
+  db: Db,
+  line: LineValues & { cartId?: number; cartUserId?: number },
+  into: 'cartId' | 'cartUserId',
+  variantId: number | undefined,
+) {
+  const columns = [
+    sql<number | null>`cast(${line.userId} as integer)`.as('user_id'),
+    'v.product_id',
+    'v.id',
+    sql<number>`cast(${line.quantity} as integer)`.as('quantity'),
+    sql<string>`cast(${line.now} as text)`.as('created_at'),
+    sql<string>`cast(${line.now} as text)`.as('updated_at'),
+  ] as const
+  const from = db.selectFrom('product_variants as v').innerJoin('products as p', 'p.id', 'v.product_id')
+  let variants =
+    into === 'cartId'
+      ? from.select([sql<number>`cast(${line.cartId!} as integer)`.as('cart_id'), ...columns])
+      : from.innerJoin('carts as c', (join) => join.on((eb) => eb('c.user_id', '=', line.cartUserId!))).select(['c.id as cart_id', ...columns])
+  variants = variants
     .where('v.product_id', '=', line.productId)
     .where('p.status', '=', 'active')
     .where('v.stock', '>=', line.quantity)
@@ -346,11 +368,21 @@ function upsertLineStatement(db: Db, line: LineValues, variantId: number | undef
           sql<boolean>`(select v.price_cents from product_variants v where v.id = excluded.variant_id) <= cast(${MAX_AMOUNT_CENTS} as bigint) / (cast(cart_items.quantity as bigint) + excluded.quantity)`,
         ),
     )
-    .returning(cartItemColumns)
+    .returning([
+      ...cartItemColumns,
+      sql<string | null>`(select v.sku from product_variants v where v.id = cart_items.variant_id)`.as('sku'),
+      sql<string | null>`(select v.title from product_variants v where v.id = cart_items.variant_id)`.as('title'),
+      sql<string>`(select v.values_key from product_variants v where v.id = cart_items.variant_id)`.as('values_key'),
+    ])
 }
 
-const upsertVariantLine = prepared((db, line: LineValues & { variantId: number }) => upsertLineStatement(db, line, line.variantId))
-const upsertOnlyVariantLine = prepared((db, line: LineValues) => upsertLineStatement(db, line, undefined))
+// The shape (whose cart, which variant) is chosen here, never from the values (prepared's stand-ins).
+const upsertVariantLine = prepared((db, line: LineValues & { cartId: number; variantId: number }) => upsertLineStatement(db, line, 'cartId', line.variantId))
+const upsertOnlyVariantLine = prepared((db, line: LineValues & { cartId: number }) => upsertLineStatement(db, line, 'cartId', undefined))
+const upsertVariantLineOfUser = prepared((db, line: LineValues & { cartUserId: number; variantId: number }) =>
+  upsertLineStatement(db, line, 'cartUserId', line.variantId),
+)
+const upsertOnlyVariantLineOfUser = prepared((db, line: LineValues & { cartUserId: number }) => upsertLineStatement(db, line, 'cartUserId', undefined))
 
 /** Sets a line's quantity when the line is the user's, the product has that much stock and the subtotal stays within MAX_AMOUNT_CENTS. */
 export async function updateCartLineQuantity(db: Db, change: { id: number; ref: CartRef; quantity: number; now: string }): Promise<CartItemRecord | undefined> {

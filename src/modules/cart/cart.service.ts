@@ -93,10 +93,14 @@ export async function addToCart(db: Db, ref: CartRef, settings: CartSettings, in
   const now = nowIso()
   const productId = input.productId ?? (await repo.findVariantForCart(db, input.variantId!))?.product_id
   if (productId === undefined) throw new AppError(404, 'variantNotFound')
-  let row: repo.CartItemRecord | undefined
+  let row: repo.AddedCartLine | undefined
   try {
-    const cartId = await cartIdForChange(db, ref, now)
-    row = await repo.upsertCartLine(db, { cartId, userId: ref.userId ?? null, productId, variantId: input.variantId, quantity: input.quantity, now })
+    const line = { userId: ref.userId ?? null, productId, variantId: input.variantId, quantity: input.quantity, now }
+    // A customer's cart row is found by the statement itself (a read less). When it writes nothing, the cart row is
+    // made if missing (a racing first add may have made it since) and the line tried again: the refusals below
+    // then read the line as it is.
+    if (ref.userId !== undefined) row = await repo.upsertCartLine(db, { ...line, cart: { ofUser: ref.userId } })
+    row ??= await repo.upsertCartLine(db, { ...line, cart: { id: await cartIdForChange(db, ref, now) } })
   } catch (error) {
     // The product was deleted between the statement's read and its insert.
     if (isForeignKeyViolation(error)) throw new AppError(404, 'productNotFound')
@@ -118,7 +122,8 @@ export async function addToCart(db: Db, ref: CartRef, settings: CartSettings, in
   }
   await touched(db, ref, settings, now)
   // A combined line holds more than this request added (an existing line has at least 1), so equality means new.
-  return { item: await lineAnswer(db, row), created: row.quantity === input.quantity }
+  const options = row.values_key === '' ? [] : ((await repo.optionsOfVariants(db, [row.variant_id])).get(row.variant_id) ?? [])
+  return { item: cartItemRowToCartItem(row, { sku: row.sku, title: row.title, options }), created: row.quantity === input.quantity }
 }
 
 export async function updateCartItem(db: Db, ref: CartRef, settings: CartSettings, id: number, quantity: number): Promise<CartItem> {
