@@ -138,7 +138,11 @@ describe('checkout with taxes and a code', () => {
     await t.app.db.updateTable('discount_codes').set({ active: 0 }).where('id', '=', code.id).execute()
     res = await order()
     expect([res.statusCode, res.json()]).toEqual([404, { error: messages.discountCodeInvalid }])
-    await t.app.db.updateTable('discount_codes').set({ code: `${code.code}-RENAMED` }).where('id', '=', code.id).execute()
+    await t.app.db
+      .updateTable('discount_codes')
+      .set({ code: `${code.code}-RENAMED` })
+      .where('id', '=', code.id)
+      .execute()
     await t.app.db.updateTable('discount_codes').set({ active: 1 }).where('id', '=', code.id).execute()
     res = await order()
     expect([res.statusCode, res.json()]).toEqual([404, { error: messages.discountCodeInvalid }])
