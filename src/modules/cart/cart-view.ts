@@ -67,13 +67,12 @@ export async function applyCartDiscount(db: Db, ref: CartRef, settings: CartSett
     currency: pricing.currency,
   })
   let cart: CartRecord | undefined
-  if (userId !== undefined) cart = await setUserCartCode(db, userId, settings, checked.code.code)
+  if (userId !== undefined) cart = await setUserCartCode(db, userId, checked.code.code)
   else {
     await setCartDiscountCode(db, ref, settings, checked.code.code, guestCart?.id)
     cart = guestCart && { ...guestCart, discount_code: checked.code.code }
   }
-  // The answer is the cart with its new code, and the check just made (no second read of either); a cart without a
-  // row until now (the code made it) is read again.
+  // The answer is the cart with its new code, and the check just made (no second read of either).
   const evaluation: CodeEvaluation = { applicable: true, ...checked }
   return getCartView(db, ref, pricing, { code: checked.code.code, lines: linesKey(lines), evaluation }, cart && { cart, lines })
 }

@@ -475,7 +475,11 @@ export interface LineVariant {
 /** A variant's SKU, title and option values (in option order), for a line's answer. */
 export async function findLineVariant(db: Db, variantId: number): Promise<LineVariant | undefined> {
   const [variant] = (await lineVariantStatement(db, { variantId })).rows
-  if (!variant) return undefined
+  return variant && withOptions(db, variantId, variant)
+}
+
+/** A variant's SKU and title with its option values (read only when it has any: `values_key` not empty). */
+export async function withOptions(db: Db, variantId: number, variant: { sku: string | null; title: string | null; values_key: string }): Promise<LineVariant> {
   const options = variant.values_key === '' ? [] : ((await optionsOfVariants(db, [variantId])).get(variantId) ?? [])
   return { sku: variant.sku, title: variant.title, options }
 }

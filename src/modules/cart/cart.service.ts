@@ -122,8 +122,7 @@ export async function addToCart(db: Db, ref: CartRef, settings: CartSettings, in
   }
   await touched(db, ref, settings, now)
   // A combined line holds more than this request added (an existing line has at least 1), so equality means new.
-  const options = row.values_key === '' ? [] : ((await repo.optionsOfVariants(db, [row.variant_id])).get(row.variant_id) ?? [])
-  return { item: cartItemRowToCartItem(row, { sku: row.sku, title: row.title, options }), created: row.quantity === input.quantity }
+  return { item: cartItemRowToCartItem(row, await repo.withOptions(db, row.variant_id, row)), created: row.quantity === input.quantity }
 }
 
 export async function updateCartItem(db: Db, ref: CartRef, settings: CartSettings, id: number, quantity: number): Promise<CartItem> {
@@ -216,14 +215,11 @@ export async function readCartLines(db: Db, ref: CartRef) {
 }
 
 /**
- * A customer's cart keeps `code` (their cart row made if they have none): the row as written, or undefined when it
- * was made here (the caller reads it again).
+ * A customer's cart keeps `code`: the row as written. A code is only ever applied to lines, and lines belong to a
+ * cart row, so the row exists (undefined only if it went meanwhile: the caller reads the cart again).
  */
-export async function setUserCartCode(db: Db, userId: number, settings: CartSettings, code: string): Promise<CartRecord | undefined> {
-  const kept = await repo.setCodeOfUserCart(db, userId, code, nowIso())
-  if (kept) return kept
-  await setCartDiscountCode(db, { userId }, settings, code)
-  return undefined
+export async function setUserCartCode(db: Db, userId: number, code: string): Promise<CartRecord | undefined> {
+  return repo.setCodeOfUserCart(db, userId, code, nowIso())
 }
 
 export type CartLine = Awaited<ReturnType<typeof readCart>>['lines'][number]
