@@ -130,6 +130,24 @@ export interface VariantOptionValuesTable {
   option_value_id: number
 }
 
+/**
+ * One row per variant and option value, with what the listing filters test of that one same variant: kept by triggers
+ * (migration 2026-12-05T0000-variant-filters), never written by the service.
+ */
+export interface VariantFiltersTable {
+  variant_id: number
+  option_value_id: number
+  product_id: number
+  category_id: number | null
+  status: ProductStatus
+  option_id: number
+  name_key: string
+  value_key: string
+  price_cents: number
+  /** 1 when the variant's stock is above zero. */
+  in_stock: number
+}
+
 export interface ProductTagsTable {
   product_id: number
   tag: string
@@ -571,6 +589,7 @@ export interface Database {
   product_option_values: ProductOptionValuesTable
   product_variants: ProductVariantsTable
   variant_option_values: VariantOptionValuesTable
+  variant_filters: VariantFiltersTable
   product_tags: ProductTagsTable
   product_counts: ProductCountsTable
   carts: CartsTable

@@ -7,7 +7,10 @@ import {
   productConditions,
   productHasOptionValue,
   startFromOptionValue,
+  usesVariantFilters,
   type VariantCondition,
+  variantFilterRows,
+  variantRowConditions,
   variantSource,
   variantsWhere,
 } from './products.repository.js'
@@ -28,6 +31,18 @@ function withoutVariantConditions(filter: ProductFilter): ProductFilter {
   return rest
 }
 
+/**
+ * The rows `f1` of variant_filters matching the filter (see variantFilterRows), with the filter's conditions on the
+ * product itself (search, tags) as one probe of the product per row's product.
+ */
+function matchingVariantRows(dialect: Dialect, filter: ProductFilter, options: readonly OptionFilter[]): { from: RawBuilder<unknown>; where: RawBuilder<SqlBool>[] } {
+  const rows = variantFilterRows(filter, options)
+  const own: ProductFilter = { status: 'any', ...(filter.q !== undefined ? { q: filter.q } : {}), ...(filter.tagKeys ? { tagKeys: filter.tagKeys } : {}) }
+  const conditions = own.q !== undefined || (own.tagKeys?.length ?? 0) > 0 ? productConditions('p', dialect, own) : []
+  if (conditions.length > 0) rows.where.push(sql<SqlBool>`exists (select 1 from products p where p.id = f1.product_id and ${sql.join(conditions, sql` and `)})`)
+  return rows
+}
+
 export interface CategoryCounts {
   /** Per category (its own products, not its descendants'), the categories with none left out. */
   counts: Array<{ categoryId: number; count: number }>
@@ -43,8 +58,17 @@ export async function countByCategory(db: Db, dialect: Dialect, filter: ProductF
     const counts = rows.filter((row) => row.category_id > 0).map((row) => ({ categoryId: Number(row.category_id), count: Number(row.total) }))
     return { counts, total: Number(rows.find((row) => row.category_id === 0)?.total ?? 0) }
   }
-  const { rows } = await sql<{ category_id: number | null; count: number | string }>`select p.category_id, count(*) as count from products p
-    ${where(productConditions('p', dialect, filter))} group by p.category_id`.execute(db)
+  type Row = { category_id: number | null; count: number | string }
+  let rows: Row[]
+  if (usesVariantFilters(filter)) {
+    // The variants' rows carry their product's category: counted there, without reading the products.
+    const source = matchingVariantRows(dialect, filter, filter.options ?? [])
+    ;({ rows } = await sql<Row>`select f1.category_id, count(distinct f1.product_id) as count from ${source.from}
+      ${where(source.where)} group by f1.category_id`.execute(db))
+  } else {
+    ;({ rows } = await sql<Row>`select p.category_id, count(*) as count from products p
+      ${where(productConditions('p', dialect, filter))} group by p.category_id`.execute(db))
+  }
   const counts = rows.filter((row) => row.category_id !== null).map((row) => ({ categoryId: Number(row.category_id), count: Number(row.count) }))
   return { counts, total: rows.reduce((sum, row) => sum + Number(row.count), 0) }
 }
@@ -100,6 +124,8 @@ export async function countByOptionValue(
   names: { in: readonly string[] } | { notIn: readonly string[] },
 ): Promise<OptionValueCount[]> {
   const variant: VariantCondition = { minPriceCents: filter.minPriceCents, maxPriceCents: filter.maxPriceCents, options: filter.options ?? [] }
+  const variantConditions = (variant.options?.length ?? 0) > 0 || filter.inStock === true || variant.minPriceCents !== undefined || variant.maxPriceCents !== undefined
+  if (filter.inStock !== false && variantConditions) return countByOptionValueOfRows(db, dialect, filter, names)
   const conditions = productConditions('p', dialect, withoutVariantConditions(filter))
   // Necessary for a variant with the first filtered option's value: having it (see startFromOptionValue). The product's
   // copies (prices, stock) are not checked here: they would take SQLite off the covering (status, category_id) index.
@@ -153,6 +179,70 @@ export async function countByOptionValue(
   }))
 }
 
+/** The rows of variant_filters named by `names` (`x`, or the keys `k` of them). */
+function namesOf(column: string, names: { in: readonly string[] } | { notIn: readonly string[] }): RawBuilder<SqlBool>[] {
+  if ('in' in names) return [sql<SqlBool>`${sql.ref(column)} in (${sql.join(names.in)})`]
+  return names.notIn.length > 0 ? [sql<SqlBool>`${sql.ref(column)} not in (${sql.join(names.notIn)})`] : []
+}
+
+type OptionCountRow = { name_key: string; value_key: string; count: number | string; first_option: number; first_value: number }
+
+/**
+ * countByOptionValue from variant_filters, for a filter with conditions on one same variant (and not "none in stock"):
+ * each row `x` is a variant's value, carrying what the filter tests of the variant and its product.
+ * - With options left in the filter, the variants meeting it (the first option's range), then each one's values `x`.
+ * - Without, every (name, value) key of variant_filters, walked on its index one key at a time (a shop has a few
+ *   hundred), then each key's range of variants meeting the filter.
+ */
+async function countByOptionValueOfRows(
+  db: Db,
+  dialect: Dialect,
+  filter: ProductFilter,
+  names: { in: readonly string[] } | { notIn: readonly string[] },
+): Promise<OptionValueCount[]> {
+  const options = filter.options ?? []
+  const select = sql`select x.name_key, x.value_key, count(distinct x.product_id) as count, min(x.option_id) as first_option,
+    min(x.option_value_id) as first_value`
+  let rows: OptionCountRow[]
+  if (options.length > 0) {
+    const source = matchingVariantRows(dialect, filter, options)
+    ;({ rows } = await sql<OptionCountRow>`${select} from ${source.from} cross join variant_filters x
+      ${where([...source.where, sql<SqlBool>`x.variant_id = f1.variant_id`, ...namesOf('x.name_key', names)])}
+      group by x.name_key, x.value_key`.execute(db))
+  } else {
+    const own: ProductFilter = { status: 'any', ...(filter.q !== undefined ? { q: filter.q } : {}), ...(filter.tagKeys ? { tagKeys: filter.tagKeys } : {}) }
+    const product = own.q !== undefined || (own.tagKeys?.length ?? 0) > 0 ? productConditions('p', dialect, own) : []
+    const conditions = [
+      sql<SqlBool>`k.n is not null`,
+      ...namesOf('k.n', names),
+      sql<SqlBool>`x.name_key = k.n`,
+      sql<SqlBool>`x.value_key = k.v`,
+      ...variantRowConditions('x', filter),
+      ...(product.length > 0 ? [sql<SqlBool>`exists (select 1 from products p where p.id = x.product_id and ${sql.join(product, sql` and `)})`] : []),
+    ]
+    // The keys in order, each found by one probe of the index: the next value of the same name, else the next name's
+    // first value. (A row-value comparison, `(name_key, value_key) > (…)`, takes only the name to the index on SQLite.)
+    const nextValue = sql`(select min(value_key) from variant_filters where name_key = k.n and value_key > k.v)`
+    const nextName = sql`(select min(name_key) from variant_filters where name_key > k.n)`
+    ;({ rows } = await sql<OptionCountRow>`with recursive keys (n, v) as (
+        select n0.n, (select min(value_key) from variant_filters where name_key = n0.n) from (select min(name_key) as n from variant_filters) n0
+        union all
+        select case when ${nextValue} is null then ${nextName} else k.n end,
+          coalesce(${nextValue}, (select min(value_key) from variant_filters where name_key = ${nextName}))
+        from keys k where k.n is not null
+      )
+      ${select} from keys k cross join variant_filters x ${where(conditions)}
+      group by x.name_key, x.value_key`.execute(db))
+  }
+  return rows.map((row) => ({
+    nameKey: row.name_key,
+    valueKey: row.value_key,
+    count: Number(row.count),
+    firstOptionId: Number(row.first_option),
+    firstValueId: Number(row.first_value),
+  }))
+}
+
 /** The spellings of options and values by id. */
 export async function optionSpellings(db: Db, optionIds: readonly number[], valueIds: readonly number[]) {
   const names = optionIds.length === 0 ? [] : await db.selectFrom('product_options').select(['id', 'name']).where('id', 'in', optionIds).execute()
@@ -168,7 +258,11 @@ export async function priceRange(db: Db, dialect: Dialect, filter: ProductFilter
   const conditions = productConditions('p', dialect, filter)
   const options: readonly OptionFilter[] = filter.options ?? []
   let rows: Array<{ lo: number | string | null; hi: number | string | null }>
-  if (options.length === 0 && filter.inStock !== true) {
+  if (usesVariantFilters(filter)) {
+    const source = matchingVariantRows(dialect, filter, options)
+    ;({ rows } = await sql<{ lo: number | null; hi: number | null }>`select min(f1.price_cents) as lo, max(f1.price_cents) as hi
+      from ${source.from} ${where(source.where)}`.execute(db))
+  } else if (options.length === 0 && filter.inStock !== true) {
     ;({ rows } = await sql<{ lo: number | null; hi: number | null }>`select min(p.price_cents) as lo, max(p.price_max_cents) as hi
       from products p ${where(conditions)}`.execute(db))
   } else {

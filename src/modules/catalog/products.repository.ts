@@ -125,6 +125,59 @@ export function variantSource(product: Expression<unknown>, c: VariantCondition,
 }
 
 /**
+ * Whether variant_filters answers the filter's conditions on one same variant: it has options (a variant without any
+ * has no rows there) and does not ask for products with none in stock (a product-wide "none", read from the variants).
+ */
+export function usesVariantFilters(filter: ProductFilter): boolean {
+  return (filter.options?.length ?? 0) > 0 && filter.inStock !== false
+}
+
+/**
+ * FROM and WHERE of the rows `f1` of variant_filters of the variants having, for each of `options` (at least one),
+ * one of its values, and meeting the filter's status, categories, stock (`inStock: true`) and price range: `f1` is the
+ * row of the first option's value, one range of variant_filters_value_idx; each other option is a probe of the same
+ * variant's rows (`f2`, `f3`… by primary key). The conditions on the product itself (search, tags) are not here.
+ */
+export function variantFilterRows(filter: ProductFilter, options: readonly OptionFilter[]): { from: RawBuilder<unknown>; where: RawBuilder<SqlBool>[] } {
+  const [first, ...others] = options
+  if (first === undefined) throw new Error('variantFilterRows needs an option')
+  const where: RawBuilder<SqlBool>[] = [
+    sql<SqlBool>`f1.name_key = ${first.nameKey}`,
+    sql<SqlBool>`f1.value_key in (${sql.join(first.valueKeys)})`,
+    ...variantRowConditions('f1', filter),
+  ]
+  const tables: RawBuilder<unknown>[] = [sql`variant_filters f1`]
+  others.forEach((option, i) => {
+    const f = sql.ref(`f${i + 2}`)
+    tables.push(sql`variant_filters ${f}`)
+    where.push(sql<SqlBool>`${sql.ref(`f${i + 2}.variant_id`)} = f1.variant_id`)
+    where.push(sql<SqlBool>`${sql.ref(`f${i + 2}.name_key`)} = ${option.nameKey}`)
+    where.push(sql<SqlBool>`${sql.ref(`f${i + 2}.value_key`)} in (${sql.join(option.valueKeys)})`)
+  })
+  // CROSS JOIN: SQLite joins in the order written (the first option's range, then probes); PostgreSQL plans it.
+  return { from: sql.join(tables, sql` cross join `), where }
+}
+
+/** The conditions of the filter that one row `f` of variant_filters carries: status, categories, stock, price. */
+export function variantRowConditions(f: string, filter: ProductFilter): RawBuilder<SqlBool>[] {
+  const col = (name: string) => sql.ref(`${f}.${name}`)
+  const conditions: RawBuilder<SqlBool>[] = []
+  const status = filter.status ?? 'active'
+  if (status !== 'any') conditions.push(sql<SqlBool>`${col('status')} = ${status}`)
+  if (filter.categoryId !== undefined) conditions.push(sql<SqlBool>`${col('category_id')} = ${filter.categoryId}`)
+  if (filter.categoryIds !== undefined) {
+    conditions.push(filter.categoryIds.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`${col('category_id')} in (${sql.join(filter.categoryIds)})`)
+  }
+  if (filter.inStock === true) conditions.push(sql<SqlBool>`${col('in_stock')} = 1`)
+  // Without a category the price is read in the index on the way, never a range of its own: SQLite would otherwise
+  // skip-scan the index for it (every category in turn), several times slower than reading the value's rows.
+  const price = filter.categoryId === undefined && filter.categoryIds === undefined ? sql`+${col('price_cents')}` : col('price_cents')
+  if (filter.minPriceCents !== undefined) conditions.push(sql<SqlBool>`${price} >= ${filter.minPriceCents}`)
+  if (filter.maxPriceCents !== undefined) conditions.push(sql<SqlBool>`${price} <= ${filter.maxPriceCents}`)
+  return conditions
+}
+
+/**
  * The conditions on product `p` (`products` in a list query, an alias in the facets) for `filter`: the status, the
  * categories, the search, the tags, and one same variant meeting the price range, the stock and the options. The
  * product's copies (lowest and highest price, total stock) answer alone what they can: they are necessary conditions,
@@ -148,6 +201,23 @@ export function productConditions(p: string, dialect: Dialect, filter: ProductFi
   }
   const { minPriceCents: min, maxPriceCents: max, inStock } = filter
   const options = filter.options ?? []
+  const [first] = options
+  if (first !== undefined && options.length === 1 && min === undefined && max === undefined && inStock === undefined) {
+    // One option alone: a product with one of the values that a variant uses (the values by key, one probe each), not
+    // every variant having it.
+    conditions.push(sql<SqlBool>`${col('id')} in (select ko.product_id from product_option_values kov join product_options ko on ko.id = kov.option_id
+      where kov.value_key in (${sql.join(first.valueKeys)}) and ko.name_key = ${first.nameKey}
+        and exists (select 1 from variant_option_values kl where kl.option_value_id = kov.id))`)
+  } else if (usesVariantFilters(filter)) {
+    // One same variant with the options, the stock and the price, in this product's categories and status: the
+    // products of one range of variant_filters' index (its rows carry the product's category and status too).
+    const rows = variantFilterRows(filter, options)
+    conditions.push(sql<SqlBool>`${col('id')} in (select f1.product_id from ${rows.from} where ${sql.join(rows.where, sql` and `)})`)
+  }
+  if (first !== undefined && inStock !== false) {
+    if (filter.q !== undefined) conditions.push(searchCondition(col, dialect, filter.q, plan))
+    return conditions
+  }
   // Necessary for any one variant: the product's lowest price is the least, its highest the most, its stock the sum.
   if (max !== undefined) conditions.push(sql<SqlBool>`${price} <= ${max}`)
   if (min !== undefined) conditions.push(sql<SqlBool>`${col('price_max_cents')} >= ${min}`)
@@ -162,14 +232,13 @@ export function productConditions(p: string, dialect: Dialect, filter: ProductFi
       conditions.push(sql<SqlBool>`exists (select 1 ${variantsWhere(col('id'), variant, false)})`)
       conditions.push(sql<SqlBool>`not exists (select 1 ${variantsWhere(col('id'), variant, true)})`)
     }
-  } else if (options.length > 0 || priceConditions + (inStock === true ? 1 : 0) > 1) {
+  } else if (priceConditions + (inStock === true ? 1 : 0) > 1) {
     // One condition alone is the product's copy's; several must hold for one same variant. A product whose variants
     // all cost the same needs no walk for the price range.
     const exists = sql<SqlBool>`exists (select 1 ${variantsWhere(col('id'), variant, inStock === true)})`
-    if (options.length === 0 && inStock !== true) conditions.push(sql<SqlBool>`(${col('price_cents')} = ${col('price_max_cents')} or ${exists})`)
+    if (inStock !== true) conditions.push(sql<SqlBool>`(${col('price_cents')} = ${col('price_max_cents')} or ${exists})`)
     else conditions.push(exists)
   }
-  const [first] = options
   if (first !== undefined && startFromOptionValue(dialect, filter)) conditions.push(productHasOptionValue(col('id'), first))
   if (filter.q !== undefined) conditions.push(searchCondition(col, dialect, filter.q, plan))
   return conditions

@@ -1,0 +1,213 @@
+import { type Kysely, Migrator, sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { migrations } from '../../src/db/migrate.js'
+import { openTestDatabase } from '../helpers/app.js'
+import { productRow } from '../helpers/catalog.js'
+
+// The variant_filters migration on a shop with data: the rows of the variants with options already there, then every
+// write the triggers follow (a price, stock crossing zero and not, a product's category and status, a value's and an
+// option's key, a link, a variant, a product removed), each time compared with the rows as they would be computed
+// afresh; down to the schema as it was, and up again.
+
+const FILTERS = '2026-12-05T0000-variant-filters'
+const BEFORE = '2026-12-04T0100-outbox-due-by-channel'
+const now = '2026-12-04T10:00:00.000Z'
+
+let opened: Awaited<ReturnType<typeof openTestDatabase>>
+let raw: Kysely<any>
+let migrator: Migrator
+let isPg: boolean
+
+beforeAll(async () => {
+  opened = await openTestDatabase()
+  raw = opened.handle.db as unknown as Kysely<any>
+  isPg = opened.handle.dialect === 'postgres'
+  const schema = opened.handle.schema
+  migrator = new Migrator({ db: raw, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) })
+})
+afterAll(async () => {
+  await opened.drop()
+})
+
+type Row = Record<string, unknown>
+
+async function schemaOf(): Promise<Row[]> {
+  if (!isPg) {
+    return (await sql<Row>`select type, name, tbl_name, sql from sqlite_master where name not like 'kysely%' order by type, name`.execute(raw)).rows
+  }
+  const schema = opened.handle.schema ?? 'public'
+  const columns = await sql<Row>`select table_name, column_name, data_type, is_nullable, column_default from information_schema.columns
+    where table_schema = ${schema} and table_name not like 'kysely%' order by table_name, column_name`.execute(raw)
+  const indexes = await sql<Row>`select tablename, indexname, indexdef from pg_indexes
+    where schemaname = ${schema} and tablename not like 'kysely%' order by tablename, indexname`.execute(raw)
+  const triggers = await sql<Row>`select event_object_table, trigger_name, event_manipulation from information_schema.triggers
+    where trigger_schema = ${schema} order by 1, 2, 3`.execute(raw)
+  return [...columns.rows, ...indexes.rows, ...triggers.rows]
+}
+
+const ORDER = sql`order by variant_id, option_value_id`
+
+/** The rows as the triggers keep them. */
+async function kept(): Promise<Row[]> {
+  return (await sql<Row>`select * from variant_filters ${ORDER}`.execute(raw)).rows.map(normal)
+}
+
+/** The rows as they would be computed afresh from the catalog. */
+async function computed(): Promise<Row[]> {
+  const { rows } = await sql<Row>`select l.variant_id, l.option_value_id, v.product_id, p.category_id, p.status, ov.option_id, o.name_key,
+      ov.value_key, v.price_cents, case when v.stock > 0 then 1 else 0 end as in_stock
+    from variant_option_values l
+      join product_variants v on v.id = l.variant_id
+      join products p on p.id = v.product_id
+      join product_option_values ov on ov.id = l.option_value_id
+      join product_options o on o.id = ov.option_id
+    ${ORDER}`.execute(raw)
+  return rows.map(normal)
+}
+
+const normal = (row: Row): Row => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' || (typeof v === 'string' && /_id$|_cents$|in_stock/.test(k)) ? Number(v) : v]))
+
+/** A product with a Color and a Size option, and a variant per pair given (price 10.00 + 1.00 each, stock 2 each). */
+async function shirt(name: string, categoryId: number | null, pairs: Array<[string, string]>) {
+  const product = await raw
+    .insertInto('products')
+    .values({ ...productRow({ name, categoryId: categoryId ?? undefined }), status: 'active' })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const option = async (optionName: string, position: number) =>
+    (
+      await raw
+        .insertInto('product_options')
+        .values({ product_id: product.id, name: optionName, name_key: optionName.toLowerCase(), position })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id as number
+  const color = await option('Color', 0)
+  const size = await option('Size', 1)
+  const values = new Map<string, number>()
+  const value = async (optionId: number, text: string) => {
+    const key = `${optionId}:${text}`
+    if (!values.has(key)) {
+      const row = await raw
+        .insertInto('product_option_values')
+        .values({ option_id: optionId, value: text, value_key: text.toLowerCase(), position: values.size })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      values.set(key, row.id as number)
+    }
+    return values.get(key)!
+  }
+  const variants: number[] = []
+  for (const [i, [c, s]] of pairs.entries()) {
+    const ids = [await value(color, c), await value(size, s)].sort((a, b) => a - b)
+    const variant = await raw
+      .insertInto('product_variants')
+      .values({
+        product_id: product.id,
+        sku: `${name}-${i}`,
+        sku_key: `${name}-${i}`.toLowerCase(),
+        price_cents: 1000 + 100 * i,
+        stock: 2,
+        position: i,
+        values_key: ids.join(','),
+        created_at: now,
+        updated_at: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    await raw
+      .insertInto('variant_option_values')
+      .values(ids.map((id) => ({ variant_id: variant.id, option_value_id: id })))
+      .execute()
+    variants.push(variant.id as number)
+  }
+  return { id: product.id as number, color, size, values, variants }
+}
+
+describe(`migration ${FILTERS}`, () => {
+  let schemaBefore: Row[]
+  let tee: Awaited<ReturnType<typeof shirt>>
+  let category: number
+  let other: number
+
+  it('writes a row for each variant and value already there, and none for a variant without options', async () => {
+    expect((await migrator.migrateTo(BEFORE)).error).toBeUndefined()
+    const categories = await raw
+      .insertInto('categories')
+      .values(['Ropa', 'Calzado'].map((name, i) => ({ name, name_key: name.toLowerCase(), slug: name.toLowerCase(), path: `/${i + 1}/`, description: '', created_at: now, updated_at: now })))
+      .returning('id')
+      .execute()
+    category = categories[0]!.id as number
+    other = categories[1]!.id as number
+    // Category paths follow their ids.
+    for (const { id } of categories) await raw.updateTable('categories').set({ path: `/${id}/` }).where('id', '=', id).execute()
+    tee = await shirt('Tee', category, [
+      ['Red', 'S'],
+      ['Red', 'M'],
+      ['Blue', 'S'],
+    ])
+    await shirt('Polo', null, [['Green', 'L']])
+    // A product without options: its default variant has no rows.
+    const plain = await raw.insertInto('products').values(productRow({ name: 'Plain' })).returning('id').executeTakeFirstOrThrow()
+    await raw
+      .insertInto('product_variants')
+      .values({ product_id: plain.id, sku: null, sku_key: null, price_cents: 500, stock: 1, position: 0, values_key: '', created_at: now, updated_at: now })
+      .execute()
+    schemaBefore = await schemaOf()
+
+    const up = await migrator.migrateTo(FILTERS)
+    expect(up.error).toBeUndefined()
+    expect(up.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([[FILTERS, 'Up', 'Success']])
+    const rows = await kept()
+    expect(rows).toHaveLength(8)
+    expect(rows).toEqual(await computed())
+    expect(rows.filter((row) => row.product_id === tee.id && row.name_key === 'color').map((row) => [row.value_key, row.price_cents, row.in_stock])).toEqual([
+      ['red', 1000, 1],
+      ['red', 1100, 1],
+      ['blue', 1200, 1],
+    ])
+  })
+
+  it('follows prices, stock crossing zero, categories, status, keys and removals', async () => {
+    const [first, second, third] = tee.variants as [number, number, number]
+    const check = async () => expect(await kept()).toEqual(await computed())
+    await raw.updateTable('product_variants').set({ price_cents: 1999 }).where('id', '=', first).execute()
+    await check()
+    // Stock down to 1 (still in stock), then to 0, then back.
+    await raw.updateTable('product_variants').set({ stock: 1 }).where('id', '=', second).execute()
+    await check()
+    await raw.updateTable('product_variants').set({ stock: 0 }).where('id', '=', second).execute()
+    await check()
+    expect((await kept()).filter((row) => row.variant_id === second).map((row) => row.in_stock)).toEqual([0, 0])
+    await raw.updateTable('product_variants').set({ stock: 5 }).where('id', '=', second).execute()
+    await check()
+    await raw.updateTable('products').set({ category_id: other }).where('id', '=', tee.id).execute()
+    await check()
+    await raw.updateTable('products').set({ status: 'archived' }).where('id', '=', tee.id).execute()
+    await check()
+    await raw.updateTable('products').set({ category_id: null, status: 'active' }).where('id', '=', tee.id).execute()
+    await check()
+    await raw.updateTable('product_option_values').set({ value: 'Rojo', value_key: 'rojo' }).where('id', '=', tee.values.get(`${tee.color}:Red`)!).execute()
+    await check()
+    expect((await kept()).filter((row) => row.value_key === 'rojo')).toHaveLength(2)
+    await raw.updateTable('product_options').set({ name: 'Talla', name_key: 'talla' }).where('id', '=', tee.size).execute()
+    await check()
+    expect((await kept()).filter((row) => row.name_key === 'talla')).toHaveLength(3)
+    await raw.deleteFrom('variant_option_values').where('variant_id', '=', third).where('option_value_id', '=', tee.values.get(`${tee.color}:Blue`)!).execute()
+    await check()
+    await raw.deleteFrom('product_variants').where('id', '=', first).execute()
+    await check()
+    await raw.deleteFrom('products').where('id', '=', tee.id).execute()
+    await check()
+    expect((await kept()).map((row) => row.name_key)).toEqual(['color', 'size'])
+  })
+
+  it('goes down to the schema as it was, and up again with the rows computed afresh', async () => {
+    const down = await migrator.migrateTo(BEFORE)
+    expect(down.error).toBeUndefined()
+    expect(await schemaOf()).toEqual(schemaBefore)
+    expect((await migrator.migrateTo(FILTERS)).error).toBeUndefined()
+    expect(await kept()).toEqual(await computed())
+    expect(await kept()).toHaveLength(2)
+  })
+})
