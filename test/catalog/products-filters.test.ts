@@ -4,6 +4,7 @@ import { catalogCacheOn, useTestApp } from '../helpers/app.js'
 import { emptyCatalog, filterCategory, filterProduct, get } from '../helpers/catalog-filters.js'
 import { makeProduct } from '../helpers/catalog.js'
 import { bearer } from '../helpers/factories.js'
+import { fillCart } from '../helpers/shop.js'
 
 // GET /products filters of part 3 (docs/api.md, "Filters"): category with its descendants, tag, inStock,
 // option.<Name>, status, q on a SKU; the variant conditions held by one same variant.
@@ -125,6 +126,34 @@ describe('inStock, prices and options: one same variant', () => {
     expect(await names('option.Color=rojo&inStock=false')).toEqual({ names: ['Split'], total: 1 })
     expect(await names('option.Color=azul&inStock=false')).toEqual({ names: [], total: 0 })
     expect(await names('maxPrice=20&inStock=false')).toEqual({ names: ['Empty', 'Split'], total: 2 })
+  })
+
+  it('an order taking the red variant’s last unit takes the product out of option.Color=rojo&inStock=true; its cancel puts it back', async () => {
+    const product = await filterProduct(t, {
+      name: 'Last',
+      variants: [
+        { options: { Color: 'Rojo' }, priceCents: 1000, stock: 1 },
+        { options: { Color: 'Azul' }, priceCents: 1000, stock: 3 },
+      ],
+    })
+    const facetCount = async (query: string) => {
+      const res = await get(t, `/products/facets?${query}`)
+      expect(res.statusCode, res.body).toBe(200)
+      return (res.json() as { total: number }).total
+    }
+    expect(await names('option.Color=rojo&inStock=true&maxPrice=10')).toEqual({ names: ['Last'], total: 1 })
+    await fillCart(t.app, t.customer.id, [{ productId: product.id, variantId: product.variantIds[0]!, quantity: 1 }])
+    const order = await t.app.inject({ method: 'POST', url: '/orders', headers: bearer(t.customer), payload: {} })
+    expect(order.statusCode, order.body).toBe(201)
+    expect(await names('option.Color=rojo&inStock=true&maxPrice=10')).toEqual({ names: [], total: 0 })
+    expect(await facetCount('option.Color=rojo&inStock=true')).toBe(0)
+    expect(await names('option.Color=azul&inStock=true&maxPrice=10')).toEqual({ names: ['Last'], total: 1 })
+    expect(await names('option.Color=rojo&inStock=false')).toEqual({ names: ['Last'], total: 1 })
+    const { id } = order.json() as { id: number }
+    const cancel = await t.app.inject({ method: 'PATCH', url: `/orders/${id}/status`, headers: bearer(t.admin), payload: { status: 'cancelled' } })
+    expect(cancel.statusCode, cancel.body).toBe(200)
+    expect(await names('option.Color=rojo&inStock=true&maxPrice=10')).toEqual({ names: ['Last'], total: 1 })
+    expect(await facetCount('option.Color=rojo&inStock=true')).toBe(1)
   })
 
   it('the listed product keeps its own price: sort=price_* uses the lowest variant price', async () => {

@@ -65,7 +65,10 @@ async function computed(): Promise<Row[]> {
   return rows.map(normal)
 }
 
-const normal = (row: Row): Row => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' || (typeof v === 'string' && /_id$|_cents$|in_stock/.test(k)) ? Number(v) : v]))
+const normal = (row: Row): Row =>
+  Object.fromEntries(
+    Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' || (typeof v === 'string' && /_id$|_cents$|in_stock/.test(k)) ? Number(v) : v]),
+  )
 
 /** A product with a Color and a Size option, and a variant per pair given (price 10.00 + 1.00 each, stock 2 each). */
 async function shirt(name: string, categoryId: number | null, pairs: Array<[string, string]>) {
@@ -134,13 +137,28 @@ describe(`migration ${FILTERS}`, () => {
     expect((await migrator.migrateTo(BEFORE)).error).toBeUndefined()
     const categories = await raw
       .insertInto('categories')
-      .values(['Ropa', 'Calzado'].map((name, i) => ({ name, name_key: name.toLowerCase(), slug: name.toLowerCase(), path: `/${i + 1}/`, description: '', created_at: now, updated_at: now })))
+      .values(
+        ['Ropa', 'Calzado'].map((name, i) => ({
+          name,
+          name_key: name.toLowerCase(),
+          slug: name.toLowerCase(),
+          path: `/${i + 1}/`,
+          description: '',
+          created_at: now,
+          updated_at: now,
+        })),
+      )
       .returning('id')
       .execute()
     category = categories[0]!.id as number
     other = categories[1]!.id as number
     // Category paths follow their ids.
-    for (const { id } of categories) await raw.updateTable('categories').set({ path: `/${id}/` }).where('id', '=', id).execute()
+    for (const { id } of categories)
+      await raw
+        .updateTable('categories')
+        .set({ path: `/${id}/` })
+        .where('id', '=', id)
+        .execute()
     tee = await shirt('Tee', category, [
       ['Red', 'S'],
       ['Red', 'M'],
@@ -148,7 +166,11 @@ describe(`migration ${FILTERS}`, () => {
     ])
     await shirt('Polo', null, [['Green', 'L']])
     // A product without options: its default variant has no rows.
-    const plain = await raw.insertInto('products').values(productRow({ name: 'Plain' })).returning('id').executeTakeFirstOrThrow()
+    const plain = await raw
+      .insertInto('products')
+      .values(productRow({ name: 'Plain' }))
+      .returning('id')
+      .executeTakeFirstOrThrow()
     await raw
       .insertInto('product_variants')
       .values({ product_id: plain.id, sku: null, sku_key: null, price_cents: 500, stock: 1, position: 0, values_key: '', created_at: now, updated_at: now })
@@ -187,13 +209,21 @@ describe(`migration ${FILTERS}`, () => {
     await check()
     await raw.updateTable('products').set({ category_id: null, status: 'active' }).where('id', '=', tee.id).execute()
     await check()
-    await raw.updateTable('product_option_values').set({ value: 'Rojo', value_key: 'rojo' }).where('id', '=', tee.values.get(`${tee.color}:Red`)!).execute()
+    await raw
+      .updateTable('product_option_values')
+      .set({ value: 'Rojo', value_key: 'rojo' })
+      .where('id', '=', tee.values.get(`${tee.color}:Red`)!)
+      .execute()
     await check()
     expect((await kept()).filter((row) => row.value_key === 'rojo')).toHaveLength(2)
     await raw.updateTable('product_options').set({ name: 'Talla', name_key: 'talla' }).where('id', '=', tee.size).execute()
     await check()
     expect((await kept()).filter((row) => row.name_key === 'talla')).toHaveLength(3)
-    await raw.deleteFrom('variant_option_values').where('variant_id', '=', third).where('option_value_id', '=', tee.values.get(`${tee.color}:Blue`)!).execute()
+    await raw
+      .deleteFrom('variant_option_values')
+      .where('variant_id', '=', third)
+      .where('option_value_id', '=', tee.values.get(`${tee.color}:Blue`)!)
+      .execute()
     await check()
     await raw.deleteFrom('product_variants').where('id', '=', first).execute()
     await check()

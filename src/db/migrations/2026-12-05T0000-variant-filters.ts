@@ -29,9 +29,7 @@ const rowsOf = (links: string) =>
       join product_option_values ov on ov.id = l.option_value_id
       join product_options o on o.id = ov.option_id`)
 
-const COLUMNS = sql.raw(
-  'variant_id, option_value_id, product_id, category_id, status, option_id, name_key, value_key, price_cents, in_stock',
-)
+const COLUMNS = sql.raw('variant_id, option_value_id, product_id, category_id, status, option_id, name_key, value_key, price_cents, in_stock')
 
 export async function up(db: Kysely<any>): Promise<void> {
   const isPg = isPostgres(db)

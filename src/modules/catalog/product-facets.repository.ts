@@ -35,7 +35,11 @@ function withoutVariantConditions(filter: ProductFilter): ProductFilter {
  * The rows `f1` of variant_filters matching the filter (see variantFilterRows), with the filter's conditions on the
  * product itself (search, tags) as one probe of the product per row's product.
  */
-function matchingVariantRows(dialect: Dialect, filter: ProductFilter, options: readonly OptionFilter[]): { from: RawBuilder<unknown>; where: RawBuilder<SqlBool>[] } {
+function matchingVariantRows(
+  dialect: Dialect,
+  filter: ProductFilter,
+  options: readonly OptionFilter[],
+): { from: RawBuilder<unknown>; where: RawBuilder<SqlBool>[] } {
   const rows = variantFilterRows(filter, options)
   const own: ProductFilter = { status: 'any', ...(filter.q !== undefined ? { q: filter.q } : {}), ...(filter.tagKeys ? { tagKeys: filter.tagKeys } : {}) }
   const conditions = own.q !== undefined || (own.tagKeys?.length ?? 0) > 0 ? productConditions('p', dialect, own) : []
@@ -124,7 +128,8 @@ export async function countByOptionValue(
   names: { in: readonly string[] } | { notIn: readonly string[] },
 ): Promise<OptionValueCount[]> {
   const variant: VariantCondition = { minPriceCents: filter.minPriceCents, maxPriceCents: filter.maxPriceCents, options: filter.options ?? [] }
-  const variantConditions = (variant.options?.length ?? 0) > 0 || filter.inStock === true || variant.minPriceCents !== undefined || variant.maxPriceCents !== undefined
+  const variantConditions =
+    (variant.options?.length ?? 0) > 0 || filter.inStock === true || variant.minPriceCents !== undefined || variant.maxPriceCents !== undefined
   if (filter.inStock !== false && variantConditions) return countByOptionValueOfRows(db, dialect, filter, names)
   const conditions = productConditions('p', dialect, withoutVariantConditions(filter))
   // Necessary for a variant with the first filtered option's value: having it (see startFromOptionValue). The product's
