@@ -156,6 +156,22 @@ describe('inStock, prices and options: one same variant', () => {
     expect(await facetCount('option.Color=rojo&inStock=true')).toBe(1)
   })
 
+  it('prices up to the largest allowed compare on one same variant (beyond 32 bits of cents), list and facets', async () => {
+    await filterProduct(t, {
+      name: 'Yate',
+      variants: [
+        { options: { Color: 'Rojo' }, priceCents: 3_000_000_000, stock: 1 },
+        { options: { Color: 'Azul' }, priceCents: 9_999_999_999, stock: 1 },
+      ],
+    })
+    expect(await names('option.Color=rojo&minPrice=20000000&maxPrice=99999999')).toEqual({ names: ['Yate'], total: 1 })
+    expect(await names('option.Color=azul&maxPrice=99999999')).toEqual({ names: [], total: 0 })
+    expect(await names('option.Color=azul&inStock=true&minPrice=99999999.99')).toEqual({ names: ['Yate'], total: 1 })
+    const facets = await get(t, '/products/facets?option.Color=azul&inStock=true&minPrice=99999999.99')
+    expect(facets.statusCode, facets.body).toBe(200)
+    expect(facets.json()).toMatchObject({ total: 1, price: { min: 99999999.99, max: 99999999.99 } })
+  })
+
   it('the listed product keeps its own price: sort=price_* uses the lowest variant price', async () => {
     await split()
     await filterProduct(t, { name: 'Middle', priceCents: 3000 })

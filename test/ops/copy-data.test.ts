@@ -247,7 +247,7 @@ describe('copy-data', () => {
       } else {
         const off = await sql<{
           n: number
-        }>`select count(*) as n from pg_trigger where tgrelid in ('products'::regclass, 'product_variants'::regclass, 'variant_option_values'::regclass) and tgenabled = 'D'`.execute(
+        }>`select count(*) as n from pg_trigger where tgrelid in ('products'::regclass, 'product_variants'::regclass, 'variant_option_values'::regclass, 'product_options'::regclass, 'product_option_values'::regclass) and tgenabled = 'D'`.execute(
           db,
         )
         expect(off.rows[0]!.n).toBe(0)

@@ -33,6 +33,19 @@ const COLUMNS = sql.raw('variant_id, option_value_id, product_id, category_id, s
 
 export async function up(db: Kysely<any>): Promise<void> {
   const isPg = isPostgres(db)
+  // SQLite runs a migration outside a transaction: this one takes the write lock for all of it, so no write lands
+  // between the backfill and the triggers, and a failure leaves nothing behind. (PostgreSQL's runs in one already.)
+  if (!isPg) await sql`begin immediate`.execute(db)
+  try {
+    await upSteps(db, isPg)
+    if (!isPg) await sql`commit`.execute(db)
+  } catch (error) {
+    if (!isPg) await sql`rollback`.execute(db)
+    throw error
+  }
+}
+
+async function upSteps(db: Kysely<any>, isPg: boolean): Promise<void> {
   await sql`create table variant_filters (
       variant_id integer not null,
       option_value_id integer not null,
@@ -42,7 +55,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       option_id integer not null,
       name_key text not null,
       value_key text not null,
-      price_cents integer not null,
+      price_cents bigint not null,
       in_stock integer not null,
       primary key (variant_id, option_value_id),
       foreign key (variant_id, option_value_id) references variant_option_values (variant_id, option_value_id) on delete cascade
@@ -52,8 +65,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   // index, one range each.
   await sql`create index variant_filters_value_idx on variant_filters
     (name_key, value_key, status, in_stock, category_id, price_cents, product_id, option_id)`.execute(db)
-  await sql`insert into variant_filters (${COLUMNS}) ${rowsOf('variant_option_values')}`.execute(db)
-
+  // The triggers before the backfill: on PostgreSQL creating them locks their tables until the migration commits, so a
+  // write by another instance still running waits, then fires them, instead of landing after the backfill's snapshot.
   if (isPg) {
     await sql`create function variant_filters_after_link() returns trigger language plpgsql as $$
       begin
@@ -97,32 +110,33 @@ export async function up(db: Kysely<any>): Promise<void> {
       end $$`.execute(db)
     await sql`create trigger variant_filters_option after update of name_key on product_options
       for each row when (old.name_key <> new.name_key) execute function variant_filters_after_option()`.execute(db)
-    return
+  } else {
+    await sql`create trigger variant_filters_link after insert on variant_option_values begin
+        insert into variant_filters (${COLUMNS}) ${rowsOf('variant_option_values')}
+          where l.variant_id = new.variant_id and l.option_value_id = new.option_value_id;
+      end`.execute(db)
+    await sql`create trigger variant_filters_variant after update of price_cents, stock on product_variants
+      when old.price_cents <> new.price_cents or (old.stock > 0) <> (new.stock > 0) begin
+        update variant_filters set price_cents = new.price_cents, in_stock = new.stock > 0 where variant_id = new.id;
+      end`.execute(db)
+    await sql`create trigger variant_filters_product after update of category_id, status on products
+      when old.category_id is not new.category_id or old.status <> new.status begin
+        update variant_filters set category_id = new.category_id, status = new.status
+          where variant_id in (select id from product_variants where product_id = new.id);
+      end`.execute(db)
+    await sql`create trigger variant_filters_value after update of value_key on product_option_values
+      when old.value_key <> new.value_key begin
+        update variant_filters set value_key = new.value_key
+          where option_value_id = new.id and variant_id in (select variant_id from variant_option_values where option_value_id = new.id);
+      end`.execute(db)
+    await sql`create trigger variant_filters_option after update of name_key on product_options
+      when old.name_key <> new.name_key begin
+        update variant_filters set name_key = new.name_key
+          where (variant_id, option_value_id) in (select l.variant_id, l.option_value_id from variant_option_values l
+            join product_option_values ov on ov.id = l.option_value_id where ov.option_id = new.id);
+      end`.execute(db)
   }
-  await sql`create trigger variant_filters_link after insert on variant_option_values begin
-      insert into variant_filters (${COLUMNS}) ${rowsOf('variant_option_values')}
-        where l.variant_id = new.variant_id and l.option_value_id = new.option_value_id;
-    end`.execute(db)
-  await sql`create trigger variant_filters_variant after update of price_cents, stock on product_variants
-    when old.price_cents <> new.price_cents or (old.stock > 0) <> (new.stock > 0) begin
-      update variant_filters set price_cents = new.price_cents, in_stock = new.stock > 0 where variant_id = new.id;
-    end`.execute(db)
-  await sql`create trigger variant_filters_product after update of category_id, status on products
-    when old.category_id is not new.category_id or old.status <> new.status begin
-      update variant_filters set category_id = new.category_id, status = new.status
-        where variant_id in (select id from product_variants where product_id = new.id);
-    end`.execute(db)
-  await sql`create trigger variant_filters_value after update of value_key on product_option_values
-    when old.value_key <> new.value_key begin
-      update variant_filters set value_key = new.value_key
-        where option_value_id = new.id and variant_id in (select variant_id from variant_option_values where option_value_id = new.id);
-    end`.execute(db)
-  await sql`create trigger variant_filters_option after update of name_key on product_options
-    when old.name_key <> new.name_key begin
-      update variant_filters set name_key = new.name_key
-        where (variant_id, option_value_id) in (select l.variant_id, l.option_value_id from variant_option_values l
-          join product_option_values ov on ov.id = l.option_value_id where ov.option_id = new.id);
-    end`.execute(db)
+  await sql`insert into variant_filters (${COLUMNS}) ${rowsOf('variant_option_values')}`.execute(db)
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
