@@ -186,6 +186,29 @@ describe('GET /products/facets', () => {
     ])
   })
 
+  it('with a search or tags beside the options, every facet checks them on the product (total = the list’s count)', async () => {
+    await shop()
+    const totals = async (query: string) => {
+      const list = await get(t, `/products?${query}`)
+      expect(list.statusCode, list.body).toBe(200)
+      return { facets: (await facets(query)).total, list: Number(list.headers['x-total-count']) }
+    }
+    expect(await totals('option.Color=rojo&tag=algodón')).toEqual({ facets: 1, list: 1 })
+    expect(await totals('option.Color=rojo&inStock=true&tag=regalo')).toEqual({ facets: 0, list: 0 })
+    expect(await totals('option.Color=azul&inStock=true&q=shirt 1')).toEqual({ facets: 1, list: 1 })
+    expect(await totals('option.Color=rojo&maxPrice=15&q=shirt')).toEqual({ facets: 1, list: 1 })
+    // The option's own values and the others', with the search: only Shirt 2 is counted, in its own spellings.
+    const both = await facets('option.Color=rojo&inStock=true&q=shirt 2')
+    expect(both.options).toEqual([
+      { name: 'color', values: [{ value: 'ROJO', count: 1 }] },
+      { name: 'talla', values: [{ value: 'M', count: 1 }] },
+    ])
+    expect((await facets('inStock=true&minPrice=1&q=shirt 1')).options).toEqual([
+      { name: 'Color', values: [{ value: 'Azul', count: 1 }] },
+      { name: 'Talla', values: [{ value: 'M', count: 1 }] },
+    ])
+  })
+
   it('no match: total 0, empty facets of the filter that failed only where their own filter is ignored, price null', async () => {
     const { ropa } = await shop()
     const none = await facets('tag=nada')

@@ -41,10 +41,16 @@ function matchingVariantRows(
   options: readonly OptionFilter[],
 ): { from: RawBuilder<unknown>; where: RawBuilder<SqlBool>[] } {
   const rows = variantFilterRows(filter, options)
-  const own: ProductFilter = { status: 'any', ...(filter.q !== undefined ? { q: filter.q } : {}), ...(filter.tagKeys ? { tagKeys: filter.tagKeys } : {}) }
-  const conditions = own.q !== undefined || (own.tagKeys?.length ?? 0) > 0 ? productConditions('p', dialect, own) : []
-  if (conditions.length > 0) rows.where.push(sql<SqlBool>`exists (select 1 from products p where p.id = f1.product_id and ${sql.join(conditions, sql` and `)})`)
+  rows.where.push(...ownProductConditions(dialect, filter, 'f1'))
   return rows
+}
+
+/** The filter's conditions on the product itself (search, tags) for the product of row `f`: one probe of it, if any. */
+function ownProductConditions(dialect: Dialect, filter: ProductFilter, f: string): RawBuilder<SqlBool>[] {
+  const own: ProductFilter = { status: 'any', ...(filter.q !== undefined ? { q: filter.q } : {}), ...(filter.tagKeys ? { tagKeys: filter.tagKeys } : {}) }
+  if (own.q === undefined && (own.tagKeys?.length ?? 0) === 0) return []
+  const conditions = productConditions('p', dialect, own)
+  return [sql<SqlBool>`exists (select 1 from products p where p.id = ${sql.ref(`${f}.product_id`)} and ${sql.join(conditions, sql` and `)})`]
 }
 
 export interface CategoryCounts {
@@ -107,6 +113,16 @@ function variantsOfValue(value: Expression<unknown>, c: VariantCondition, stock:
   return sql`from variant_option_values xvo join product_variants v on v.id = xvo.variant_id ${where(conditions)}`
 }
 
+type OptionCountRow = { name_key: string; value_key: string; count: number | string; first_option: number; first_value: number }
+
+const optionValueCount = (row: OptionCountRow): OptionValueCount => ({
+  nameKey: row.name_key,
+  valueKey: row.value_key,
+  count: Number(row.count),
+  firstOptionId: Number(row.first_option),
+  firstValueId: Number(row.first_value),
+})
+
 export interface OptionValueCount {
   nameKey: string
   valueKey: string
@@ -138,14 +154,13 @@ export async function countByOptionValue(
   if (first !== undefined && startFromOptionValue(dialect, filter)) conditions.push(productHasOptionValue(sql.ref('p.id'), first))
   if ('in' in names) conditions.push(sql<SqlBool>`o.name_key in (${sql.join(names.in)})`)
   else if (names.notIn.length > 0) conditions.push(sql<SqlBool>`o.name_key not in (${sql.join(names.notIn)})`)
-  type Row = { name_key: string; value_key: string; count: number | string; first_option: number; first_value: number }
-  let rows: Row[]
+  let rows: OptionCountRow[]
   if (filter.inStock !== false && (variant.options?.length ?? 0) > 0) {
     // The variants meeting the conditions (walked from the first filtered option), then their values: a product counts
     // once per value (distinct), whatever its number of variants with it. CROSS JOIN keeps SQLite's planner on this
     // order (products first): from the variants' price index it read half the variants.
     const source = variantSource(sql.ref('p.id'), variant, filter.inStock === true)
-    ;({ rows } = await sql<Row>`select name_key, value_key, count(*) as count, min(option_id) as first_option, min(value_id) as first_value
+    ;({ rows } = await sql<OptionCountRow>`select name_key, value_key, count(*) as count, min(option_id) as first_option, min(value_id) as first_value
       from (select distinct p.id as product_id, o.name_key, ov.value_key, o.id as option_id, ov.id as value_id
         from products p cross join ${source.from}
           join variant_option_values xvo on xvo.variant_id = v.id
@@ -168,20 +183,14 @@ export async function countByOptionValue(
       conditions.push(sql<SqlBool>`exists (select 1 ${variantsOfValue(value, variant, false)})`)
       conditions.push(sql<SqlBool>`not exists (select 1 ${variantsOfValue(value, variant, true)})`)
     }
-    ;({ rows } = await sql<Row>`select o.name_key, ov.value_key, count(*) as count, min(o.id) as first_option, min(ov.id) as first_value
+    ;({ rows } = await sql<OptionCountRow>`select o.name_key, ov.value_key, count(*) as count, min(o.id) as first_option, min(ov.id) as first_value
       from products p
         join product_options o on o.product_id = p.id
         join product_option_values ov on ov.option_id = o.id
       ${where(conditions)}
       group by o.name_key, ov.value_key`.execute(db))
   }
-  return rows.map((row) => ({
-    nameKey: row.name_key,
-    valueKey: row.value_key,
-    count: Number(row.count),
-    firstOptionId: Number(row.first_option),
-    firstValueId: Number(row.first_value),
-  }))
+  return rows.map(optionValueCount)
 }
 
 /** The rows of variant_filters named by `names` (`x`, or the keys `k` of them). */
@@ -189,8 +198,6 @@ function namesOf(column: string, names: { in: readonly string[] } | { notIn: rea
   if ('in' in names) return [sql<SqlBool>`${sql.ref(column)} in (${sql.join(names.in)})`]
   return names.notIn.length > 0 ? [sql<SqlBool>`${sql.ref(column)} not in (${sql.join(names.notIn)})`] : []
 }
-
-type OptionCountRow = { name_key: string; value_key: string; count: number | string; first_option: number; first_value: number }
 
 /**
  * countByOptionValue from variant_filters, for a filter with conditions on one same variant (and not "none in stock"):
@@ -215,15 +222,13 @@ async function countByOptionValueOfRows(
       ${where([...source.where, sql<SqlBool>`x.variant_id = f1.variant_id`, ...namesOf('x.name_key', names)])}
       group by x.name_key, x.value_key`.execute(db))
   } else {
-    const own: ProductFilter = { status: 'any', ...(filter.q !== undefined ? { q: filter.q } : {}), ...(filter.tagKeys ? { tagKeys: filter.tagKeys } : {}) }
-    const product = own.q !== undefined || (own.tagKeys?.length ?? 0) > 0 ? productConditions('p', dialect, own) : []
     const conditions = [
       sql<SqlBool>`k.n is not null`,
       ...namesOf('k.n', names),
       sql<SqlBool>`x.name_key = k.n`,
       sql<SqlBool>`x.value_key = k.v`,
       ...variantRowConditions('x', filter),
-      ...(product.length > 0 ? [sql<SqlBool>`exists (select 1 from products p where p.id = x.product_id and ${sql.join(product, sql` and `)})`] : []),
+      ...ownProductConditions(dialect, filter, 'x'),
     ]
     // The keys in order, each found by one probe of the index: the next value of the same name, else the next name's
     // first value. (A row-value comparison, `(name_key, value_key) > (…)`, takes only the name to the index on SQLite.)
@@ -239,13 +244,7 @@ async function countByOptionValueOfRows(
       ${select} from keys k cross join variant_filters x ${where(conditions)}
       group by x.name_key, x.value_key`.execute(db))
   }
-  return rows.map((row) => ({
-    nameKey: row.name_key,
-    valueKey: row.value_key,
-    count: Number(row.count),
-    firstOptionId: Number(row.first_option),
-    firstValueId: Number(row.first_value),
-  }))
+  return rows.map(optionValueCount)
 }
 
 /** The spellings of options and values by id. */
