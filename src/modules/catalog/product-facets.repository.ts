@@ -11,7 +11,6 @@ import {
   type VariantCondition,
   variantFilterRows,
   variantRowConditions,
-  variantSource,
   variantsWhere,
 } from './products.repository.js'
 
@@ -154,42 +153,25 @@ export async function countByOptionValue(
   if (first !== undefined && startFromOptionValue(dialect, filter)) conditions.push(productHasOptionValue(sql.ref('p.id'), first))
   if ('in' in names) conditions.push(sql<SqlBool>`o.name_key in (${sql.join(names.in)})`)
   else if (names.notIn.length > 0) conditions.push(sql<SqlBool>`o.name_key not in (${sql.join(names.notIn)})`)
-  let rows: OptionCountRow[]
-  if (filter.inStock !== false && (variant.options?.length ?? 0) > 0) {
-    // The variants meeting the conditions (walked from the first filtered option), then their values: a product counts
-    // once per value (distinct), whatever its number of variants with it. CROSS JOIN keeps SQLite's planner on this
-    // order (products first): from the variants' price index it read half the variants.
-    const source = variantSource(sql.ref('p.id'), variant, filter.inStock === true)
-    ;({ rows } = await sql<OptionCountRow>`select name_key, value_key, count(*) as count, min(option_id) as first_option, min(value_id) as first_value
-      from (select distinct p.id as product_id, o.name_key, ov.value_key, o.id as option_id, ov.id as value_id
-        from products p cross join ${source.from}
-          join variant_option_values xvo on xvo.variant_id = v.id
-          join product_option_values ov on ov.id = xvo.option_value_id
-          join product_options o on o.id = ov.option_id
-        ${where([...conditions, source.where])}) d
-      group by name_key, value_key`.execute(db))
+  // Left to this path (the rest is variant_filters'): no condition on one same variant, or "none in stock". Each value
+  // of each matching product, with a variant that has it, found by value (variant_option_values (option_value_id,
+  // variant_id)), stopping at the first. A product counts once per value: it has one option per name and one value per
+  // key.
+  const value = sql.ref('ov.id')
+  if (filter.inStock !== false) {
+    // A variant uses the value (one probe of the value index).
+    conditions.push(sql<SqlBool>`exists (select 1 from variant_option_values xvo where xvo.option_value_id = ov.id)`)
   } else {
-    // Each value of each matching product, with a variant that has it and meets the conditions, found by value
-    // (variant_option_values (option_value_id, variant_id)), stopping at the first. A product counts once per value:
-    // it has one option per name and one value per key.
-    const value = sql.ref('ov.id')
-    if (filter.inStock === undefined && variant.minPriceCents === undefined && variant.maxPriceCents === undefined) {
-      // No variant condition: a variant uses the value (one probe of the value index).
-      conditions.push(sql<SqlBool>`exists (select 1 from variant_option_values xvo where xvo.option_value_id = ov.id)`)
-    } else if (filter.inStock !== false) {
-      conditions.push(sql<SqlBool>`exists (select 1 ${variantsOfValue(value, variant, filter.inStock === true)})`)
-    } else {
-      // Out of stock: it would match with `option.<name>=<value>` added.
-      conditions.push(sql<SqlBool>`exists (select 1 ${variantsOfValue(value, variant, false)})`)
-      conditions.push(sql<SqlBool>`not exists (select 1 ${variantsOfValue(value, variant, true)})`)
-    }
-    ;({ rows } = await sql<OptionCountRow>`select o.name_key, ov.value_key, count(*) as count, min(o.id) as first_option, min(ov.id) as first_value
+    // Out of stock: it would match with `option.<name>=<value>` added.
+    conditions.push(sql<SqlBool>`exists (select 1 ${variantsOfValue(value, variant, false)})`)
+    conditions.push(sql<SqlBool>`not exists (select 1 ${variantsOfValue(value, variant, true)})`)
+  }
+  const { rows } = await sql<OptionCountRow>`select o.name_key, ov.value_key, count(*) as count, min(o.id) as first_option, min(ov.id) as first_value
       from products p
         join product_options o on o.product_id = p.id
         join product_option_values ov on ov.option_id = o.id
       ${where(conditions)}
-      group by o.name_key, ov.value_key`.execute(db))
-  }
+      group by o.name_key, ov.value_key`.execute(db)
   return rows.map(optionValueCount)
 }
 

@@ -98,8 +98,8 @@ export function variantsWhere(product: Expression<unknown>, c: VariantCondition,
   return sql`from ${from} where ${where}`
 }
 
-/** variantsWhere's FROM (its tables, `v` last) and WHERE apart, for a join. */
-export function variantSource(product: Expression<unknown>, c: VariantCondition, stock: boolean): { from: RawBuilder<unknown>; where: RawBuilder<SqlBool> } {
+/** variantsWhere's FROM (its tables, `v` last) and WHERE apart. */
+function variantSource(product: Expression<unknown>, c: VariantCondition, stock: boolean): { from: RawBuilder<unknown>; where: RawBuilder<SqlBool> } {
   const where: RawBuilder<SqlBool>[] = []
   if (c.minPriceCents !== undefined) where.push(sql<SqlBool>`v.price_cents >= ${c.minPriceCents}`)
   if (c.maxPriceCents !== undefined) where.push(sql<SqlBool>`v.price_cents <= ${c.maxPriceCents}`)
@@ -205,41 +205,37 @@ export function productConditions(p: string, dialect: Dialect, filter: ProductFi
   if (first !== undefined && options.length === 1 && min === undefined && max === undefined && inStock === undefined) {
     // One option alone: a product with one of the values that a variant uses (the values by key, one probe each), not
     // every variant having it.
-    conditions.push(sql<SqlBool>`${col('id')} in (select ko.product_id from product_option_values kov join product_options ko on ko.id = kov.option_id
-      where kov.value_key in (${sql.join(first.valueKeys)}) and ko.name_key = ${first.nameKey}
-        and exists (select 1 from variant_option_values kl where kl.option_value_id = kov.id))`)
+    conditions.push(productHasOptionValue(col('id'), first, { usedByVariant: true }))
   } else if (usesVariantFilters(filter)) {
     // One same variant with the options, the stock and the price, in this product's categories and status: the
     // products of one range of variant_filters' index (its rows carry the product's category and status too).
     const rows = variantFilterRows(filter, options)
     conditions.push(sql<SqlBool>`${col('id')} in (select f1.product_id from ${rows.from} where ${sql.join(rows.where, sql` and `)})`)
-  }
-  if (first !== undefined && inStock !== false) {
-    if (filter.q !== undefined) conditions.push(searchCondition(col, dialect, filter.q, plan))
-    return conditions
-  }
-  // Necessary for any one variant: the product's lowest price is the least, its highest the most, its stock the sum.
-  if (max !== undefined) conditions.push(sql<SqlBool>`${price} <= ${max}`)
-  if (min !== undefined) conditions.push(sql<SqlBool>`${col('price_max_cents')} >= ${min}`)
-  if (inStock === true) conditions.push(sql<SqlBool>`${col('stock')} > 0`)
-  const priceConditions = (min !== undefined ? 1 : 0) + (max !== undefined ? 1 : 0)
-  const variant: VariantCondition = { minPriceCents: min, maxPriceCents: max, options }
-  if (inStock === false) {
-    // Some variant meets the other conditions, and none of those has stock.
-    const others = hasVariantCondition(variant)
-    if (!others) conditions.push(sql<SqlBool>`${col('stock')} = 0`)
-    else {
-      conditions.push(sql<SqlBool>`exists (select 1 ${variantsWhere(col('id'), variant, false)})`)
-      conditions.push(sql<SqlBool>`not exists (select 1 ${variantsWhere(col('id'), variant, true)})`)
+  } else {
+    // No option, or none in stock: the product's copies, then a walk of its variants where they do not decide.
+    // Necessary for any one variant: the product's lowest price is the least, its highest the most, its stock the sum.
+    if (max !== undefined) conditions.push(sql<SqlBool>`${price} <= ${max}`)
+    if (min !== undefined) conditions.push(sql<SqlBool>`${col('price_max_cents')} >= ${min}`)
+    if (inStock === true) conditions.push(sql<SqlBool>`${col('stock')} > 0`)
+    const priceConditions = (min !== undefined ? 1 : 0) + (max !== undefined ? 1 : 0)
+    const variant: VariantCondition = { minPriceCents: min, maxPriceCents: max, options }
+    if (inStock === false) {
+      // Some variant meets the other conditions, and none of those has stock.
+      const others = hasVariantCondition(variant)
+      if (!others) conditions.push(sql<SqlBool>`${col('stock')} = 0`)
+      else {
+        conditions.push(sql<SqlBool>`exists (select 1 ${variantsWhere(col('id'), variant, false)})`)
+        conditions.push(sql<SqlBool>`not exists (select 1 ${variantsWhere(col('id'), variant, true)})`)
+      }
+    } else if (priceConditions + (inStock === true ? 1 : 0) > 1) {
+      // One condition alone is the product's copy's; several must hold for one same variant. A product whose variants
+      // all cost the same needs no walk for the price range.
+      const exists = sql<SqlBool>`exists (select 1 ${variantsWhere(col('id'), variant, inStock === true)})`
+      if (inStock !== true) conditions.push(sql<SqlBool>`(${col('price_cents')} = ${col('price_max_cents')} or ${exists})`)
+      else conditions.push(exists)
     }
-  } else if (priceConditions + (inStock === true ? 1 : 0) > 1) {
-    // One condition alone is the product's copy's; several must hold for one same variant. A product whose variants
-    // all cost the same needs no walk for the price range.
-    const exists = sql<SqlBool>`exists (select 1 ${variantsWhere(col('id'), variant, inStock === true)})`
-    if (inStock !== true) conditions.push(sql<SqlBool>`(${col('price_cents')} = ${col('price_max_cents')} or ${exists})`)
-    else conditions.push(exists)
+    if (first !== undefined && startFromOptionValue(dialect, filter)) conditions.push(productHasOptionValue(col('id'), first))
   }
-  if (first !== undefined && startFromOptionValue(dialect, filter)) conditions.push(productHasOptionValue(col('id'), first))
   if (filter.q !== undefined) conditions.push(searchCondition(col, dialect, filter.q, plan))
   return conditions
 }
@@ -255,10 +251,11 @@ export function startFromOptionValue(dialect: Dialect, filter: ProductFilter): b
   return dialect === 'postgres' || (filter.categoryId === undefined && filter.categoryIds === undefined)
 }
 
-/** The product `id` has option `nameKey` with one of `valueKeys` (used by a variant or not). */
-export function productHasOptionValue(id: Expression<unknown>, option: OptionFilter): RawBuilder<SqlBool> {
+/** The product `id` has option `nameKey` with one of `valueKeys`: used by a variant, or by any or none unless told. */
+export function productHasOptionValue(id: Expression<unknown>, option: OptionFilter, { usedByVariant = false } = {}): RawBuilder<SqlBool> {
+  const used = usedByVariant ? sql` and exists (select 1 from variant_option_values kl where kl.option_value_id = kov.id)` : sql``
   return sql<SqlBool>`${id} in (select ko.product_id from product_option_values kov join product_options ko on ko.id = kov.option_id
-    where kov.value_key in (${sql.join(option.valueKeys)}) and ko.name_key = ${option.nameKey})`
+    where kov.value_key in (${sql.join(option.valueKeys)}) and ko.name_key = ${option.nameKey}${used})`
 }
 
 /** `q` in the name or the description, or a whole SKU. */
