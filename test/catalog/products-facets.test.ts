@@ -209,6 +209,18 @@ describe('GET /products/facets', () => {
     ])
   })
 
+  it('inStock=false with an option: the values whose variants meeting the other filters have no stock', async () => {
+    await shop()
+    const out = await facets('option.Color=rojo&inStock=false')
+    const list = await get(t, '/products?option.Color=rojo&inStock=false')
+    expect(out.total).toBe(Number(list.headers['x-total-count']))
+    expect(out.total).toBe(1)
+    expect(out.options).toEqual([
+      { name: 'Color', values: [{ value: 'Rojo', count: 1 }] },
+      { name: 'Talla', values: [{ value: 'S', count: 1 }] },
+    ])
+  })
+
   it('no match: total 0, empty facets of the filter that failed only where their own filter is ignored, price null', async () => {
     const { ropa } = await shop()
     const none = await facets('tag=nada')
