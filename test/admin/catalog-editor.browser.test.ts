@@ -160,7 +160,8 @@ describe.skipIf(!hasChromium)('the catalog editor pages', () => {
         sku: 'TEE-M-BLUE',
       })
     await expect.poll(() => row.getByRole('button', { name: 'Save M / Blue' }).isDisabled()).toBe(true)
-    expect(await row.getByRole('textbox', { name: 'Price of M / Blue' }).inputValue()).toBe('24.00')
+    // The button is disabled while the save is in flight too: the row shows the answer's price once it has come.
+    await expect.poll(() => row.getByRole('textbox', { name: 'Price of M / Blue' }).inputValue()).toBe('24.00')
     page.off('request', record)
     const blue = product.variants.find((variant) => variant.title === 'M / Blue')!
     expect(calls).toEqual([`PATCH /variants/${blue.id}`])
