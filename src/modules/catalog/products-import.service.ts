@@ -330,12 +330,19 @@ function sameOptionNames(row: Row, names: readonly string[]): boolean {
 }
 
 /**
- * Applies an existing product's rows inside the import's transaction, the product locked as every catalog write locks
- * it. Only what differs is written: a row equal to the product is unchanged and writes nothing.
+ * Applies an existing product's rows inside the import's transaction, `locked` being the product as lockExisting
+ * locked and read it (undefined: deleted since the file was read). Only what differs is written: a row equal to the
+ * product is unchanged and writes nothing.
  */
-async function applyExisting(trx: Trx, ctx: ImportContext, group: Group, counts: Counts, categories: Map<string, number | undefined>): Promise<void> {
+async function applyExisting(
+  trx: Trx,
+  ctx: ImportContext,
+  group: Group,
+  locked: ProductRow | undefined,
+  counts: Counts,
+  categories: Map<string, number | undefined>,
+): Promise<void> {
   const productId = group.productId!
-  const locked = await variants.lockProduct(trx, ctx.dialect, productId)
   if (!locked) throw new RowFailure(null, messages.productNotFound)
   const now = nowIso()
   const first = group.rows[0]!
@@ -540,13 +547,31 @@ function newVariant(input: VariantInput, options: Array<{ name: string; value: s
   return out
 }
 
+/**
+ * Locks the existing products the import will apply, as every catalog write locks one (its variants, then its row),
+ * in ascending id order, before anything is written; answers each one's row as locked (none when deleted since).
+ *
+ * Checkout locks the products it sells in that order too (the inventory): an import that locked them in its file's
+ * order, product by product, could hold 20 and wait for 10 while a checkout holds 10 and waits for 20, and PostgreSQL
+ * aborted one of them (deadlock_detected). The products are still applied in the file's order, not by id: the order
+ * decides who wins what two rows ask for (a SKU one product gives up and a later row takes, a slug two rows want),
+ * so sorting the writes would change the report. Taking every lock first orders the waits and changes nothing else.
+ */
+async function lockExisting(trx: Trx, dialect: Dialect, groups: readonly Group[]): Promise<Map<number, ProductRow | undefined>> {
+  const ids = groups.flatMap((group) => (group.failed || group.productId === undefined ? [] : [group.productId])).sort((a, b) => a - b)
+  const locked = new Map<number, ProductRow | undefined>()
+  for (const id of ids) locked.set(id, await variants.lockProduct(trx, dialect, id))
+  return locked
+}
+
 /** Thrown to roll the transaction back when the import must write nothing (a dry run, or an error without `partial`). */
 class RollBack extends Error {}
 
 /**
- * The product import: reads and checks the file, then applies it product by product in one transaction, each
- * product behind a savepoint so that a failing one leaves nothing behind. Without `partial`, one error rolls the whole
- * transaction back; a dry run always does, after doing everything (so it finds what the database would refuse).
+ * The product import: reads and checks the file, then applies it product by product in one transaction (the
+ * existing products locked first, by id: lockExisting), each product behind a savepoint so that a failing one leaves
+ * nothing behind. Without `partial`, one error rolls the whole transaction back; a dry run always does, after doing
+ * everything (so it finds what the database would refuse).
  */
 export async function importProducts(ctx: ImportContext, file: Buffer, options: { dryRun: boolean; partial: boolean }): Promise<ImportReport> {
   const { columns, records } = await readCsv(file, ctx.maxRows)
@@ -576,6 +601,8 @@ export async function importProducts(ctx: ImportContext, file: Buffer, options: 
         stockChanged: async (_trx, product, before) => void pending.push((t) => ctx.events.stockChanged(t, product, before)),
       }
       const buffered = { ...ctx, events }
+      // Before the first savepoint: a product rolled back to its savepoint stays locked until the import ends.
+      const locked = await lockExisting(trx, ctx.dialect, groups)
       for (const group of groups) {
         if (group.failed) continue
         const before = { ...counts }
@@ -583,7 +610,7 @@ export async function importProducts(ctx: ImportContext, file: Buffer, options: 
         await sql`savepoint csv_import_product`.execute(trx)
         try {
           if (group.productId === undefined) await applyNew(trx, buffered, group, counts, categories)
-          else await applyExisting(trx, buffered, group, counts, categories)
+          else await applyExisting(trx, buffered, group, locked.get(group.productId), counts, categories)
           await sql`release savepoint csv_import_product`.execute(trx)
           kept.push(...pending)
         } catch (error) {
