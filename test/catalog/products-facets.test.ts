@@ -209,6 +209,39 @@ describe('GET /products/facets', () => {
     ])
   })
 
+  it('an option and a price range: the categories counted one by one, the products without a category in the total', async () => {
+    const { ropa, camisetas, hogar } = await shop()
+    // Red in stock between 15 and 40: Shirt 2 (Camisetas, 20.00) and Loose (no category, 25.00); not Shirt 1 (red out
+    // of stock), not Lamp (Hogar, its red at 45.00), not Stored (red in range, archived).
+    await filterProduct(t, { name: 'Loose', variants: [{ options: { Color: 'Rojo' }, priceCents: 2500, stock: 1 }] })
+    await filterProduct(t, { name: 'Lamp', categoryId: hogar.id, variants: [{ options: { Color: 'rojo' }, priceCents: 4500, stock: 4 }] })
+    await filterProduct(t, {
+      name: 'Stored',
+      categoryId: hogar.id,
+      status: 'archived',
+      variants: [{ options: { Color: 'Rojo' }, priceCents: 3000, stock: 4 }],
+    })
+    const query = 'option.color=rojo&minPrice=15&maxPrice=40&inStock=true'
+    const out = await facets(query)
+    expect(out.total).toBe(2)
+    expect(out.categories).toEqual([
+      { id: camisetas.id, slug: camisetas.slug, name: 'Camisetas', count: 1 },
+      { id: ropa.id, slug: ropa.slug, name: 'Ropa', count: 1 },
+    ])
+    expect(Number((await get(t, `/products?${query}`)).headers['x-total-count'])).toBe(2)
+    // Within a category the total is that category's part; the categories facet stays the same.
+    const inHogar = await facets(`${query}&category=${hogar.slug}`)
+    expect(inHogar.total).toBe(0)
+    expect(inHogar.categories).toEqual(out.categories)
+    const wider = await facets('option.color=rojo&minPrice=15&maxPrice=50&inStock=true')
+    expect(wider.total).toBe(3)
+    expect(wider.categories.map((c) => [c.name, c.count])).toEqual([
+      ['Camisetas', 1],
+      ['Hogar', 1],
+      ['Ropa', 1],
+    ])
+  })
+
   it('inStock=false with an option: the values whose variants meeting the other filters have no stock', async () => {
     await shop()
     const out = await facets('option.Color=rojo&inStock=false')

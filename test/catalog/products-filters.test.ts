@@ -117,6 +117,51 @@ describe('inStock, prices and options: one same variant', () => {
     expect(await names('option.Material=algodon')).toEqual({ names: [], total: 0 })
   })
 
+  it('the total of a page counts each matching product once, with the status, categories, tags and search', async () => {
+    const ropa = await filterCategory(t, 'Ropa')
+    const hogar = await filterCategory(t, 'Hogar')
+    const red = (priceCents: number, stock = 2) => ({ options: { Color: 'Rojo' }, priceCents, stock })
+    // Two, three and one matching red variants: each product once. Then one matching only in another category, one
+    // a draft, one whose red is out of stock.
+    await filterProduct(t, {
+      name: 'Shirt A',
+      categoryId: ropa.id,
+      tags: ['Verano'],
+      variants: [
+        { ...red(2000), options: { Color: 'Rojo', Talla: 'S' } },
+        { ...red(2500), options: { Color: 'Rojo', Talla: 'M' } },
+      ],
+    })
+    await filterProduct(t, {
+      name: 'Shirt B',
+      categoryId: ropa.id,
+      variants: ['S', 'M', 'L'].map((talla, i) => ({ ...red(2100 + 100 * i), options: { Color: 'Rojo', Talla: talla } })),
+    })
+    await filterProduct(t, { name: 'Dress C', categoryId: ropa.id, tags: ['verano'], variants: [red(3000)] })
+    await filterProduct(t, { name: 'Lamp', categoryId: hogar.id, variants: [red(2000)] })
+    await filterProduct(t, { name: 'Draft', categoryId: ropa.id, status: 'draft', variants: [red(2000)] })
+    await filterProduct(t, { name: 'Sold out', categoryId: ropa.id, variants: [red(2000, 0)] })
+    const totalOf = async (query: string) => {
+      // limit=1: the page is full, so the total is counted, not the page's length.
+      const page = await names(`${query}&limit=1`, t.admin)
+      const all = await names(`${query}&limit=100`, t.admin)
+      expect(page.total, query).toBe(all.names.length)
+      return all
+    }
+    const base = 'option.color=rojo&inStock=true&minPrice=15&maxPrice=40'
+    expect(await totalOf(base)).toEqual({ names: ['Dress C', 'Lamp', 'Shirt A', 'Shirt B'], total: 4 })
+    expect(await totalOf(`${base}&category=${ropa.slug}`)).toEqual({ names: ['Dress C', 'Shirt A', 'Shirt B'], total: 3 })
+    expect(await totalOf(`${base}&categoryId=${hogar.id}`)).toEqual({ names: ['Lamp'], total: 1 })
+    expect(await totalOf(`${base}&tag=VERANO`)).toEqual({ names: ['Dress C', 'Shirt A'], total: 2 })
+    expect(await totalOf(`${base}&q=shirt`)).toEqual({ names: ['Shirt A', 'Shirt B'], total: 2 })
+    expect(await totalOf(`${base}&q=shirt&tag=verano&category=${ropa.slug}`)).toEqual({ names: ['Shirt A'], total: 1 })
+    expect(await totalOf(`${base}&status=any`)).toEqual({ names: ['Draft', 'Dress C', 'Lamp', 'Shirt A', 'Shirt B'], total: 5 })
+    expect(await totalOf(`${base}&status=draft`)).toEqual({ names: ['Draft'], total: 1 })
+    expect(await totalOf('option.color=rojo&option.talla=m&inStock=true')).toEqual({ names: ['Shirt A', 'Shirt B'], total: 2 })
+    // Shirt A's M costs 25.00: the size and the price on one same variant.
+    expect(await totalOf('option.color=rojo&option.talla=m&inStock=true&maxPrice=22')).toEqual({ names: ['Shirt B'], total: 1 })
+  })
+
   it('inStock=false: a variant meets the other conditions and none of those has stock; true/false split the matches', async () => {
     await split()
     await filterProduct(t, { name: 'Empty', stock: 0 })

@@ -4,8 +4,10 @@ import type { Dialect } from '../../db/connect.js'
 import {
   type OptionFilter,
   type ProductFilter,
+  ownProductConditions,
   productConditions,
   productHasOptionValue,
+  type RowCategories,
   startFromOptionValue,
   usesVariantFilters,
   type VariantCondition,
@@ -38,18 +40,11 @@ function matchingVariantRows(
   dialect: Dialect,
   filter: ProductFilter,
   options: readonly OptionFilter[],
+  categories: RowCategories = 'filter',
 ): { from: RawBuilder<unknown>; where: RawBuilder<SqlBool>[] } {
-  const rows = variantFilterRows(filter, options)
+  const rows = variantFilterRows(filter, options, categories)
   rows.where.push(...ownProductConditions(dialect, filter, 'f1'))
   return rows
-}
-
-/** The filter's conditions on the product itself (search, tags) for the product of row `f`: one probe of it, if any. */
-function ownProductConditions(dialect: Dialect, filter: ProductFilter, f: string): RawBuilder<SqlBool>[] {
-  const own: ProductFilter = { status: 'any', ...(filter.q !== undefined ? { q: filter.q } : {}), ...(filter.tagKeys ? { tagKeys: filter.tagKeys } : {}) }
-  if (own.q === undefined && (own.tagKeys?.length ?? 0) === 0) return []
-  const conditions = productConditions('p', dialect, own)
-  return [sql<SqlBool>`exists (select 1 from products p where p.id = ${sql.ref(`${f}.product_id`)} and ${sql.join(conditions, sql` and `)})`]
 }
 
 export interface CategoryCounts {
@@ -71,9 +66,17 @@ export async function countByCategory(db: Db, dialect: Dialect, filter: ProductF
   let rows: Row[]
   if (usesVariantFilters(filter)) {
     // The variants' rows carry their product's category: counted there, without reading the products.
-    const source = matchingVariantRows(dialect, filter, filter.options ?? [])
-    ;({ rows } = await sql<Row>`select f1.category_id, count(distinct f1.product_id) as count from ${source.from}
-      ${where(source.where)} group by f1.category_id`.execute(db))
+    const count = (categories: RowCategories) => {
+      const source = matchingVariantRows(dialect, filter, filter.options ?? [], categories)
+      return sql<Row>`select f1.category_id, count(distinct f1.product_id) as count from ${source.from} ${where(source.where)}
+        group by f1.category_id`
+    }
+    // With a price range, one category at a time (then the products without one): in each, the range is read from the
+    // index instead of every row of the value (at 100,000 products, a red in stock between 20 and 60: 42,000 rows
+    // read instead of 100,000). A filter with categories never comes here: the facet counts without them.
+    const priced = filter.minPriceCents !== undefined || filter.maxPriceCents !== undefined
+    const byCategory = filter.categoryId === undefined && filter.categoryIds === undefined && priced
+    ;({ rows } = await (byCategory ? sql<Row>`${count('each')} union all ${count('none')}` : count('filter')).execute(db))
   } else {
     ;({ rows } = await sql<Row>`select p.category_id, count(*) as count from products p
       ${where(productConditions('p', dialect, filter))} group by p.category_id`.execute(db))
@@ -204,9 +207,7 @@ async function countByOptionValueOfRows(
       ${where([...source.where, sql<SqlBool>`x.variant_id = f1.variant_id`, ...namesOf('x.name_key', names)])}
       group by x.name_key, x.value_key`.execute(db))
   } else {
-    const conditions = [
-      sql<SqlBool>`k.n is not null`,
-      ...namesOf('k.n', names),
+    const counted = [
       sql<SqlBool>`x.name_key = k.n`,
       sql<SqlBool>`x.value_key = k.v`,
       ...variantRowConditions('x', filter),
@@ -216,15 +217,27 @@ async function countByOptionValueOfRows(
     // first value. (A row-value comparison, `(name_key, value_key) > (…)`, takes only the name to the index on SQLite.)
     const nextValue = sql`(select min(value_key) from variant_filters where name_key = k.n and value_key > k.v)`
     const nextName = sql`(select min(name_key) from variant_filters where name_key > k.n)`
-    ;({ rows } = await sql<OptionCountRow>`with recursive keys (n, v) as (
+    // Each key's count in a subquery of its own, not one GROUP BY over every key's rows: SQLite sorted those rows to
+    // group them (at 100,000 products, the colour's 34,000 rows: 39 ms, 18 ms this way). Its three figures come back
+    // as one JSON array.
+    const array = dialect === 'postgres' ? sql`json_build_array` : sql`json_array`
+    const { rows: keys } = await sql<{ name_key: string; value_key: string; counted: string | [number, number, number] }>`with recursive
+      keys (n, v) as (
         select n0.n, (select min(value_key) from variant_filters where name_key = n0.n) from (select min(name_key) as n from variant_filters) n0
         union all
         select case when ${nextValue} is null then ${nextName} else k.n end,
           coalesce(${nextValue}, (select min(value_key) from variant_filters where name_key = ${nextName}))
         from keys k where k.n is not null
       )
-      ${select} from keys k cross join variant_filters x ${where(conditions)}
-      group by x.name_key, x.value_key`.execute(db))
+      select k.n as name_key, k.v as value_key,
+        (select ${array}(count(distinct x.product_id), min(x.option_id), min(x.option_value_id)) from variant_filters x
+          ${where(counted)}) as counted
+      from keys k ${where([sql<SqlBool>`k.n is not null`, ...namesOf('k.n', names)])}`.execute(db)
+    rows = []
+    for (const key of keys) {
+      const [count, firstOption, firstValue] = typeof key.counted === 'string' ? (JSON.parse(key.counted) as [number, number, number]) : key.counted
+      if (count > 0) rows.push({ name_key: key.name_key, value_key: key.value_key, count, first_option: firstOption, first_value: firstValue })
+    }
   }
   return rows.map(optionValueCount)
 }

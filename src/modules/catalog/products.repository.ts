@@ -132,19 +132,39 @@ export function usesVariantFilters(filter: ProductFilter): boolean {
   return (filter.options?.length ?? 0) > 0 && filter.inStock !== false
 }
 
+/** One option and no other condition on the variant: a product having one of its values (productHasOptionValue). */
+function isOptionAlone(filter: ProductFilter): boolean {
+  return filter.options?.length === 1 && filter.minPriceCents === undefined && filter.maxPriceCents === undefined && filter.inStock === undefined
+}
+
+/**
+ * The filter's conditions on the product itself (search, tags) for the product of variant_filters' row `f`: one probe of
+ * the product, if any (the row carries the rest).
+ */
+export function ownProductConditions(dialect: Dialect, filter: ProductFilter, f: string): RawBuilder<SqlBool>[] {
+  const own: ProductFilter = { status: 'any', ...(filter.q !== undefined ? { q: filter.q } : {}), ...(filter.tagKeys ? { tagKeys: filter.tagKeys } : {}) }
+  if (own.q === undefined && (own.tagKeys?.length ?? 0) === 0) return []
+  const conditions = productConditions('p', dialect, own)
+  return [sql<SqlBool>`exists (select 1 from products p where p.id = ${sql.ref(`${f}.product_id`)} and ${sql.join(conditions, sql` and `)})`]
+}
+
 /**
  * FROM and WHERE of the rows `f1` of variant_filters of the variants having, for each of `options` (at least one),
  * one of its values, and meeting the filter's status, categories, stock (`inStock: true`) and price range: `f1` is the
  * row of the first option's value, one range of variant_filters_value_idx; each other option is a probe of the same
  * variant's rows (`f2`, `f3`… by primary key). The conditions on the product itself (search, tags) are not here.
  */
-export function variantFilterRows(filter: ProductFilter, options: readonly OptionFilter[]): { from: RawBuilder<unknown>; where: RawBuilder<SqlBool>[] } {
+export function variantFilterRows(
+  filter: ProductFilter,
+  options: readonly OptionFilter[],
+  categories: RowCategories = 'filter',
+): { from: RawBuilder<unknown>; where: RawBuilder<SqlBool>[] } {
   const [first, ...others] = options
   if (first === undefined) throw new Error('variantFilterRows needs an option')
   const where: RawBuilder<SqlBool>[] = [
     sql<SqlBool>`f1.name_key = ${first.nameKey}`,
     sql<SqlBool>`f1.value_key in (${sql.join(first.valueKeys)})`,
-    ...variantRowConditions('f1', filter),
+    ...variantRowConditions('f1', filter, categories),
   ]
   const tables: RawBuilder<unknown>[] = [sql`variant_filters f1`]
   others.forEach((option, i) => {
@@ -158,8 +178,15 @@ export function variantFilterRows(filter: ProductFilter, options: readonly Optio
   return { from: sql.join(tables, sql` cross join `), where }
 }
 
+/**
+ * Which categories the rows of variant_filters are taken from: the filter's (`filter`: any without a category filter),
+ * every category one at a time (`each`: for a count per category, the price range then stays a range of the index in
+ * each), or none (`none`: the products without a category). The last two are for a filter without categories.
+ */
+export type RowCategories = 'filter' | 'each' | 'none'
+
 /** The conditions of the filter that one row `f` of variant_filters carries: status, categories, stock, price. */
-export function variantRowConditions(f: string, filter: ProductFilter): RawBuilder<SqlBool>[] {
+export function variantRowConditions(f: string, filter: ProductFilter, categories: RowCategories = 'filter'): RawBuilder<SqlBool>[] {
   const col = (name: string) => sql.ref(`${f}.${name}`)
   const conditions: RawBuilder<SqlBool>[] = []
   const status = filter.status ?? 'active'
@@ -168,10 +195,13 @@ export function variantRowConditions(f: string, filter: ProductFilter): RawBuild
   if (filter.categoryIds !== undefined) {
     conditions.push(filter.categoryIds.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`${col('category_id')} in (${sql.join(filter.categoryIds)})`)
   }
+  if (categories === 'each') conditions.push(sql<SqlBool>`${col('category_id')} in (select id from categories)`)
+  if (categories === 'none') conditions.push(sql<SqlBool>`${col('category_id')} is null`)
   if (filter.inStock === true) conditions.push(sql<SqlBool>`${col('in_stock')} = 1`)
   // Without a category the price is read in the index on the way, never a range of its own: SQLite would otherwise
   // skip-scan the index for it (every category in turn), several times slower than reading the value's rows.
-  const price = filter.categoryId === undefined && filter.categoryIds === undefined ? sql`+${col('price_cents')}` : col('price_cents')
+  const ranged = categories !== 'filter' || filter.categoryId !== undefined || filter.categoryIds !== undefined
+  const price = ranged ? col('price_cents') : sql`+${col('price_cents')}`
   if (filter.minPriceCents !== undefined) conditions.push(sql<SqlBool>`${price} >= ${filter.minPriceCents}`)
   if (filter.maxPriceCents !== undefined) conditions.push(sql<SqlBool>`${price} <= ${filter.maxPriceCents}`)
   return conditions
@@ -202,7 +232,7 @@ export function productConditions(p: string, dialect: Dialect, filter: ProductFi
   const { minPriceCents: min, maxPriceCents: max, inStock } = filter
   const options = filter.options ?? []
   const [first] = options
-  if (first !== undefined && options.length === 1 && min === undefined && max === undefined && inStock === undefined) {
+  if (first !== undefined && isOptionAlone(filter)) {
     // One option alone: a product with one of the values that a variant uses (the values by key, one probe each), not
     // every variant having it.
     conditions.push(productHasOptionValue(col('id'), first, { usedByVariant: true }))
@@ -210,7 +240,11 @@ export function productConditions(p: string, dialect: Dialect, filter: ProductFi
     // One same variant with the options, the stock and the price, in this product's categories and status: the
     // products of one range of variant_filters' index (its rows carry the product's category and status too).
     const rows = variantFilterRows(filter, options)
-    conditions.push(sql<SqlBool>`${col('id')} in (select f1.product_id from ${rows.from} where ${sql.join(rows.where, sql` and `)})`)
+    const ids = sql`select f1.product_id from ${rows.from} where ${sql.join(rows.where, sql` and `)}`
+    // PostgreSQL: as an array, the matches are probes of the products' primary key. As `in (…)` the planner hashed
+    // them and read every product of the categories to join (at 100,000 products, 10,000 rows for 831 matches: the
+    // page 19 → 12 ms), or the whole table when it guessed more matches.
+    conditions.push(dialect === 'postgres' ? sql<SqlBool>`${col('id')} = any(array(${ids}))` : sql<SqlBool>`${col('id')} in (${ids})`)
   } else {
     // No option, or none in stock: the product's copies, then a walk of its variants where they do not decide.
     // Necessary for any one variant: the product's lowest price is the least, its highest the most, its stock the sum.
@@ -386,6 +420,16 @@ export async function countProducts(db: Db, dialect: Dialect, filter: ProductFil
       .where('category_id', '=', filter.categoryId ?? 0)
       .executeTakeFirst()
     return Number(row?.total ?? 0)
+  }
+  if (usesVariantFilters(filter) && !isOptionAlone(filter)) {
+    // Counted on variant_filters' rows alone (they carry the product's status and category), each product once; the
+    // product is read only for a search or tags. On PostgreSQL the same count joined to the products read every
+    // product of the categories (at 100,000 products, 10,000 for 648 matches: 10 ms, 4 this way).
+    const rows = variantFilterRows(filter, filter.options ?? [])
+    const conditions = [...rows.where, ...ownProductConditions(dialect, filter, 'f1')]
+    const { rows: counted } = await sql<{ count: number | string }>`select count(distinct f1.product_id) as count from ${rows.from}
+      where ${sql.join(conditions, sql` and `)}`.execute(db)
+    return Number(counted[0]?.count ?? 0)
   }
   const count = async (executor: Db) => {
     const row = await applyFilter(executor.selectFrom('products'), dialect, filter, { ...plan, walkPrice: false })
