@@ -885,6 +885,10 @@ export async function checkoutEu(shop: Shop, settings: Settings): Promise<Scenar
     let httpOrders = 0
     let httpWindows = 0
     const window = (eu: boolean) => async (seconds: number) => {
+      // The last window's loops stop with a request in flight each, which the service still completes: a code applied
+      // after the carts were cleared would reach a plain order (seen once in 2,635 orders). Its answer comes well
+      // within a second.
+      await new Promise((resolve) => setTimeout(resolve, 1000))
       await clearCarts(shop.databaseUrl, userIds)
       await setEu(eu)
       const sample = await measure(shop.service, {
