@@ -205,6 +205,30 @@ describe('checkout: messages and order of checks, each changing nothing', () => 
     await expectNothingChanged(user, product, before)
   })
 
+  it('a product taken off sale with its stock still there: 409, its variant’s stock and the cart as they were', async () => {
+    // The variant's stock is taken before the product's sale is checked (one statement on PostgreSQL): the refusal
+    // must undo it.
+    const { user, product } = await shopper('Lámpara')
+    const other = await makeProduct(t.app, { name: 'Otro', priceCents: 500, stock: 4 })
+    await fillCart(t.app, user.id, [{ productId: other.id, quantity: 1 }])
+    const before = await countRows(t.app, 'orders')
+    const variantStock = async (productId: number) =>
+      (await t.app.db.selectFrom('product_variants').select('stock').where('product_id', '=', productId).executeTakeFirstOrThrow()).stock
+    for (const status of ['draft', 'archived'] as const) {
+      await t.app.db.updateTable('products').set({ status }).where('id', '=', product.id).execute()
+      const res = await order(user)
+      expect([res.statusCode, res.json()]).toEqual([409, { error: messages.productUnavailable('Lámpara') }])
+      expect(await countRows(t.app, 'orders')).toBe(before)
+      expect(await cartOf(t.app, user.id)).toEqual({ [product.id]: 2, [other.id]: 1 })
+      expect([await stockOf(t.app, product.id), await variantStock(product.id)]).toEqual([10, 10])
+      expect([await stockOf(t.app, other.id), await variantStock(other.id)]).toEqual([4, 4])
+    }
+    await t.app.db.updateTable('products').set({ status: 'active' }).where('id', '=', product.id).execute()
+    expect((await order(user)).statusCode).toBe(201)
+    expect([await stockOf(t.app, product.id), await variantStock(product.id)]).toEqual([8, 8])
+    expect([await stockOf(t.app, other.id), await variantStock(other.id)]).toEqual([3, 3])
+  })
+
   it('while the shop ships, an order needs a method', async () => {
     await addMethod({ name: 'Standard', price: 3 })
     const { user, product } = await shopper()

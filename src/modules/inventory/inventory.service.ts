@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely'
 import type { Database, ProductRow } from '../../db/database.js'
+import { isPostgres } from '../../db/dialect.js'
 import { AppError } from '../../shared/errors.js'
 import type { EventSink } from '../../shared/event-sink.js'
 import { productRowToProduct } from '../catalog/products.service.js'
@@ -58,6 +59,15 @@ export function createInventory(deps: { events: EventSink }): Inventory {
         const productId = sorted[start]!.productId
         let end = start
         while (end < sorted.length && sorted[end]!.productId === productId) end += 1
+        if (end === start + 1 && isPostgres(trx)) {
+          // One line of this product: its variant and its product's copy in one statement.
+          const line = sorted[start]!
+          const { variant, product } = await repo.takeLineStock(trx, line.variantId, line.quantity)
+          if (!variant || !product) throw await refusal(line.variantId)
+          reserved.push({ product, variant, quantity: line.quantity })
+          start = end
+          continue
+        }
         const taken: Array<{ variant: repo.TakenVariant; quantity: number }> = []
         for (const line of sorted.slice(start, end)) {
           const variant = await repo.takeVariantStock(trx, line.variantId, line.quantity)
