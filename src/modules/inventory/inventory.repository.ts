@@ -43,7 +43,9 @@ const TAKEN_VARIANT_COLUMNS = ['id', 'product_id', 'price_cents', 'sku', 'title'
  * PostgreSQL: takeVariantStock then takeProductStock for a product's one line, in one statement (a round trip less
  * in every order). The variant is updated (locked) first, as in two statements; its product only when the variant
  * was taken. `variant` undefined: nothing changed (short stock, or gone); `product` undefined: the variant was
- * taken but its product is not on sale, and the caller must roll the transaction back.
+ * taken but its product was not on sale **in the statement's snapshot**, taken before it waited for the variant's
+ * lock: a product put on sale by the write it waited for is not seen (takeProductStock, a statement of its own, sees
+ * it). The caller asks again or rolls the transaction back.
  */
 export async function takeLineStock(
   trx: Trx,

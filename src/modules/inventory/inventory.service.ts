@@ -62,7 +62,11 @@ export function createInventory(deps: { events: EventSink }): Inventory {
         if (end === start + 1 && isPostgres(trx)) {
           // One line of this product: its variant and its product's copy in one statement.
           const line = sorted[start]!
-          const { variant, product } = await repo.takeLineStock(trx, line.variantId, line.quantity)
+          const taken = await repo.takeLineStock(trx, line.variantId, line.quantity)
+          const { variant } = taken
+          // The statement's product was read as it was when the statement began: a product put on sale by a write
+          // this one waited for (its variants' lock) looks off sale. Asked again, as the two statements did.
+          const product = taken.product ?? (variant ? await repo.takeProductStock(trx, variant.product_id, line.quantity) : undefined)
           if (!variant || !product) throw await refusal(line.variantId)
           reserved.push({ product, variant, quantity: line.quantity })
           start = end
