@@ -19,6 +19,9 @@ export interface TakenVariant {
   values_key: string
 }
 
+/** What an order line takes of the variant (TakenVariant's columns). */
+const TAKEN_VARIANT_COLUMNS = ['id', 'product_id', 'price_cents', 'sku', 'title', 'stock', 'tax_class', 'values_key'] as const
+
 /**
  * Takes `quantity` units of a variant when that many are in stock, in one conditional statement: racing buyers
  * cannot both pass the check. Returns the variant as it is afterwards, or undefined (and changes nothing) when the
@@ -34,10 +37,8 @@ const takeVariantStockStatement = prepared((db, v: { variantId: number; quantity
     .set((eb) => ({ stock: eb('stock', '-', v.quantity) }))
     .where('id', '=', v.variantId)
     .where('stock', '>=', v.quantity)
-    .returning(['id', 'product_id', 'price_cents', 'sku', 'title', 'stock', 'tax_class', 'values_key']),
+    .returning(TAKEN_VARIANT_COLUMNS),
 )
-
-const TAKEN_VARIANT_COLUMNS = ['id', 'product_id', 'price_cents', 'sku', 'title', 'stock', 'tax_class', 'values_key'] as const
 
 /**
  * PostgreSQL: takeVariantStock then takeProductStock for a product's one line, in one statement (a round trip less
