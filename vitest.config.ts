@@ -63,14 +63,15 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'sqlite', include, env: { TEST_DIALECT: 'sqlite' }, exclude: [browser, ...isolated, 'node_modules/**'], isolate: false } },
       { extends: true, test: { name: 'sqlite-isolated', include: isolated, env: { TEST_DIALECT: 'sqlite' } } },
-      // The files that read the catalog, again with the product read cache on, as in production (test/helpers/app.ts).
-      // Production keeps it on; tests that write rows behind the service's back must then say so.
+      // The files that read the catalog, again with the product read cache on and the database in a file, as in
+      // production (test/helpers/app.ts): the facets then run on SQLite's reader threads. Production keeps the cache
+      // on; tests that write rows behind the service's back must then say so.
       {
         extends: true,
         test: {
           name: 'sqlite-cached',
           include: catalogReaders(),
-          env: { TEST_DIALECT: 'sqlite', TEST_CATALOG_CACHE: 'on' },
+          env: { TEST_DIALECT: 'sqlite', TEST_CATALOG_CACHE: 'on', TEST_SQLITE_FILE: 'on' },
           exclude: [...sqliteOnly, ...isolated],
           isolate: false,
         },

@@ -1,10 +1,13 @@
 import { mkdirSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { dirname, resolve } from 'node:path'
-import SQLite from 'better-sqlite3'
+import type SQLite from 'better-sqlite3'
 import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig, SqliteDriver } from 'kysely'
 import pg from 'pg'
 import { alwaysAvailable, DatabaseStatus, DatabaseUnavailableError, guardPool } from './availability.js'
 import type { Database } from './database.js'
+import { openSqlite } from './sqlite-connection.js'
+import { readerKysely, SqliteReaderPool } from './sqlite-readers.js'
 
 export type Dialect = 'sqlite' | 'postgres'
 
@@ -20,6 +23,13 @@ export interface DatabaseHandle {
    * (src/modules/cart/cart-view-cache.ts). Everything else goes through `db`.
    */
   readonly sqlite?: SQLite.Database
+  /**
+   * SQLite on a file only: queries run on reader threads, each with its own connection (src/db/sqlite-readers.ts),
+   * for the long reads that would otherwise hold the one connection (the catalog's facets). Reads only.
+   */
+  readonly reads?: Kysely<Database>
+  /** The threads behind `reads`. */
+  readonly readers?: SqliteReaderPool
   /** Whether the database can be reached now; while it cannot, queries fail at once with a 503. */
   readonly status: DatabaseStatus
   /** One bounded round trip on a fresh connection; rejects when the database does not answer. */
@@ -53,7 +63,12 @@ export interface ConnectOptions {
   readonly schema?: string
   readonly poolSize?: number
   readonly timeouts?: PostgresTimeouts
+  /** SQLite on a file: the reader threads (default: up to 4, one per core; none on one core) and their bound. */
+  readonly readers?: { readonly threads?: number; readonly timeoutMs?: number }
 }
+
+/** A read on a reader thread with no answer by then fails with a 503, as a PostgreSQL statement past its timeout. */
+const READER_TIMEOUT_MS = 5000
 
 // COUNT(*) and bigint columns come back as strings by default; every count we read fits a JS number.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10))
@@ -64,19 +79,16 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     const file = url.slice('sqlite:'.length)
     const memory = file === ':memory:' || file === ''
     if (!memory) mkdirSync(dirname(resolve(file)), { recursive: true })
-    const database = new SQLite(memory ? ':memory:' : file)
-    database.pragma('journal_mode = WAL')
-    database.pragma('foreign_keys = ON')
-    database.pragma('busy_timeout = 5000')
-    database.pragma('synchronous = NORMAL')
+    const database = openSqlite(memory ? ':memory:' : file, 'writer')
     dropStat4Samples(database)
-    reusePreparedStatements(database)
-    // SQLite's own lower() and LIKE fold only ASCII letters; searches of non-ASCII text use this instead.
-    database.function('fold_case', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value))
+    const cores = availableParallelism()
+    const threads = memory ? 0 : (options.readers?.threads ?? (cores > 1 ? Math.min(4, cores) : 0))
+    const readers = threads > 0 ? new SqliteReaderPool(resolve(file), { threads, timeoutMs: options.readers?.timeoutMs ?? READER_TIMEOUT_MS }) : undefined
     return {
-      db: new Kysely<Database>({ dialect: new WriteFirstSqliteDialect({ database }) }),
+      db: new Kysely<Database>({ dialect: new WriteFirstSqliteDialect({ database, onDestroy: async () => readers?.close() }) }),
       dialect: 'sqlite',
       sqlite: database,
+      ...(readers ? { reads: readerKysely(readers), readers } : {}),
       status: alwaysAvailable(),
       probe: async () => {},
     }
@@ -151,9 +163,9 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
  * timeout. Within one process nothing changes: Kysely gives its one connection to one transaction at a time.
  */
 class WriteFirstSqliteDialect extends SqliteDialect {
-  readonly #config: SqliteDialectConfig
+  readonly #config: SqliteDialectConfig & { onDestroy: () => Promise<void> }
 
-  constructor(config: SqliteDialectConfig) {
+  constructor(config: SqliteDialectConfig & { onDestroy: () => Promise<void> }) {
     super(config)
     this.#config = config
   }
@@ -164,8 +176,21 @@ class WriteFirstSqliteDialect extends SqliteDialect {
 }
 
 class WriteFirstSqliteDriver extends SqliteDriver {
+  readonly #onDestroy: () => Promise<void>
+
+  constructor(config: SqliteDialectConfig & { onDestroy: () => Promise<void> }) {
+    super(config)
+    this.#onDestroy = config.onDestroy
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+  }
+
+  /** Closing the database ends its reader threads too (they would keep their connections open). */
+  override async destroy(): Promise<void> {
+    await this.#onDestroy()
+    await super.destroy()
   }
 }
 
@@ -267,24 +292,4 @@ function dropStat4Samples(database: SQLite.Database): void {
   if (!database.prepare("select 1 from sqlite_schema where type = 'table' and name = 'sqlite_stat4'").get()) return
   if (!database.prepare('select 1 from sqlite_stat4 limit 1').get()) return
   database.exec('delete from sqlite_stat4; analyze sqlite_schema')
-}
-
-/**
- * Kysely's SQLite driver prepares every query afresh, which costs about as much as running it. A better-sqlite3
- * statement can be run again with new parameters (and SQLite re-prepares it after a schema change), so the most
- * recent ones are kept per SQL text. One connection runs one statement at a time, so a statement is never shared
- * by two running queries.
- */
-function reusePreparedStatements(database: SQLite.Database, max = 1000): void {
-  const prepare = database.prepare.bind(database)
-  const statements = new Map<string, SQLite.Statement>()
-  database.prepare = ((source: string) => {
-    let statement = statements.get(source)
-    if (!statement) {
-      statement = prepare(source)
-      if (statements.size >= max) statements.delete(statements.keys().next().value as string)
-      statements.set(source, statement)
-    }
-    return statement
-  }) as SQLite.Database['prepare']
 }

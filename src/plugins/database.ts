@@ -8,6 +8,11 @@ import type { DatabaseHandle, Dialect } from '../db/connect.js'
 declare module 'fastify' {
   interface FastifyInstance {
     db: Kysely<Database>
+    /**
+     * For long reads only (the catalog's facets): SQLite's reader threads on a file database (db/sqlite-readers.ts),
+     * else `db` itself. Never for a write, nor a read that must see the request's own transaction.
+     */
+    reads: Kysely<Database>
     dialect: Dialect
     /** Whether the database can be reached now (db/availability.ts). */
     databaseStatus: DatabaseStatus
@@ -21,6 +26,7 @@ declare module 'fastify' {
 async function databasePlugin(app: FastifyInstance, options: { handle: DatabaseHandle; ownsDatabase: boolean }) {
   const { handle } = options
   app.decorate('db', handle.db)
+  app.decorate('reads', handle.reads ?? handle.db)
   app.decorate('dialect', handle.dialect)
   app.decorate('databaseStatus', handle.status)
   let closing = false

@@ -21,6 +21,12 @@ export const dialect = process.env.TEST_DIALECT === 'postgres' ? 'postgres' : 's
  */
 export const catalogCacheOn = process.env.TEST_CATALOG_CACHE === 'on'
 
+/**
+ * TEST_SQLITE_FILE=on (the same project) puts each test app's SQLite database in a file, as production does, instead of
+ * in memory: its long reads (the facets) then run on the reader threads (src/db/sqlite-readers.ts).
+ */
+const sqliteFile = process.env.TEST_SQLITE_FILE === 'on'
+
 export interface TestApp {
   app: FastifyInstance
   config: Config
@@ -29,8 +35,19 @@ export interface TestApp {
   close: () => Promise<void>
 }
 
-/** A fresh database for one test app: in-memory SQLite, or a new PostgreSQL schema dropped at close. */
+/** A fresh database for one test app: SQLite in memory (or a file), or a new PostgreSQL schema dropped at close. */
 export async function openTestDatabase(): Promise<{ handle: DatabaseHandle; drop: () => Promise<void> }> {
+  if (dialect === 'sqlite' && sqliteFile) {
+    const dir = mkdtempSync(join(tmpdir(), 'shop-test-db-'))
+    const handle = connectDatabase(`sqlite:${join(dir, 'shop.db')}`)
+    return {
+      handle,
+      drop: async () => {
+        await handle.db.destroy()
+        rmSync(dir, { recursive: true, force: true })
+      },
+    }
+  }
   if (dialect === 'sqlite') {
     const handle = connectDatabase('sqlite::memory:')
     return { handle, drop: () => handle.db.destroy() }

@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
+import { startWorker } from '../../shared/worker-thread.js'
 import type { DeliveryOutcome } from './channels.js'
 import type { MailJob, MailResult, MailSettings } from './mail/mail.sender.js'
 
@@ -31,17 +32,6 @@ export interface SendThread {
 }
 
 /**
- * The worker's module: the compiled .js beside this file; from the TypeScript sources (tests, tsx), the .ts
- * through tsx's loader, registered in the new thread before the module is imported.
- */
-function workerSource(): { url: URL; eval: false } | { code: string; eval: true } {
-  const url = new URL(import.meta.url.endsWith('.ts') ? './send.worker.ts' : './send.worker.js', import.meta.url)
-  if (!url.pathname.endsWith('.ts')) return { url, eval: false }
-  const code = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(url.href)}) })`
-  return { code, eval: true }
-}
-
-/**
  * Sending e-mails and webhook deliveries is CPU work (composing MIME, TLS, HTTP), so it runs on a thread of its own
  * and the requests' event loop only claims rows and records outcomes. The thread starts with the first job, does
  * not keep the process alive, and is started again if it ever dies (the jobs it had fail and are retried).
@@ -59,8 +49,7 @@ export function createSendThread(settings: SendThreadSettings): SendThread {
   }
 
   const start = (): Worker => {
-    const source = workerSource()
-    const started = source.eval ? new Worker(source.code, { eval: true, workerData: settings }) : new Worker(source.url, { workerData: settings })
+    const started = startWorker(import.meta.url, 'send.worker', settings)
     started.unref()
     started.on('message', (message: FromWorker) => {
       const resolve = waiting.get(message.seq)
