@@ -10,7 +10,8 @@ declare module 'fastify' {
     db: Kysely<Database>
     /**
      * For long reads only (the catalog's facets): SQLite's reader threads on a file database (db/sqlite-readers.ts),
-     * else `db` itself. Never for a write, nor a read that must see the request's own transaction.
+     * PostgreSQL's pool for them (db/connect.ts), else `db` itself. Never for a write, nor a read that must see the
+     * request's own transaction.
      */
     reads: Kysely<Database>
     dialect: Dialect

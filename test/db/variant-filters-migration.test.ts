@@ -241,3 +241,34 @@ describe(`migration ${FILTERS}`, () => {
     expect(await kept()).toHaveLength(2)
   })
 })
+
+describe('2026-12-06T0000-variant-filters-covering', () => {
+  const COVERING = '2026-12-06T0000-variant-filters-covering'
+  const indexSql = async (): Promise<string> => {
+    if (!isPg) {
+      const row = await sql<{ sql: string }>`select sql from sqlite_master where name = 'variant_filters_value_idx'`.execute(raw)
+      return row.rows[0]?.sql ?? ''
+    }
+    const row = await sql<{ indexdef: string }>`select indexdef from pg_indexes where schemaname = ${opened.handle.schema ?? 'public'}
+      and indexname = 'variant_filters_value_idx'`.execute(raw)
+    return row.rows[0]?.indexdef ?? ''
+  }
+
+  it('on PostgreSQL, the value index carries each row’s variant and value (SQLite’s holds them through its key); down as it was', async () => {
+    expect((await migrator.migrateTo(FILTERS)).error).toBeUndefined()
+    const before = await indexSql()
+    expect(before).toMatch(/price_cents, product_id, option_id\)$/)
+    expect((await migrator.migrateTo(COVERING)).error).toBeUndefined()
+    const after = await indexSql()
+    if (isPg)
+      expect(after).toMatch(
+        /\(name_key, value_key, status, in_stock, category_id, price_cents, product_id, option_id\) INCLUDE \(variant_id, option_value_id\)$/,
+      )
+    else expect(after).toBe(before)
+    // The facets read from it still: the rows are the triggers' as before.
+    expect(await kept()).toEqual(await computed())
+    expect((await migrator.migrateTo(FILTERS)).error).toBeUndefined()
+    expect(await indexSql()).toBe(before)
+    expect((await migrator.migrateTo(COVERING)).error).toBeUndefined()
+  })
+})
