@@ -71,11 +71,13 @@ export async function countByCategory(db: Db, dialect: Dialect, filter: ProductF
       return sql<Row>`select f1.category_id, count(distinct f1.product_id) as count from ${source.from} ${where(source.where)}
         group by f1.category_id`
     }
-    // With a price range, one category at a time (then the products without one): in each, the range is read from the
-    // index instead of every row of the value (at 100,000 products, a red in stock between 20 and 60: 42,000 rows
-    // read instead of 100,000). A filter with categories never comes here: the facet counts without them.
+    // SQLite, with a price range: one category at a time (then the products without one), so in each the range is read
+    // from the index instead of every row of the value (at 100,000 products, a red in stock between 20 and 60: 42,000
+    // rows read instead of 100,000). PostgreSQL reads the price as a condition inside the index range either way, and
+    // joining the categories only added to it (the same count: 32–35 ms that way, 15 ms plain). A filter with
+    // categories never comes here: the facet counts without them.
     const priced = filter.minPriceCents !== undefined || filter.maxPriceCents !== undefined
-    const byCategory = filter.categoryId === undefined && filter.categoryIds === undefined && priced
+    const byCategory = dialect === 'sqlite' && filter.categoryId === undefined && filter.categoryIds === undefined && priced
     ;({ rows } = await (byCategory ? sql<Row>`${count('each')} union all ${count('none')}` : count('filter')).execute(db))
   } else {
     ;({ rows } = await sql<Row>`select p.category_id, count(*) as count from products p
