@@ -37,6 +37,8 @@ export interface DatabaseHandle {
   readonly probe: () => Promise<void>
   /** PostgreSQL only: the pool's connections now (for the metrics). */
   readonly pool?: { readonly totalCount: number; readonly idleCount: number; readonly waitingCount: number }
+  /** PostgreSQL only: the same of `reads`' pool. */
+  readonly readPool?: { readonly totalCount: number; readonly idleCount: number; readonly waitingCount: number }
 }
 
 /** Bounded waits toward PostgreSQL (config.ts reads them from PG_*_TIMEOUT_MS). */
@@ -121,11 +123,12 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
   // five queries at once, and each also asking for parallel workers made them fight for the same cores (at 100,000
   // products, the facets took 57 ms at p50 with them, 37 without). A pool of their own also keeps them from taking
   // every connection the orders need.
-  const readPool = new pg.Pool({ ...clientConfig, max: READ_POOL_SIZE, idleTimeoutMillis: IDLE_TIMEOUT_MS })
-  // Said once per new connection, queued before its first query (a setting sent at start-up, like the schema's, would
-  // be refused by a pooler such as PgBouncer, and replaced by the URL's own `options`).
-  readPool.on('connect', (client) => {
-    client.query('set max_parallel_workers_per_gather = 0').catch((error: unknown) => status.suspect(error))
+  // Set at start-up, like the timeouts above (a URL that sets `options` itself replaces this, as it does the schema).
+  const readPool = new pg.Pool({
+    ...clientConfig,
+    options: [clientConfig.options, '-c max_parallel_workers_per_gather=0'].filter(Boolean).join(' '),
+    max: READ_POOL_SIZE,
+    idleTimeoutMillis: IDLE_TIMEOUT_MS,
   })
   const probe = async () => {
     const client = new pg.Client({ ...clientConfig, query_timeout: connectTimeoutMs })
@@ -156,11 +159,13 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
   const end = pool.end.bind(pool)
   pool.end = async () => {
     status.close()
-    await Promise.all([end(), readPool.end()])
+    await Promise.all([end(), readPool.ended ? undefined : readPool.end()])
   }
   return {
     db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(pool, status) }) }),
+    // Ended with `db` (its pool's end ends this one): destroying `reads` itself is not needed.
     reads: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(readPool, status) }) }),
+    readPool,
     dialect: 'postgres',
     createClient: () => new pg.Client({ ...clientConfig, connectionString: listenerUrl }),
     status,

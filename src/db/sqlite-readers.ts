@@ -20,10 +20,12 @@ import { startWorker } from '../shared/worker-thread.js'
  * the one connection, and the event loop, for all of them in a row. SQLite in WAL mode lets readers run beside the
  * writer, and each statement reads the last commit, as on the main connection.
  *
- * Threads start at the first query (a CLI command or a test that never asks starts none); one that stops (a crash)
- * is started again at the next query. A query that has no answer within `timeoutMs` is given up with a 503 ("the
- * database does not answer", as PostgreSQL's statement timeout) and its thread ended, so a runaway read cannot hold
- * a thread for good.
+ * Threads start at the first query (a CLI command or a test that never asks starts none); one that dies (a crash, a
+ * database it cannot open) fails its query and is started again at the next. Each query has `timeoutMs` from the moment
+ * it is asked, waiting for a thread included; past it, it fails with a 503 ("the database does not answer", as a
+ * PostgreSQL statement past its timeout). A thread whose query ran past it is retired: asked to end, and not used again
+ * meanwhile. better-sqlite3 cannot interrupt a statement, so that thread ends only when its statement does: the bound
+ * frees the request, not the core. A retired thread does not keep the process alive, nor does an idle one.
  */
 export interface SqliteReadersOptions {
   /** Threads; each runs one query at a time. */
@@ -36,17 +38,23 @@ interface Job {
   readonly query: CompiledQuery
   readonly resolve: (result: QueryResult<unknown>) => void
   readonly reject: (error: unknown) => void
+  readonly timer: NodeJS.Timeout
+  /** The slot running it, once it runs. */
+  slot: Slot | undefined
 }
 
 interface Slot {
   worker: Worker | undefined
   job: Job | undefined
-  timer: NodeJS.Timeout | undefined
+  /** A thread asked to end is still running its last statement: the slot waits for it to exit. */
+  retiring: boolean
 }
 
 /** A query sent to a reader thread, and its answer. */
 export type ToReader = { id: number; sql: string; parameters: readonly unknown[] }
 export type FromReader = { id: number; rows: unknown[] } | { id: number; error: { message: string; code?: string | undefined } }
+
+const closedError = () => new Error('The SQLite readers are closed')
 
 export class SqliteReaderPool {
   private readonly slots: Slot[]
@@ -60,86 +68,113 @@ export class SqliteReaderPool {
     private readonly file: string,
     private readonly options: SqliteReadersOptions,
   ) {
-    this.slots = Array.from({ length: options.threads }, () => ({ worker: undefined, job: undefined, timer: undefined }))
+    this.slots = Array.from({ length: options.threads }, () => ({ worker: undefined, job: undefined, retiring: false }))
   }
 
   /** Runs a query that returns rows on the first free thread. */
   run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.closed) return Promise.reject(new Error('The SQLite readers are closed'))
+    if (this.closed) return Promise.reject(closedError())
     return new Promise<QueryResult<R>>((resolve, reject) => {
-      this.queue.push({ id: (this.nextId += 1), query, resolve: resolve as Job['resolve'], reject })
+      const job: Job = {
+        id: (this.nextId += 1),
+        query,
+        resolve: resolve as Job['resolve'],
+        reject,
+        timer: setTimeout(() => this.overrun(job), this.options.timeoutMs),
+        slot: undefined,
+      }
+      this.queue.push(job)
       this.dispatch()
     })
   }
 
-  /** Ends every thread; queries not yet answered fail. */
+  /** Ends every thread (those running a statement end with it); queries not yet answered fail. */
   async close(): Promise<void> {
     this.closed = true
-    const gone = new Error('The SQLite readers are closed')
-    for (const job of this.queue.splice(0)) job.reject(gone)
-    await Promise.all(this.slots.map((slot) => this.stop(slot, gone)))
+    for (const job of this.queue.splice(0)) this.settle(job, closedError())
+    for (const slot of this.slots) {
+      if (slot.job) this.settle(slot.job, closedError())
+      this.retire(slot)
+    }
   }
 
   private dispatch(): void {
     for (const slot of this.slots) {
-      if (slot.job !== undefined) continue
-      const job = this.queue.shift()
-      if (job === undefined) return
-      this.start(slot, job)
+      if (this.closed || this.queue.length === 0) return
+      if (slot.job !== undefined || slot.retiring) continue
+      this.start(slot, this.queue.shift()!)
     }
   }
 
   private start(slot: Slot, job: Job): void {
-    const worker = (slot.worker ??= this.spawn(slot))
+    let worker: Worker
+    try {
+      worker = slot.worker ??= this.spawn(slot)
+    } catch (error) {
+      this.settle(job, new DatabaseUnavailableError(error))
+      return
+    }
     slot.job = job
+    job.slot = slot
     worker.ref()
-    slot.timer = setTimeout(() => {
-      const error = new DatabaseUnavailableError(new Error(`SQLite read gave no answer within ${this.options.timeoutMs} ms`))
-      void this.stop(slot, error).then(() => this.dispatch())
-    }, this.options.timeoutMs)
     worker.postMessage({ id: job.id, sql: job.query.sql, parameters: job.query.parameters } satisfies ToReader)
+  }
+
+  /** The query's time is up: it fails; if a thread runs it, that thread is retired. */
+  private overrun(job: Job): void {
+    const slot = job.slot
+    const index = this.queue.indexOf(job)
+    if (index >= 0) this.queue.splice(index, 1)
+    this.settle(job, new DatabaseUnavailableError(new Error(`SQLite read gave no answer within ${this.options.timeoutMs} ms`)))
+    if (slot) this.retire(slot)
+  }
+
+  /** Answers the job once; frees its slot. */
+  private settle(job: Job, error: unknown, rows?: unknown[]): void {
+    clearTimeout(job.timer)
+    if (job.slot?.job === job) job.slot.job = undefined
+    job.slot = undefined
+    if (error === undefined) job.resolve({ rows: rows ?? [] })
+    else job.reject(error)
+  }
+
+  /** Asks the slot's thread to end; the slot takes no query until the thread has exited. */
+  private retire(slot: Slot): void {
+    const worker = slot.worker
+    if (!worker) return
+    slot.retiring = true
+    worker.unref()
+    void worker.terminate()
   }
 
   private spawn(slot: Slot): Worker {
     const worker = startWorker(import.meta.url, 'sqlite-reader.worker', { file: this.file })
     worker.on('message', (answer: FromReader) => {
       const job = slot.job
-      if (job === undefined || job.id !== answer.id) return
-      this.finish(slot)
+      if (slot.worker !== worker || slot.retiring || job === undefined || job.id !== answer.id) return
       worker.unref()
       if ('rows' in answer) {
         this.answered += 1
-        job.resolve({ rows: answer.rows })
-      } else job.reject(Object.assign(new Error(answer.error.message), { code: answer.error.code }))
+        this.settle(job, undefined, answer.rows)
+      } else {
+        this.settle(job, Object.assign(new Error(answer.error.message), { code: answer.error.code }))
+      }
       this.dispatch()
     })
-    // A thread that failed or ended on its own: its query fails, the next query starts another.
+    // A thread that failed or ended: its query (if any) fails, and the slot is free for a new thread.
+    let gone = false
     const lost = (reason: unknown) => {
+      if (gone) return
+      gone = true
       if (slot.worker !== worker) return
       slot.worker = undefined
-      const job = slot.job
-      this.finish(slot)
-      job?.reject(new DatabaseUnavailableError(reason))
-      if (!this.closed) this.dispatch()
+      slot.retiring = false
+      if (slot.job) this.settle(slot.job, new DatabaseUnavailableError(reason))
+      this.dispatch()
     }
     worker.on('error', lost)
     worker.on('exit', (code) => lost(new Error(`SQLite reader thread exited (code ${code})`)))
     return worker
-  }
-
-  private finish(slot: Slot): void {
-    clearTimeout(slot.timer)
-    slot.timer = undefined
-    slot.job = undefined
-  }
-
-  /** Ends the slot's thread, failing its query with `error`. */
-  private async stop(slot: Slot, error: unknown): Promise<void> {
-    const { worker, job } = slot
-    slot.worker = undefined
-    this.finish(slot)
-    job?.reject(error)
-    await worker?.terminate()
   }
 }
 
@@ -162,7 +197,8 @@ export function readerKysely(pool: SqliteReaderPool): Kysely<Database> {
     commitTransaction: noTransactions,
     rollbackTransaction: noTransactions,
     releaseConnection: async () => {},
-    destroy: () => pool.close(),
+    // Closed with the database (the main connection's destroy): a second close would have nothing to do.
+    destroy: async () => {},
   }
   const dialect: Dialect = {
     createAdapter: () => new SqliteAdapter(),

@@ -108,6 +108,20 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions): Pro
       },
     })
   }
+  const readPool = handle.readPool
+  if (readPool !== undefined) {
+    new Gauge({
+      name: 'shop_db_read_pool_connections',
+      help: 'PostgreSQL pool of the long reads (the facets): connections open (total), of which idle, and queries waiting for one',
+      labelNames: ['state'] as const,
+      registers,
+      collect() {
+        this.set({ state: 'total' }, readPool.totalCount)
+        this.set({ state: 'idle' }, readPool.idleCount)
+        this.set({ state: 'waiting' }, readPool.waitingCount)
+      },
+    })
+  }
 
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const status = reply.statusCode

@@ -20,10 +20,12 @@ describe.runIf(dialect === 'postgres')('PostgreSQL: the long reads’ pool', () 
         Array.from({ length: 3 }, () => sql<{ max_parallel_workers_per_gather: string }>`show max_parallel_workers_per_gather`.execute(reads)),
       )
       expect(settings.map((result) => result.rows[0]?.max_parallel_workers_per_gather)).toEqual(['0', '0', '0'])
-      // The orders' pool keeps the server's setting.
-      const main = await sql<{ max_parallel_workers_per_gather: string }>`show max_parallel_workers_per_gather`.execute(db)
-      const server = await sql<{ boot_val: string }>`select boot_val from pg_settings where name = 'max_parallel_workers_per_gather'`.execute(db)
-      expect(main.rows[0]?.max_parallel_workers_per_gather).toBe(server.rows[0]?.boot_val)
+      // The orders' pool keeps the server's setting (what a session starts with there).
+      const main = await sql<{ setting: string; reset_val: string }>`select setting, reset_val from pg_settings
+        where name = 'max_parallel_workers_per_gather'`.execute(db)
+      expect(main.rows[0]?.setting).toBe(main.rows[0]?.reset_val)
+      const server = await sql<{ setting: string }>`select setting from pg_settings where name = 'max_parallel_workers_per_gather'`.execute(reads)
+      expect(server.rows[0]?.setting).toBe('0')
     } finally {
       await drop()
     }

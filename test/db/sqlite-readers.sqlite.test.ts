@@ -28,8 +28,14 @@ function open(readers?: { threads?: number; timeoutMs?: number }): DatabaseHandl
   return { ...handle, reads }
 }
 
-/** A read that takes seconds: counting to 100 million. */
-const slowRead = sql<{ n: number }>`with recursive c (x) as (select 1 union all select x + 1 from c where x < 100000000) select count(*) as n from c`
+/** Starts each of the pool's `threads` threads (a thread started from the TypeScript sources loads tsx first). */
+async function warm(reads: NonNullable<DatabaseHandle['reads']>, threads: number): Promise<void> {
+  const oneEach = sql<{ one: number }>`with recursive c (x) as (select 1 union all select x + 1 from c where x < 200000) select count(*) as one from c`
+  await Promise.all(Array.from({ length: threads }, () => oneEach.execute(reads)))
+}
+
+/** A read that takes a second or more: counting to 10 million. */
+const slowRead = sql<{ n: number }>`with recursive c (x) as (select 1 union all select x + 1 from c where x < 10000000) select count(*) as n from c`
 
 describe('SQLite reader threads', () => {
   it('answer as the main connection, and see every commit made before the query', async () => {
@@ -62,14 +68,35 @@ describe('SQLite reader threads', () => {
     expect(rows.rows).toEqual([{ n: 0 }])
   })
 
-  it('a read with no answer within the bound fails as an unavailable database (503); its thread is replaced', async () => {
-    const { reads } = open({ threads: 1, timeoutMs: 200 })
+  it('a read with no answer within the bound fails as an unavailable database (503); the next query gets another thread', async () => {
+    const { db, reads } = open({ threads: 2, timeoutMs: 500 })
+    await sql`create table t (x integer not null)`.execute(db)
+    await warm(reads, 2)
     const error = await slowRead.execute(reads).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(DatabaseUnavailableError)
     expect((error as DatabaseUnavailableError).statusCode).toBe(503)
-    // The one thread was ended with its runaway read: the next query gets a new one and its answer.
+    // Its thread, still counting (a statement cannot be interrupted), takes no query: the other one answers.
     const next = await sql<{ one: number }>`select 1 as one`.execute(reads)
     expect(next.rows).toEqual([{ one: 1 }])
+  })
+
+  it('the bound counts the wait for a thread: queries queued behind a runaway read fail at their own deadline', async () => {
+    const { db, reads } = open({ threads: 1, timeoutMs: 500 })
+    await sql`create table t (x integer not null)`.execute(db)
+    await warm(reads, 1)
+    const running = slowRead.execute(reads).catch((e: unknown) => e)
+    const queued = sql`select 1`.execute(reads).catch((e: unknown) => e)
+    expect(await running).toBeInstanceOf(DatabaseUnavailableError)
+    expect(await queued).toBeInstanceOf(DatabaseUnavailableError)
+  })
+
+  it('a thread that cannot open the database fails its query with a 503', async () => {
+    const { db, reads } = open({ threads: 1 })
+    await sql`create table t (x integer not null)`.execute(db)
+    // The file gone (the main connection keeps its own open): the thread's open, which must find it, fails.
+    rmSync(join(dir!, 'shop.db'))
+    const error = await sql`select count(*) from t`.execute(reads).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(DatabaseUnavailableError)
   })
 
   it('queries wait for a free thread, then each gets its own answer', async () => {
@@ -82,17 +109,19 @@ describe('SQLite reader threads', () => {
     expect(answers).toEqual(Array.from({ length: 8 }, (_, i) => [{ x: i + 1 }]))
   })
 
-  it('closing the database ends the threads: a read still running or asked later fails, the process is not held', async () => {
+  it('closing the database fails the reads running and queued at once, and those asked later', async () => {
     const { db, reads } = open({ threads: 1 })
     await sql`create table t (x integer not null)`.execute(db)
+    await warm(reads, 1)
     const running = slowRead.execute(reads).catch((e: unknown) => e)
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    const queued = sql`select 1`.execute(reads).catch((e: unknown) => e)
     await db.destroy()
     handle = undefined
-    const error = await running
-    expect(error).toBeInstanceOf(Error)
-    // Ended by the close, not by the read's bound (5 s).
-    expect((error as Error).message).toMatch(/closed/)
+    for (const error of [await running, await queued]) {
+      expect(error).toBeInstanceOf(Error)
+      // Ended by the close, not by the read's bound (5 s).
+      expect((error as Error).message).toMatch(/closed/)
+    }
     await expect(sql`select 1`.execute(reads)).rejects.toThrow(/closed/)
   })
 

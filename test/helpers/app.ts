@@ -39,7 +39,8 @@ export interface TestApp {
 export async function openTestDatabase(): Promise<{ handle: DatabaseHandle; drop: () => Promise<void> }> {
   if (dialect === 'sqlite' && sqliteFile) {
     const dir = mkdtempSync(join(tmpdir(), 'shop-test-db-'))
-    const handle = connectDatabase(`sqlite:${join(dir, 'shop.db')}`)
+    // Two threads whatever the cores (on one core the default is none, and the threads would go untested).
+    const handle = connectDatabase(`sqlite:${join(dir, 'shop.db')}`, { readers: { threads: 2 } })
     return {
       handle,
       drop: async () => {

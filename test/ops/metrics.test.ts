@@ -199,18 +199,26 @@ describe('GET /metrics, METRICS_ENABLED=true', () => {
     expect(valueOf(samples, 'http_requests_total', { method: 'POST', route: '/auth/login', status_code: '200' })).toBe(2)
   })
 
-  it('reports the PostgreSQL pool (total, idle, waiting); SQLite has no pool and no such metric', async () => {
+  it('reports the PostgreSQL pools (total, idle, waiting), the long reads’ apart; SQLite has no pool and no such metric', async () => {
     const t = await appWith({ METRICS_ENABLED: 'true' })
     await t.app.inject({ url: '/ready' })
     const samples = await scrape(t)
     const pool = samples.filter((s) => s.name === 'shop_db_pool_connections')
+    const readPool = samples.filter((s) => s.name === 'shop_db_read_pool_connections')
     if (dialect === 'sqlite') {
       expect(pool).toEqual([])
+      expect(readPool).toEqual([])
       return
     }
     expect(pool.map((s) => s.labels.state).sort()).toEqual(['idle', 'total', 'waiting'])
     expect(valueOf(samples, 'shop_db_pool_connections', { state: 'total' })).toBeGreaterThanOrEqual(1)
     expect(valueOf(samples, 'shop_db_pool_connections', { state: 'waiting' })).toBe(0)
+    // The long reads' pool: opened by the first facets request.
+    expect(valueOf(samples, 'shop_db_read_pool_connections', { state: 'total' })).toBe(0)
+    expect((await t.app.inject({ url: '/products/facets' })).statusCode).toBe(200)
+    const after = await scrape(t)
+    expect(valueOf(after, 'shop_db_read_pool_connections', { state: 'total' })).toBeGreaterThanOrEqual(1)
+    expect(valueOf(after, 'shop_db_read_pool_connections', { state: 'waiting' })).toBe(0)
   })
 })
 
