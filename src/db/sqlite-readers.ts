@@ -178,7 +178,11 @@ export class SqliteReaderPool {
   }
 }
 
-/** A Kysely over the reader threads: queries only (no transactions, no writes), compiled as SQLite's. */
+/**
+ * A Kysely over the reader threads: queries only (no transactions, no writes), compiled as SQLite's. Rows cross from
+ * the thread by structured clone: a BLOB arrives as a Uint8Array, not a Buffer. The threads close with the main
+ * connection (connect.ts); Kysely closes a connection only once it has been used, which the service always does.
+ */
 export function readerKysely(pool: SqliteReaderPool): Kysely<Database> {
   const connection: DatabaseConnection = {
     executeQuery: <R>(query: CompiledQuery) => pool.run<R>(query),
