@@ -94,31 +94,22 @@ async function metricsPlugin(app: FastifyInstance, options: MetricsOptions): Pro
       this.inc(cache.misses)
     },
   })
-  const pool = handle.pool
-  if (pool !== undefined) {
+  // PostgreSQL's pools: the orders' and everything's, and the long reads' (the facets).
+  const pools = [
+    { pool: handle.pool, name: 'shop_db_pool_connections', what: 'PostgreSQL pool' },
+    { pool: handle.readPool, name: 'shop_db_read_pool_connections', what: 'PostgreSQL pool of the long reads (the facets)' },
+  ]
+  for (const { pool, name, what } of pools) {
+    if (pool === undefined) continue
     new Gauge({
-      name: 'shop_db_pool_connections',
-      help: 'PostgreSQL pool: connections open (total), of which idle, and queries waiting for one',
+      name,
+      help: `${what}: connections open (total), of which idle, and queries waiting for one`,
       labelNames: ['state'] as const,
       registers,
       collect() {
         this.set({ state: 'total' }, pool.totalCount)
         this.set({ state: 'idle' }, pool.idleCount)
         this.set({ state: 'waiting' }, pool.waitingCount)
-      },
-    })
-  }
-  const readPool = handle.readPool
-  if (readPool !== undefined) {
-    new Gauge({
-      name: 'shop_db_read_pool_connections',
-      help: 'PostgreSQL pool of the long reads (the facets): connections open (total), of which idle, and queries waiting for one',
-      labelNames: ['state'] as const,
-      registers,
-      collect() {
-        this.set({ state: 'total' }, readPool.totalCount)
-        this.set({ state: 'idle' }, readPool.idleCount)
-        this.set({ state: 'waiting' }, readPool.waitingCount)
       },
     })
   }
