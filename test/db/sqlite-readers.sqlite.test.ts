@@ -34,8 +34,12 @@ async function warm(reads: NonNullable<DatabaseHandle['reads']>, threads: number
   await Promise.all(Array.from({ length: threads }, () => oneEach.execute(reads)))
 }
 
-/** A read that takes a second or more: counting to 10 million. */
-const slowRead = sql<{ n: number }>`with recursive c (x) as (select 1 union all select x + 1 from c where x < 10000000) select count(*) as n from c`
+/**
+ * A read that takes longer than BOUND_MS: counting to 25 million (about 5 s on the 2-core VM). The bound itself leaves
+ * room for a thread's start through tsx (about 0.3 s alone, over 0.5 s in a loaded CI run).
+ */
+const slowRead = sql<{ n: number }>`with recursive c (x) as (select 1 union all select x + 1 from c where x < 25000000) select count(*) as n from c`
+const BOUND_MS = 2000
 
 describe('SQLite reader threads', () => {
   it('answer as the main connection, and see every commit made before the query', async () => {
@@ -69,7 +73,7 @@ describe('SQLite reader threads', () => {
   })
 
   it('a read with no answer within the bound fails as an unavailable database (503); the next query gets another thread', async () => {
-    const { db, reads } = open({ threads: 2, timeoutMs: 500 })
+    const { db, reads } = open({ threads: 2, timeoutMs: BOUND_MS })
     await sql`create table t (x integer not null)`.execute(db)
     await warm(reads, 2)
     const error = await slowRead.execute(reads).catch((e: unknown) => e)
@@ -81,7 +85,7 @@ describe('SQLite reader threads', () => {
   })
 
   it('the bound counts the wait for a thread: queries queued behind a runaway read fail at their own deadline', async () => {
-    const { db, reads } = open({ threads: 1, timeoutMs: 500 })
+    const { db, reads } = open({ threads: 1, timeoutMs: BOUND_MS })
     await sql`create table t (x integer not null)`.execute(db)
     await warm(reads, 1)
     const running = slowRead.execute(reads).catch((e: unknown) => e)
