@@ -39,8 +39,6 @@ interface Job {
   readonly resolve: (result: QueryResult<unknown>) => void
   readonly reject: (error: unknown) => void
   readonly timer: NodeJS.Timeout
-  /** The slot running it, once it runs. */
-  slot: Slot | undefined
 }
 
 interface Slot {
@@ -61,7 +59,7 @@ export class SqliteReaderPool {
   private readonly queue: Job[] = []
   private nextId = 0
   private closed = false
-  /** Queries answered with rows since the pool opened (for tests and metrics). */
+  /** Queries answered with rows since the pool opened (the tests see through it that a read ran on a thread). */
   answered = 0
 
   constructor(
@@ -81,7 +79,6 @@ export class SqliteReaderPool {
         resolve: resolve as Job['resolve'],
         reject,
         timer: setTimeout(() => this.overrun(job), this.options.timeoutMs),
-        slot: undefined,
       }
       this.queue.push(job)
       this.dispatch()
@@ -115,14 +112,13 @@ export class SqliteReaderPool {
       return
     }
     slot.job = job
-    job.slot = slot
     worker.ref()
     worker.postMessage({ id: job.id, sql: job.query.sql, parameters: job.query.parameters } satisfies ToReader)
   }
 
   /** The query's time is up: it fails; if a thread runs it, that thread is retired. */
   private overrun(job: Job): void {
-    const slot = job.slot
+    const slot = this.slots.find((each) => each.job === job)
     const index = this.queue.indexOf(job)
     if (index >= 0) this.queue.splice(index, 1)
     this.settle(job, new DatabaseUnavailableError(new Error(`SQLite read gave no answer within ${this.options.timeoutMs} ms`)))
@@ -132,8 +128,7 @@ export class SqliteReaderPool {
   /** Answers the job once; frees its slot. */
   private settle(job: Job, error: unknown, rows?: unknown[]): void {
     clearTimeout(job.timer)
-    if (job.slot?.job === job) job.slot.job = undefined
-    job.slot = undefined
+    for (const slot of this.slots) if (slot.job === job) slot.job = undefined
     if (error === undefined) job.resolve({ rows: rows ?? [] })
     else job.reject(error)
   }
