@@ -111,6 +111,25 @@ describe('the cart view with prices that include tax (PRICES_INCLUDE_TAX=true)',
     expect((await cart('GET', '/cart')).json().discount).toMatchObject({ code, applicable: true })
   })
 
+  it('POST /cart/discount finds the code in any case, with lines or none (on PostgreSQL read with the lines, or alone)', async () => {
+    const { code, cart } = await workedExample(t)
+    expect((await cart('DELETE', '/cart/discount')).statusCode).toBe(200)
+    expect((await cart('POST', '/cart/discount', { code: code.toLowerCase() })).json()).toMatchObject({
+      discount: { code, applicable: true },
+      discountTotal: 4.5,
+    })
+    const empty = await makeUser(t.app)
+    const apply = (text: string) => t.app.inject({ method: 'POST', url: '/cart/discount', headers: bearer(empty), payload: { code: text } })
+    for (const [text, status, message] of [
+      ['NOEXISTE', 404, messages.discountCodeInvalid],
+      [code.toLowerCase(), 409, messages.discountCodeNotApplicable],
+    ] as const) {
+      const res = await apply(text)
+      expect([res.statusCode, res.json()]).toEqual([status, { error: message }])
+    }
+    expect((await t.app.db.selectFrom('carts').select('discount_code').where('user_id', '=', empty.id).executeTakeFirst())?.discount_code ?? null).toBeNull()
+  })
+
   it('a guest cart takes a code too; a new code replaces the old one', async () => {
     const { code } = await workedExample(t)
     const token = (await t.app.inject({ method: 'POST', url: '/carts' })).json().cartToken

@@ -335,6 +335,19 @@ describe('checkout: messages and order of checks, each changing nothing', () => 
     expect([emptyCart.statusCode, emptyCart.json()]).toEqual([400, { error: 'El carrito está vacío' }])
     const noAddress = await order(empty)
     expect(noAddress.statusCode).toBe(400)
+    // A customer whose cart row is there but empty (an order took its lines): on PostgreSQL the body's references
+    // are read with that row, and their 404s still come before the empty cart.
+    const { user: emptied } = await shopper('Taken')
+    expect((await order(emptied, { shippingAddress: madrid, shippingMethodId: methodId })).statusCode).toBe(201)
+    const ownAddress = await addAddress(emptied)
+    for (const [payload, status, message] of [
+      [{ shippingAddressId: 999999, shippingMethodId: 999999 }, 404, 'Dirección no encontrada'],
+      [{ shippingAddressId: ownAddress, shippingMethodId: 999999 }, 404, 'Método de envío no encontrado'],
+      [{ shippingAddressId: ownAddress, shippingMethodId: methodId }, 400, 'El carrito está vacío'],
+    ] as const) {
+      const res = await order(emptied, payload)
+      expect([res.statusCode, res.json()]).toEqual([status, { error: message }])
+    }
     const { user, product } = await shopper('Scarce')
     await setVariantStockAndPrice(t.app, product.id, { stock: 1 })
     const incompatible = await order(user, { shippingAddress: paris, shippingMethodId: methodId })

@@ -1,5 +1,5 @@
 import { type Kysely, type QueryResult, sql } from 'kysely'
-import type { Database, DiscountCodeRow } from '../../db/database.js'
+import type { AddressRow, Database, DiscountCodeRow, ShippingMethodRow } from '../../db/database.js'
 import { prepared } from '../../db/prepared.js'
 import { MAX_AMOUNT_CENTS, maxUnitCentsFor } from '../../shared/money.js'
 import { isPostgres } from '../../db/dialect.js'
@@ -121,17 +121,26 @@ const lockCartOfUser = prepared((db, v: { userId: number }) =>
 /**
  * PostgreSQL, checkout: a customer's cart row locked, and its choices cleared when it kept any (the order takes
  * them), in one statement: a round trip less than locking, then clearing. Answers the row as it was, with the code it
- * holds (`codeRow`, null when that code is gone), read for checkout's check. The order's transaction rolls the
- * clearing back if the order fails.
+ * holds (`codeRow`, null when that code is gone), read for checkout's check, and the address and method the body
+ * names (`references`). The order's transaction rolls the clearing back if the order fails.
  */
-export async function lockAndClearCartOfUser(db: Db, userId: number, now: string) {
-  const row = (await lockAndClearCartOfUserStatement(db, { userId, now })).rows[0]
+export async function lockAndClearCartOfUser(db: Db, v: { userId: number; now: string } & CheckoutReferences) {
+  const row = (await lockAndClearCartOfUserStatement(db, v)).rows[0]
   if (!row) return undefined
-  const { code_row: codeRow, ...cart } = row
-  return { cart, codeRow }
+  const { code_row: codeRow, address_row: addressRow, method_row: methodRow, ...cart } = row
+  return { cart, codeRow, references: { addressRow, methodRow } }
 }
 
-const lockAndClearCartOfUserStatement = prepared((db, v: { userId: number; now: string }) =>
+/**
+ * The book address and the shipping method a checkout's body names (null when it names none), read with the cart
+ * row: each comes back as its row, or null when it is missing, someone else's or inactive.
+ */
+export interface CheckoutReferences {
+  addressId: number | null
+  methodId: number | null
+}
+
+const lockAndClearCartOfUserStatement = prepared((db, v: { userId: number; now: string } & CheckoutReferences) =>
   db
     .with('old', (qb) =>
       qb
@@ -139,6 +148,8 @@ const lockAndClearCartOfUserStatement = prepared((db, v: { userId: number; now: 
         .select(cartColumns)
         // Codes are ASCII: lower() folds them as the codes' unique index does.
         .select(sql<DiscountCodeRow | null>`(select row_to_json(dc) from discount_codes dc where lower(dc.code) = lower(carts.discount_code))`.as('code_row'))
+        .select(sql<AddressRow | null>`(select row_to_json(a) from addresses a where a.id = ${v.addressId} and a.user_id = ${v.userId})`.as('address_row'))
+        .select(sql<ShippingMethodRow | null>`(select row_to_json(m) from shipping_methods m where m.id = ${v.methodId} and m.active = 1)`.as('method_row'))
         .where('user_id', '=', v.userId)
         .forUpdate(),
     )
@@ -285,6 +296,23 @@ function listLines(db: Db) {
 }
 
 const listUserLinesStatement = prepared((db, v: { userId: number }) => listLines(db).where('c.user_id', '=', v.userId))
+
+/**
+ * PostgreSQL, POST /cart/discount: a customer's cart lines and the code they apply, in one statement (a round trip
+ * less than reading them one after the other). Each line carries the code's row (`code_row`, null when no code has
+ * that text); a cart without lines answers no row, and so no code: the caller reads it alone then.
+ */
+export async function listUserLinesWithCode(db: Db, userId: number, codeKey: string) {
+  const rows = (await listUserLinesWithCodeStatement(db, { userId, codeKey })).rows
+  return { lines: rows.map(({ code_row: _, ...line }) => line), codeRow: rows.length > 0 ? (rows[0]?.code_row ?? null) : undefined }
+}
+
+const listUserLinesWithCodeStatement = prepared((db, v: { userId: number; codeKey: string }) =>
+  listLines(db)
+    // Codes are ASCII: lower() folds them as the codes' unique index does. Not correlated: run once per statement.
+    .select(sql<DiscountCodeRow | null>`(select row_to_json(dc) from discount_codes dc where lower(dc.code) = ${v.codeKey})`.as('code_row'))
+    .where('c.user_id', '=', v.userId),
+)
 const listGuestLinesStatement = prepared((db, v: { cartId: number }) => listLines(db).where('c.cart_id', '=', v.cartId))
 
 /**

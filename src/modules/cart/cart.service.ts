@@ -204,7 +204,19 @@ export async function readCart(db: Db, ref: CartRef) {
 
 /** The cart's lines (product, variant, option values), oldest line first. */
 export async function readCartLines(db: Db, ref: CartRef) {
-  const lines = await repo.listCartLines(db, ref)
+  return withVariantOptions(db, await repo.listCartLines(db, ref))
+}
+
+/**
+ * PostgreSQL: a customer's cart lines (as readCartLines) and the code `code` names, read together (`codeRow`: null
+ * when there is no such code, undefined when the cart has no line and so it was not read).
+ */
+export async function readUserLinesWithCode(db: Db, userId: number, code: string) {
+  const { lines, codeRow } = await repo.listUserLinesWithCode(db, userId, code.toLowerCase())
+  return { lines: await withVariantOptions(db, lines), codeRow }
+}
+
+async function withVariantOptions<Line extends { variant_id: number; values_key: string }>(db: Db, lines: Line[]) {
   const withOptions = lines.some((line) => line.values_key !== '')
     ? await repo.optionsOfVariants(
         db,
@@ -228,16 +240,19 @@ export type CartLine = Awaited<ReturnType<typeof readCart>>['lines'][number]
  * Inside checkout's transaction: the cart row and its lines, the lines deleted (they stay locked until the
  * transaction ends, so a racing change waits or finds the cart empty).
  */
-export async function takeCart(db: Db, ref: CartRef) {
+export async function takeCart(db: Db, ref: CartRef, references: repo.CheckoutReferences) {
   // The row first, locked: a merge into this cart waits for the order (or the order for the merge), so no line is
   // moved into the cart while the order takes its lines.
   // On PostgreSQL a customer's choices are cleared as the row is locked (see clearCartAfterOrder).
-  // There, the row's code is read with it (codeRow: null when the cart's code is gone; undefined when not read).
+  // There, the row's code is read with it (codeRow: null when the cart's code is gone; undefined when not read), and
+  // so are the address and method `references` names (`chosen`: undefined when not read).
   const clearedOnLock = ref.userId !== undefined && isPostgres(db)
-  const locked = clearedOnLock ? await repo.lockAndClearCartOfUser(db, ref.userId, nowIso()) : { cart: await repo.lockCart(db, ref), codeRow: undefined }
+  const locked = clearedOnLock
+    ? await repo.lockAndClearCartOfUser(db, { userId: ref.userId, now: nowIso(), ...references })
+    : { cart: await repo.lockCart(db, ref), codeRow: undefined, references: undefined }
   // Oldest line first, as the cart shows them (the discount's ties go to the line added first).
   const lines = (await repo.takeCartLines(db, ref)).sort((a, b) => a.id - b.id)
-  return { cart: locked?.cart, codeRow: locked?.codeRow, lines, clearedOnLock }
+  return { cart: locked?.cart, codeRow: locked?.codeRow, chosen: locked?.references, lines, clearedOnLock }
 }
 
 /** The lines' variants and products as pricing needs them, in the lines' order (a variant gone since is left out). */
