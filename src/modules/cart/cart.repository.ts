@@ -125,7 +125,8 @@ const lockCartOfUser = prepared((db, v: { userId: number }) =>
  * names (`references`). The order's transaction rolls the clearing back if the order fails.
  */
 export async function lockAndClearCartOfUser(db: Db, v: { userId: number; now: string } & CheckoutReferences) {
-  const row = (await lockAndClearCartOfUserStatement(db, v)).rows[0]
+  const statement = v.addressId === null && v.methodId === null ? lockAndClearCartOfUserStatement : lockAndClearCartWithReferencesStatement
+  const row = (await statement(db, v)).rows[0]
   if (!row) return undefined
   const { code_row: codeRow, address_row: addressRow, method_row: methodRow, ...cart } = row
   return { cart, codeRow, references: { addressRow, methodRow } }
@@ -140,40 +141,53 @@ export interface CheckoutReferences {
   methodId: number | null
 }
 
-const lockAndClearCartOfUserStatement = prepared((db, v: { userId: number; now: string } & CheckoutReferences) =>
-  db
-    .with('old', (qb) =>
-      qb
-        .selectFrom('carts')
-        .select(cartColumns)
-        // Codes are ASCII: lower() folds them as the codes' unique index does.
-        .select(sql<DiscountCodeRow | null>`(select row_to_json(dc) from discount_codes dc where lower(dc.code) = lower(carts.discount_code))`.as('code_row'))
-        .select(sql<AddressRow | null>`(select row_to_json(a) from addresses a where a.id = ${v.addressId} and a.user_id = ${v.userId})`.as('address_row'))
-        .select(sql<ShippingMethodRow | null>`(select row_to_json(m) from shipping_methods m where m.id = ${v.methodId} and m.active = 1)`.as('method_row'))
-        .where('user_id', '=', v.userId)
-        .forUpdate(),
-    )
-    // A data-modifying WITH runs whether or not the query reads it; most carts keep no choice and are not written.
-    .with('cleared', (qb) =>
-      qb
-        .updateTable('carts')
-        .from('old')
-        .set({ email: null, shipping_address_id: null, shipping_address: null, shipping_method_id: null, note: null, discount_code: null, updated_at: v.now })
-        .whereRef('carts.id', '=', 'old.id')
-        .where((eb) =>
-          eb.or([
-            eb('old.email', 'is not', null),
-            eb('old.shipping_address_id', 'is not', null),
-            eb('old.shipping_address', 'is not', null),
-            eb('old.shipping_method_id', 'is not', null),
-            eb('old.note', 'is not', null),
-            eb('old.discount_code', 'is not', null),
-          ]),
-        ),
-    )
-    .selectFrom('old')
-    .selectAll(),
-)
+// Two forms: the address and method's lookups only when the body names one (a plain order plans no more).
+const lockAndClearCartOfUserStatement = prepared(lockAndClearCartOfUserQuery(false))
+const lockAndClearCartWithReferencesStatement = prepared(lockAndClearCartOfUserQuery(true))
+
+function lockAndClearCartOfUserQuery(withReferences: boolean) {
+  return (db: Kysely<Database>, v: { userId: number; now: string } & CheckoutReferences) =>
+    db
+      .with('old', (qb) =>
+        qb
+          .selectFrom('carts')
+          .select(cartColumns)
+          // Codes are ASCII: lower() folds them as the codes' unique index does.
+          .select(sql<DiscountCodeRow | null>`(select row_to_json(dc) from discount_codes dc where lower(dc.code) = lower(carts.discount_code))`.as('code_row'))
+          .select(
+            withReferences
+              ? sql<AddressRow | null>`(select row_to_json(a) from addresses a where a.id = ${v.addressId} and a.user_id = ${v.userId})`.as('address_row')
+              : sql<AddressRow | null>`null`.as('address_row'),
+          )
+          .select(
+            withReferences
+              ? sql<ShippingMethodRow | null>`(select row_to_json(m) from shipping_methods m where m.id = ${v.methodId} and m.active = 1)`.as('method_row')
+              : sql<ShippingMethodRow | null>`null`.as('method_row'),
+          )
+          .where('user_id', '=', v.userId)
+          .forUpdate(),
+      )
+      // A data-modifying WITH runs whether or not the query reads it; most carts keep no choice and are not written.
+      .with('cleared', (qb) =>
+        qb
+          .updateTable('carts')
+          .from('old')
+          .set({ email: null, shipping_address_id: null, shipping_address: null, shipping_method_id: null, note: null, discount_code: null, updated_at: v.now })
+          .whereRef('carts.id', '=', 'old.id')
+          .where((eb) =>
+            eb.or([
+              eb('old.email', 'is not', null),
+              eb('old.shipping_address_id', 'is not', null),
+              eb('old.shipping_address', 'is not', null),
+              eb('old.shipping_method_id', 'is not', null),
+              eb('old.note', 'is not', null),
+              eb('old.discount_code', 'is not', null),
+            ]),
+          ),
+      )
+      .selectFrom('old')
+      .selectAll()
+}
 
 // Compiled once: the cart view and checkout read the cart row on every call.
 const findCartById = prepared((db, v: { cartId: number }) => db.selectFrom('carts').select(cartColumns).where('id', '=', v.cartId))
