@@ -121,15 +121,15 @@ const lockCartOfUser = prepared((db, v: { userId: number }) =>
 /**
  * PostgreSQL, checkout: a customer's cart row locked, and its choices cleared when it kept any (the order takes
  * them), in one statement: a round trip less than locking, then clearing. Answers the row as it was, with the code it
- * holds (`codeRow`, null when that code is gone), read for checkout's check, and the address and method the body
- * names (`references`). The order's transaction rolls the clearing back if the order fails.
+ * holds (`codeRow`, null when that code is gone), read for checkout's check, the address and method the body
+ * names (`references`), the account's name and e-mail (`account`) and whether the shop ships. The order's transaction rolls the clearing back if the order fails.
  */
 export async function lockAndClearCartOfUser(db: Db, v: { userId: number; now: string } & CheckoutReferences) {
   const statement = v.addressId === null && v.methodId === null ? lockAndClearCartOfUserStatement : lockAndClearCartWithReferencesStatement
   const row = (await statement(db, v)).rows[0]
   if (!row) return undefined
-  const { code_row: codeRow, address_row: addressRow, method_row: methodRow, ...cart } = row
-  return { cart, codeRow, references: { addressRow, methodRow } }
+  const { code_row: codeRow, address_row: addressRow, method_row: methodRow, account_row: account, ships, ...cart } = row
+  return { cart, codeRow, references: { addressRow, methodRow }, account: account ?? undefined, ships }
 }
 
 /**
@@ -154,6 +154,14 @@ function lockAndClearCartOfUserQuery(withReferences: boolean) {
           .select(cartColumns)
           // Codes are ASCII: lower() folds them as the codes' unique index does.
           .select(sql<DiscountCodeRow | null>`(select row_to_json(dc) from discount_codes dc where lower(dc.code) = lower(carts.discount_code))`.as('code_row'))
+          // The account's name and e-mail, which the order and its e-mail need.
+          .select(
+            sql<{ name: string; email: string } | null>`(select row_to_json(u) from (select name, email from users where id = carts.user_id) u)`.as(
+              'account_row',
+            ),
+          )
+          // Whether the shop ships (an active method): checkout asks when the order names no method.
+          .select(sql<boolean>`exists (select 1 from shipping_methods where active = 1)`.as('ships'))
           .select(
             withReferences
               ? sql<AddressRow | null>`(select row_to_json(a) from addresses a where a.id = ${v.addressId} and a.user_id = ${v.userId})`.as('address_row')

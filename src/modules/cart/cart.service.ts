@@ -245,14 +245,15 @@ export async function takeCart(db: Db, ref: CartRef, references: repo.CheckoutRe
   // moved into the cart while the order takes its lines.
   // On PostgreSQL a customer's choices are cleared as the row is locked (see clearCartAfterOrder).
   // There, the row's code is read with it (codeRow: null when the cart's code is gone; undefined when not read), and
-  // so are the address and method `references` names (`chosen`: undefined when not read).
+  // so are the address and method `references` names (`chosen`), the account's name and e-mail (`account`) and
+  // whether the shop ships (`ships`; each undefined when not read).
   const clearedOnLock = ref.userId !== undefined && isPostgres(db)
   const locked = clearedOnLock
     ? await repo.lockAndClearCartOfUser(db, { userId: ref.userId, now: nowIso(), ...references })
-    : { cart: await repo.lockCart(db, ref), codeRow: undefined, references: undefined }
+    : { cart: await repo.lockCart(db, ref), codeRow: undefined, references: undefined, account: undefined, ships: undefined }
   // Oldest line first, as the cart shows them (the discount's ties go to the line added first).
   const lines = (await repo.takeCartLines(db, ref)).sort((a, b) => a.id - b.id)
-  return { cart: locked?.cart, codeRow: locked?.codeRow, chosen: locked?.references, lines, clearedOnLock }
+  return { cart: locked?.cart, codeRow: locked?.codeRow, chosen: locked?.references, account: locked?.account, ships: locked?.ships, lines, clearedOnLock }
 }
 
 /** The lines' variants and products as pricing needs them, in the lines' order (a variant gone since is left out). */

@@ -212,8 +212,8 @@ async function createOrderFromCart(
   await step('cart-taken')
 
   // The order's e-mail: a guest's from the body or the cart (required), an account's its user's (read with their
-  // name, which the order's e-mail then needs not read again).
-  const account = guest ? undefined : await repo.findAccount(trx, userId)
+  // name, which the order's e-mail then needs not read again; on PostgreSQL with the cart row).
+  const account = guest ? undefined : (taken.account ?? (await repo.findAccount(trx, userId)))
   const email = guest ? (checkout.email?.toLowerCase() ?? cart?.email ?? null) : (account?.email ?? null)
   if (guest && email === null) throw new AppError(422, 'guestEmailRequired')
 
@@ -223,8 +223,9 @@ async function createOrderFromCart(
   const method = chosen.method ?? (checkout.shippingMethodId === undefined ? await cartMethod(trx, cart) : undefined)
   const note = checkout.note ?? cart?.note ?? undefined
 
-  // A named method is active, so the shop ships; otherwise one probe tells whether it does.
-  const ships = method !== undefined || (await shopShips(trx))
+  // A named method is active, so the shop ships; otherwise one probe tells whether it does (on PostgreSQL made
+  // with the cart's lock).
+  const ships = method !== undefined || (taken.ships ?? (await shopShips(trx)))
   if (ships) {
     if (!address) throw new AppError(422, 'shippingAddressRequired')
     if (!method) throw new AppError(422, 'shippingMethodRequired')
