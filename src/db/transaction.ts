@@ -5,3 +5,23 @@ import type { Database } from './database.js'
 export function inTransaction<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   return db.isTransaction ? work(db as Transaction<Database>) : db.transaction().execute(work)
 }
+
+/**
+ * PostgreSQL aborts one of two transactions that wait for each other (`deadlock_detected`, 40P01); the aborted one
+ * has rolled back completely and is run again, up to `attempts` times in all. `work` must start from nothing each
+ * time (a transaction of its own, its counters made inside it). SQLite has one writer at a time: never a deadlock.
+ */
+export async function retryOnDeadlock<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work()
+    } catch (error) {
+      if (attempt >= attempts || !isDeadlock(error)) throw error
+    }
+  }
+}
+
+/** True when PostgreSQL aborted the transaction to break a deadlock. */
+export function isDeadlock(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '40P01'
+}

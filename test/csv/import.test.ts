@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { messages } from '../../src/shared/errors.js'
 import { dialect, useTestApp } from '../helpers/app.js'
-import { makeCategory, makeProduct, multipart, onlyVariantOf } from '../helpers/catalog.js'
+import { makeCategory, makeProduct, multipart, onlyVariantOf, productRow } from '../helpers/catalog.js'
 import { bearer, type TestUser } from '../helpers/factories.js'
 import { recordEvents } from '../helpers/outbox.js'
 import { backendPid, waitUntilBlockedBy } from '../helpers/pg-locks.js'
@@ -387,6 +387,54 @@ describe('the order of the products in the file', () => {
     expect(res.json()).toMatchObject({ applied: true, updated: { products: 0, variants: 2 }, errors: [] })
     // The import came after the checkout: its stock is the file's.
     expect([await stockOf(t.app, low.id), await stockOf(t.app, high.id)]).toEqual([7, 7])
+  })
+
+  // Two writers each wanting a slug the other has written and not committed wait for each other through the unique
+  // index, whatever order they lock products in: PostgreSQL aborts one. The interleaving is forced: another
+  // transaction writes the import's second slug; the import writes its first and waits for the second; the other then
+  // writes the first. The import waited first, so PostgreSQL's check finds the cycle there and aborts the import.
+  it.skipIf(dialect !== 'postgres')('an import aborted to break a deadlock runs again and applies the file (PostgreSQL)', async () => {
+    const stamp = `${Date.now()}-${process.pid}`
+    const [alfa, beta] = [`alfa-${stamp}`, `beta-${stamp}`]
+    class GiveBack extends Error {}
+    let betaHeld!: () => void
+    const betaHeldOnce = new Promise<void>((resolve) => (betaHeld = resolve))
+    let importSent!: () => void
+    const importSentOnce = new Promise<void>((resolve) => (importSent = resolve))
+    const other = t.app.db
+      .transaction()
+      .execute(async (trx) => {
+        await trx
+          .insertInto('products')
+          .values({ ...productRow({ name: 'Beta elsewhere' }), slug: beta })
+          .execute()
+        const pid = await backendPid(trx)
+        betaHeld()
+        await importSentOnce
+        await waitUntilBlockedBy(t.app.db, pid, 10_000) // the import has written alfa and waits for beta
+        // Answered once PostgreSQL has aborted the import (about deadlock_timeout, 1 s, after the import began waiting).
+        await trx
+          .insertInto('products')
+          .values({ ...productRow({ name: 'Alfa elsewhere' }), slug: alfa })
+          .execute()
+        throw new GiveBack()
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof GiveBack)) throw error
+      })
+    await betaHeldOnce
+    const imported = upload(csv(['name,slug,price,stock', `Alfa,${alfa},10,1`, `Beta,${beta},20,1`]))
+    importSent()
+    const [res] = await Promise.all([imported, other])
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toMatchObject({ applied: true, created: { products: 2, variants: 2 }, errors: [] })
+    const made = await t.app.db.selectFrom('products').select(['id', 'name', 'slug']).where('slug', 'in', [alfa, beta]).orderBy('slug').execute()
+    expect(made.map(({ name, slug }) => ({ name, slug }))).toEqual([
+      { name: 'Alfa', slug: alfa },
+      { name: 'Beta', slug: beta },
+    ])
+    // The round trip below exports every product: these two go.
+    for (const { id } of made) expect((await t.app.inject({ method: 'DELETE', url: `/products/${id}`, headers: bearer(t.admin) })).statusCode).toBe(200)
   })
 })
 

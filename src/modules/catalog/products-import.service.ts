@@ -4,6 +4,7 @@ import { type Kysely, sql, type Transaction } from 'kysely'
 import type { Dialect } from '../../db/connect.js'
 import type { Database, ProductRow, VariantRow } from '../../db/database.js'
 import { isUniqueViolation } from '../../shared/db-errors.js'
+import { isDeadlock, retryOnDeadlock } from '../../db/transaction.js'
 import { AppError, messages } from '../../shared/errors.js'
 import type { EventSink } from '../../shared/event-sink.js'
 import { nowIso } from '../../shared/time.js'
@@ -589,6 +590,36 @@ export async function importProducts(ctx: ImportContext, file: Buffer, options: 
   for (const group of groups) if (group.rows.some((row) => failedRows.has(row.n))) group.failed = true
   const counts: Counts = { createdProducts: 0, createdVariants: 0, updatedProducts: 0, updatedVariants: 0, unchanged: 0 }
   let applied = false
+  // PostgreSQL: two writers each wanting a unique key the other holds (two imports renaming products to each other's
+  // slugs, an import and an admin's edit) deadlock, and PostgreSQL aborts one. The import then runs again from the
+  // file's checks: its transaction rolled back whole, and it makes no network call.
+  const checked = { errors: [...errors], failed: groups.map((group) => group.failed) }
+  await retryOnDeadlock(async () => {
+    errors.splice(0, errors.length, ...checked.errors)
+    for (const [i, group] of groups.entries()) group.failed = checked.failed[i] === true
+    Object.assign(counts, { createdProducts: 0, createdVariants: 0, updatedProducts: 0, updatedVariants: 0, unchanged: 0 })
+    applied = false
+    await applyFile(ctx, { rows, groups, counts, errors, options, onApplied: () => (applied = true) })
+  })
+  errors.sort((a, b) => a.row - b.row)
+  return {
+    dryRun: options.dryRun,
+    partial: options.partial,
+    applied,
+    rows: rows.length,
+    created: { products: counts.createdProducts, variants: counts.createdVariants },
+    updated: { products: counts.updatedProducts, variants: counts.updatedVariants },
+    unchanged: counts.unchanged,
+    errors,
+  }
+}
+
+/** The checked file applied in one transaction (see importProducts); rolled back for a dry run or an error without `partial`. */
+async function applyFile(
+  ctx: ImportContext,
+  run: { rows: Row[]; groups: Group[]; counts: Counts; errors: RowError[]; options: { dryRun: boolean; partial: boolean }; onApplied: () => void },
+): Promise<void> {
+  const { rows, groups, counts, errors, options } = run
   try {
     await ctx.db.transaction().execute(async (trx) => {
       const categories = new Map<string, number | undefined>()
@@ -614,6 +645,8 @@ export async function importProducts(ctx: ImportContext, file: Buffer, options: 
           await sql`release savepoint csv_import_product`.execute(trx)
           kept.push(...pending)
         } catch (error) {
+          // The transaction is the deadlock's victim: rolled back whole, and run again.
+          if (isDeadlock(error)) throw error
           await sql`rollback to savepoint csv_import_product`.execute(trx)
           await sql`release savepoint csv_import_product`.execute(trx)
           Object.assign(counts, before)
@@ -635,21 +668,10 @@ export async function importProducts(ctx: ImportContext, file: Buffer, options: 
         }
         await recordAudit(trx, { by: ctx.audit, action: 'import.products', entityType: 'import', entityId: null, before: null, after })
       }
-      applied = true
+      run.onApplied()
     })
   } catch (error) {
     if (!(error instanceof RollBack)) throw error
-  }
-  errors.sort((a, b) => a.row - b.row)
-  return {
-    dryRun: options.dryRun,
-    partial: options.partial,
-    applied,
-    rows: rows.length,
-    created: { products: counts.createdProducts, variants: counts.createdVariants },
-    updated: { products: counts.updatedProducts, variants: counts.updatedVariants },
-    unchanged: counts.unchanged,
-    errors,
   }
 }
 

@@ -25,6 +25,7 @@ import { type CartRef, clearCartAfterOrder, linesForPricing, takeCart, variantOp
 import { type CheckedCode, checkCode, redeem } from '../discounts/discounts.service.js'
 import { assertPermissions } from '../staff/staff-access.js'
 import { isPostgres } from '../../db/dialect.js'
+import { retryOnDeadlock } from '../../db/transaction.js'
 
 type Db = Kysely<Database>
 
@@ -70,20 +71,9 @@ export interface PlaceOrderOptions {
   afterStep?: (step: PlaceOrderStep) => void | Promise<void>
 }
 
-/**
- * PostgreSQL only: an admin deleting a product locks the product, then (by cascade) the cart lines holding it,
- * while an order locks its cart lines, then the products. If the two meet, PostgreSQL aborts one of them with a
- * deadlock error; the order's transaction has then rolled back completely and is simply run again.
- */
-async function retryOnDeadlock<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await work()
-    } catch (error) {
-      if (attempt >= attempts || (error as { code?: unknown } | null)?.code !== '40P01') throw error
-    }
-  }
-}
+// PostgreSQL only: an admin deleting a product locks the product, then (by cascade) the cart lines holding it, while
+// an order locks its cart lines, then the products. If the two meet, PostgreSQL aborts one of them with a deadlock
+// error; the order's transaction has then rolled back completely and is simply run again (retryOnDeadlock).
 
 /** Whether a key's first order is still the answer: keys older than this name a new order. */
 function idempotencyCutoff(): string {
