@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely'
+import { isDeadlock } from '../shared/db-errors.js'
 import type { Database } from './database.js'
 
 /** Runs `work` in the caller's transaction when `db` is one, else in a transaction of its own. */
@@ -19,9 +20,4 @@ export async function retryOnDeadlock<T>(work: () => Promise<T>, attempts = 3): 
       if (attempt >= attempts || !isDeadlock(error)) throw error
     }
   }
-}
-
-/** True when PostgreSQL aborted the transaction to break a deadlock. */
-export function isDeadlock(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === '40P01'
 }

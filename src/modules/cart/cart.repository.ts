@@ -122,7 +122,8 @@ const lockCartOfUser = prepared((db, v: { userId: number }) =>
  * PostgreSQL, checkout: a customer's cart row locked, and its choices cleared when it kept any (the order takes
  * them), in one statement: a round trip less than locking, then clearing. Answers the row as it was, with the code it
  * holds (`codeRow`, null when that code is gone), read for checkout's check, the address and method the body
- * names (`references`), the account's name and e-mail (`account`) and whether the shop ships. The order's transaction rolls the clearing back if the order fails.
+ * names (`references`), the account's name and e-mail (`account`) and whether the shop ships: each a round trip
+ * less. The order's transaction rolls the clearing back if the order fails.
  */
 export async function lockAndClearCartOfUser(db: Db, v: { userId: number; now: string } & CheckoutReferences) {
   const statement = v.addressId === null && v.methodId === null ? lockAndClearCartOfUserStatement : lockAndClearCartWithReferencesStatement
