@@ -598,8 +598,7 @@ export async function importProducts(ctx: ImportContext, file: Buffer, options: 
     errors.splice(0, errors.length, ...checked.errors)
     for (const [i, group] of groups.entries()) group.failed = checked.failed[i] === true
     Object.assign(counts, { createdProducts: 0, createdVariants: 0, updatedProducts: 0, updatedVariants: 0, unchanged: 0 })
-    applied = false
-    await applyFile(ctx, { rows, groups, counts, errors, options, onApplied: () => (applied = true) })
+    applied = await applyFile(ctx, { rows, groups, counts, errors, options })
   })
   errors.sort((a, b) => a.row - b.row)
   return {
@@ -614,11 +613,14 @@ export async function importProducts(ctx: ImportContext, file: Buffer, options: 
   }
 }
 
-/** The checked file applied in one transaction (see importProducts); rolled back for a dry run or an error without `partial`. */
+/**
+ * The checked file applied in one transaction (see importProducts): whether it was committed (false for a dry run
+ * or an error without `partial`, which roll it back).
+ */
 async function applyFile(
   ctx: ImportContext,
-  run: { rows: Row[]; groups: Group[]; counts: Counts; errors: RowError[]; options: { dryRun: boolean; partial: boolean }; onApplied: () => void },
-): Promise<void> {
+  run: { rows: Row[]; groups: Group[]; counts: Counts; errors: RowError[]; options: { dryRun: boolean; partial: boolean } },
+): Promise<boolean> {
   const { rows, groups, counts, errors, options } = run
   try {
     await ctx.db.transaction().execute(async (trx) => {
@@ -668,10 +670,11 @@ async function applyFile(
         }
         await recordAudit(trx, { by: ctx.audit, action: 'import.products', entityType: 'import', entityId: null, before: null, after })
       }
-      run.onApplied()
     })
+    return true
   } catch (error) {
     if (!(error instanceof RollBack)) throw error
+    return false
   }
 }
 
