@@ -26,6 +26,7 @@ import * as auditLogTime from './migrations/2026-12-04T0000-audit-log-time.js'
 import * as outboxDueByChannel from './migrations/2026-12-04T0100-outbox-due-by-channel.js'
 import * as variantFilters from './migrations/2026-12-05T0000-variant-filters.js'
 import * as variantFiltersCovering from './migrations/2026-12-06T0000-variant-filters-covering.js'
+import * as variantFiltersKeyCovering from './migrations/2026-12-07T0000-variant-filters-key-covering.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -56,6 +57,7 @@ export const migrations: Record<string, Migration> = {
   '2026-12-04T0100-outbox-due-by-channel': outboxDueByChannel,
   '2026-12-05T0000-variant-filters': variantFilters,
   '2026-12-06T0000-variant-filters-covering': variantFiltersCovering,
+  '2026-12-07T0000-variant-filters-key-covering': variantFiltersKeyCovering,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -272,3 +272,43 @@ describe('2026-12-06T0000-variant-filters-covering', () => {
     expect((await migrator.migrateTo(COVERING)).error).toBeUndefined()
   })
 })
+
+describe('2026-12-07T0000-variant-filters-key-covering', () => {
+  const COVERING = '2026-12-06T0000-variant-filters-covering'
+  const KEY_COVERING = '2026-12-07T0000-variant-filters-key-covering'
+  const keySql = async (): Promise<string> => {
+    if (!isPg) {
+      const row = await sql<{ sql: string }>`select sql from sqlite_master where name = 'variant_filters'`.execute(raw)
+      return row.rows[0]?.sql ?? ''
+    }
+    const row = await sql<{ indexdef: string }>`select i.indexdef from pg_indexes i
+      join pg_constraint c on c.conname = i.indexname and c.contype = 'p'
+      join pg_namespace n on n.oid = c.connamespace and n.nspname = i.schemaname
+      where i.schemaname = ${opened.handle.schema ?? 'public'} and i.tablename = 'variant_filters'`.execute(raw)
+    return row.rows[0]?.indexdef ?? ''
+  }
+
+  it('on PostgreSQL, the primary key carries each row’s option, value and product (SQLite’s rows are their key); down as it was', async () => {
+    expect((await migrator.migrateTo(COVERING)).error).toBeUndefined()
+    const before = await keySql()
+    if (isPg) expect(before).toMatch(/^CREATE UNIQUE INDEX variant_filters_pkey ON .* \(variant_id, option_value_id\)$/)
+    expect((await migrator.migrateTo(KEY_COVERING)).error).toBeUndefined()
+    const after = await keySql()
+    if (isPg)
+      expect(after).toMatch(
+        /^CREATE UNIQUE INDEX variant_filters_pkey ON .* \(variant_id, option_value_id\) INCLUDE \(name_key, value_key, product_id, option_id\)$/,
+      )
+    else expect(after).toBe(before)
+    // Still the key: a second row for the same variant and value is refused; the triggers' rows are as before.
+    const [row] = (await sql<Record<string, unknown>>`select * from variant_filters limit 1`.execute(raw)).rows
+    await expect(
+      sql`insert into variant_filters select * from variant_filters where variant_id = ${row!.variant_id} and option_value_id = ${row!.option_value_id}`.execute(
+        raw,
+      ),
+    ).rejects.toThrow(/unique|primary/i)
+    expect(await kept()).toEqual(await computed())
+    expect((await migrator.migrateTo(COVERING)).error).toBeUndefined()
+    expect(await keySql()).toBe(before)
+    expect((await migrator.migrateTo(KEY_COVERING)).error).toBeUndefined()
+  })
+})

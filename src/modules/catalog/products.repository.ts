@@ -181,9 +181,10 @@ export function variantFilterRows(
 /**
  * Which categories the rows of variant_filters are taken from: the filter's (`filter`: any without a category filter),
  * every category one at a time (`each`: for a count per category, the price range then stays a range of the index in
- * each), or none (`none`: the products without a category). The last two are for a filter without categories.
+ * each), the category `c.id` of an enclosing query over `categories c` (`outer`: the same, one subquery per
+ * category), or none (`none`: the products without a category). The last three are for a filter without categories.
  */
-export type RowCategories = 'filter' | 'each' | 'none'
+export type RowCategories = 'filter' | 'each' | 'outer' | 'none'
 
 /** The conditions of the filter that one row `f` of variant_filters carries: status, categories, stock, price. */
 export function variantRowConditions(f: string, filter: ProductFilter, categories: RowCategories = 'filter'): RawBuilder<SqlBool>[] {
@@ -196,6 +197,7 @@ export function variantRowConditions(f: string, filter: ProductFilter, categorie
     conditions.push(filter.categoryIds.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`${col('category_id')} in (${sql.join(filter.categoryIds)})`)
   }
   if (categories === 'each') conditions.push(sql<SqlBool>`${col('category_id')} in (select id from categories)`)
+  if (categories === 'outer') conditions.push(sql<SqlBool>`${col('category_id')} = c.id`)
   if (categories === 'none') conditions.push(sql<SqlBool>`${col('category_id')} is null`)
   if (filter.inStock === true) conditions.push(sql<SqlBool>`${col('in_stock')} = 1`)
   // Without a category the price is read in the index on the way, never a range of its own: SQLite would otherwise
