@@ -124,7 +124,7 @@ export function redactUrlToken(url: string): string {
 }
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
-  const handle = options.database ?? connectDatabase(config.databaseUrl, { timeouts: config.postgres })
+  const handle = options.database ?? connectDatabase(config.databaseUrl, { timeouts: config.postgres, preparedStatements: config.postgres.preparedStatements })
   await migrateToLatest(handle.db, handle.schema)
 
   // The product read cache answers its hits in the HTTP server's listener, before Fastify (plugins/catalog-cache.ts).

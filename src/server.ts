@@ -26,7 +26,7 @@ const { connectDatabase, startupFailureLine, waitForDatabase } = await import('.
 
 // A database that is not up yet (a container starting next to this one) is waited for, for a
 // bounded time; then one line says why the service cannot start, not a stack trace.
-const database = connectDatabase(config.databaseUrl, { timeouts: config.postgres })
+const database = connectDatabase(config.databaseUrl, { timeouts: config.postgres, preparedStatements: config.postgres.preparedStatements })
 let app
 try {
   await waitForDatabase(database, config.databaseUrl, config.postgres.startupTimeoutMs)

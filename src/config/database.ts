@@ -11,6 +11,8 @@ export function readDatabase(read: Reader, { dataDir }: Pick<Config, 'dataDir'>)
     connectTimeoutMs: read.integer('PG_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     statementTimeoutMs: read.integer('PG_STATEMENT_TIMEOUT_MS', 5000, 0, 86_400_000),
     startupTimeoutMs: read.integer('PG_STARTUP_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    // The hot statements prepared by name on each connection; off behind a pooler that cannot keep them.
+    preparedStatements: read.boolean('PG_PREPARED_STATEMENTS', true),
   }
   return { databaseUrl, postgres: Object.freeze(postgres) }
 }

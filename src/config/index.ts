@@ -38,7 +38,12 @@ export interface Config {
   // database.ts
   readonly databaseUrl: string
   /** Bounded waits toward PostgreSQL (unused on SQLite). */
-  readonly postgres: { readonly connectTimeoutMs: number; readonly statementTimeoutMs: number; readonly startupTimeoutMs: number }
+  readonly postgres: {
+    readonly connectTimeoutMs: number
+    readonly statementTimeoutMs: number
+    readonly startupTimeoutMs: number
+    readonly preparedStatements: boolean
+  }
   // auth.ts
   readonly jwtSecret: string
   readonly jwtExpiresIn: string

@@ -1,6 +1,8 @@
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
 import type pg from 'pg'
+import { isStalePlan } from '../shared/db-errors.js'
 import { AppError } from '../shared/errors.js'
+import { preparedStatementNames } from './prepared.js'
 
 /**
  * The database could not be reached, or did not answer in time. A 503 with the documented body
@@ -120,7 +122,8 @@ export function alwaysAvailable(): DatabaseStatus {
  * answer" into a 503 (DatabaseUnavailableError), and throws away a connection that failed instead
  * of handing it to the next request.
  */
-export function guardPool(pool: pg.Pool, status: DatabaseStatus): PostgresPool {
+export function guardPool(pool: pg.Pool, status: DatabaseStatus, options: { named?: boolean } = {}): PostgresPool {
+  const named = options.named ?? true
   const translate = (error: unknown): unknown => {
     if (isConnectionFailure(error)) status.suspect(error)
     return isUnavailable(error) ? new DatabaseUnavailableError(error) : error
@@ -135,15 +138,27 @@ export function guardPool(pool: pg.Pool, status: DatabaseStatus): PostgresPool {
         throw translate(error)
       }
       let broken = false
-      const guarded = {
-        async query(text: string, values: readonly unknown[]): Promise<PostgresQueryResult<unknown>> {
-          try {
-            return (await client.query(text, values as unknown[])) as PostgresQueryResult<unknown>
-          } catch (error) {
-            if (isConnectionFailure(error)) broken = true
-            throw translate(error)
+      let inTransaction = false
+      const run = async (text: string, values: readonly unknown[], name: string | undefined): Promise<PostgresQueryResult<unknown>> => {
+        try {
+          const result = await (name === undefined ? client.query(text, values as unknown[]) : client.query({ name, text, values: values as unknown[] }))
+          inTransaction = TRANSACTION_START.test(text) || (inTransaction && !TRANSACTION_END.test(text))
+          return result as PostgresQueryResult<unknown>
+        } catch (error) {
+          if (isConnectionFailure(error)) broken = true
+          if (name !== undefined && isStalePlan(error)) {
+            // A table the statement returns every column of changed under it (another instance's migration, in a
+            // rolling deploy): this connection's prepared copy cannot be used again, so the connection goes with it.
+            // Outside a transaction the statement runs once more, unnamed; inside, the transaction has failed (the
+            // caller's retry, if any, runs on another connection).
+            broken = true
+            if (!inTransaction) return run(text, values, undefined)
           }
-        },
+          throw translate(error)
+        }
+      }
+      const guarded = {
+        query: (text: string, values: readonly unknown[]) => run(text, values, named ? preparedStatementNames.get(text) : undefined),
         release: () => client.release(broken || undefined),
       }
       // Kysely streams through query(cursor) only when given a cursor class; it is not.
@@ -152,3 +167,7 @@ export function guardPool(pool: pg.Pool, status: DatabaseStatus): PostgresPool {
     end: () => pool.end(),
   }
 }
+
+// What Kysely sends to open and close a transaction (`begin`, `start transaction …`; `commit`, `rollback`).
+const TRANSACTION_START = /^\s*(begin|start transaction)\b/i
+const TRANSACTION_END = /^\s*(commit|rollback|end)\s*;?\s*$/i

@@ -66,6 +66,12 @@ export interface ConnectOptions {
   readonly schema?: string
   readonly poolSize?: number
   readonly timeouts?: PostgresTimeouts
+  /**
+   * PostgreSQL only: send the statements of `prepared` (src/db/prepared.ts) as named prepared statements, parsed and
+   * planned once per connection (default). Off for a pooler in transaction mode that cannot keep them (PgBouncer
+   * before 1.21, or without `max_prepared_statements`).
+   */
+  readonly preparedStatements?: boolean
   /** SQLite on a file: the reader threads (default: up to 4, one per core; none on one core) and their bound. */
   readonly readers?: { readonly threads?: number; readonly timeoutMs?: number }
 }
@@ -162,9 +168,9 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     await Promise.all([end(), readPool.ended ? undefined : readPool.end()])
   }
   return {
-    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(pool, status) }) }),
+    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(pool, status, { named: options.preparedStatements ?? true }) }) }),
     // Ended with `db` (its pool's end ends this one): destroying `reads` itself is not needed.
-    reads: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(readPool, status) }) }),
+    reads: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(readPool, status, { named: options.preparedStatements ?? true }) }) }),
     readPool,
     dialect: 'postgres',
     createClient: () => new pg.Client({ ...clientConfig, connectionString: listenerUrl }),

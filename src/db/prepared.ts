@@ -1,6 +1,14 @@
 import { type Compilable, CompiledQuery, type Kysely, type QueryResult } from 'kysely'
 import type { Database } from './database.js'
 
+/**
+ * PostgreSQL: the text of every statement compiled by `prepared`, with the name it is prepared under. The pool's
+ * guard (`guardPool`, availability.ts) sends these texts as named statements: each connection parses and plans one
+ * once, then only binds and runs it (and the text is not sent again). Only these: their number is fixed by the code,
+ * where a name per text of the other queries (lists of any length) would grow without bound.
+ */
+export const preparedStatementNames = new Map<string, string>()
+
 /** Marks a stand-in (no literal in the code starts with a NUL character). */
 const STAND_IN = '\u0000prepared:'
 
@@ -12,7 +20,8 @@ const STAND_IN = '\u0000prepared:'
  * their statements compiled. `build` gets a stand-in for every value and must use each one only as a value of the
  * statement (a parameter): a stand-in used to choose the statement's shape (an `if`, a list's length, a
  * computation) would be a silent bug, so run() throws when a compiled parameter is a stand-in it does not know.
- * Every other parameter the builder made (a literal such as `'active'`) is kept as compiled.
+ * Every other parameter the builder made (a literal such as `'active'`) is kept as compiled. On PostgreSQL the
+ * statement is also prepared by name on each connection (see preparedStatementNames).
  */
 export function prepared<V extends object, R>(build: (db: Kysely<Database>, values: V) => Compilable<R>) {
   const compiled = new Map<unknown, CompiledQuery<R>>()
@@ -25,6 +34,7 @@ export function prepared<V extends object, R>(build: (db: Kysely<Database>, valu
     if (!query) {
       query = build(db, standIns).compile()
       compiled.set(dialect, query)
+      if (!preparedStatementNames.has(query.sql)) preparedStatementNames.set(query.sql, `shop_${preparedStatementNames.size + 1}`)
     }
     return query
   }

@@ -8,12 +8,12 @@ const base = { NODE_ENV: 'test', JWT_SECRET: 'test-secret-that-is-long-enough-fo
 
 describe('PostgreSQL timeouts in the configuration', () => {
   it('defaults to 5 s to connect, 5 s per statement, 30 s to wait at start-up', () => {
-    expect(loadConfig(base).postgres).toEqual({ connectTimeoutMs: 5000, statementTimeoutMs: 5000, startupTimeoutMs: 30_000 })
+    expect(loadConfig(base).postgres).toEqual({ connectTimeoutMs: 5000, statementTimeoutMs: 5000, startupTimeoutMs: 30_000, preparedStatements: true })
   })
 
   it('reads PG_*_TIMEOUT_MS, 0 turning the statement timeout off', () => {
     const config = loadConfig({ ...base, PG_CONNECT_TIMEOUT_MS: '800', PG_STATEMENT_TIMEOUT_MS: '0', PG_STARTUP_TIMEOUT_MS: '1000' })
-    expect(config.postgres).toEqual({ connectTimeoutMs: 800, statementTimeoutMs: 0, startupTimeoutMs: 1000 })
+    expect(config.postgres).toEqual({ connectTimeoutMs: 800, statementTimeoutMs: 0, startupTimeoutMs: 1000, preparedStatements: true })
   })
 
   it('refuses a bad value with one line per variable', () => {

@@ -1,8 +1,14 @@
-import { sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config.js'
+import { connectDatabase } from '../../src/db/connect.js'
+import type { Database } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { prepared } from '../../src/db/prepared.js'
-import { openTestDatabase } from '../helpers/app.js'
+import { prepared, preparedStatementNames } from '../../src/db/prepared.js'
+import { retryOnDeadlock } from '../../src/db/transaction.js'
+import { isStalePlan } from '../../src/shared/db-errors.js'
+import { dialect, openTestDatabase } from '../helpers/app.js'
+import { testDatabaseUrl } from '../helpers/pg-schema.js'
 
 // A statement compiled once runs with each call's values, inside and outside a transaction, and refuses a stand-in
 // that was used to shape the statement instead of as one of its values.
@@ -62,5 +68,80 @@ describe('prepared()', () => {
         .where('price_cents', '<=', `${v.cents}0` as unknown as number),
     )
     await expect(misuse(opened.handle.db, { cents: 5 })).rejects.toThrow('prepared statement: no value for cents0')
+  })
+})
+
+describe.runIf(dialect === 'postgres')('PostgreSQL: prepared by name on each connection', () => {
+  const oneMethod = prepared((db, v: { id: number }) => db.selectFrom('shipping_methods').select(['name']).where('id', '=', v.id))
+  // A statement returning every column of a table the test alters (as another instance's migration would).
+  const everyColumn = prepared((db, v: { a: number }) => (db as unknown as Kysely<any>).selectFrom('stale_plan').selectAll().where('a', '=', v.a))
+
+  /** A handle of one connection in the test's schema: the statement's prepared copy lives on that connection. */
+  const oneConnection = (preparedStatements = true) =>
+    connectDatabase(testDatabaseUrl(), { schema: opened.handle.schema as string, poolSize: 1, preparedStatements })
+  const backend = async (db: Kysely<Database>) => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]?.pid
+
+  it('parses and plans a statement of prepared() once per connection, under its name; other queries stay unnamed', async () => {
+    const { db } = oneConnection()
+    try {
+      for (const id of [1, 2, 1]) await oneMethod(db, { id })
+      await sql`select ${1}::int as one`.execute(db)
+      const rows = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(db)
+      const [text] = [...preparedStatementNames].find(([, name]) => rows.rows.some((row) => row.name === name)) ?? []
+      expect(rows.rows).toHaveLength(1)
+      expect(text).toContain('from "shipping_methods"')
+      expect(rows.rows[0]?.statement).toBe(text)
+    } finally {
+      await db.destroy()
+    }
+  })
+
+  it('with PG_PREPARED_STATEMENTS off (a pooler that cannot keep them), nothing is prepared', async () => {
+    expect(loadConfig({ JWT_SECRET: 'x'.repeat(32), PG_PREPARED_STATEMENTS: 'false' }).postgres.preparedStatements).toBe(false)
+    expect(loadConfig({ JWT_SECRET: 'x'.repeat(32) }).postgres.preparedStatements).toBe(true)
+    const { db } = oneConnection(false)
+    try {
+      expect((await oneMethod(db, { id: 1 })).rows).toEqual([{ name: 'Correos' }])
+      expect((await sql`select name from pg_prepared_statements`.execute(db)).rows).toEqual([])
+    } finally {
+      await db.destroy()
+    }
+  })
+
+  it('a table altered under a prepared statement: answered again unnamed outside a transaction, retried inside one; the connection replaced', async () => {
+    const { db } = oneConnection()
+    try {
+      await sql`create table stale_plan (a integer not null)`.execute(db)
+      await sql`insert into stale_plan (a) values (1)`.execute(db)
+      expect((await everyColumn(db, { a: 1 })).rows).toEqual([{ a: 1 }])
+      const first = await backend(db)
+      await sql`alter table stale_plan add column b integer not null default 2`.execute(db)
+      // Outside a transaction: PostgreSQL refuses the prepared copy; the statement runs again unnamed and answers.
+      expect((await everyColumn(db, { a: 1 })).rows).toEqual([{ a: 1, b: 2 }])
+      const second = await backend(db)
+      expect(second).not.toBe(first)
+      // Inside a transaction the transaction fails (PostgreSQL aborted it) and the connection goes too...
+      expect((await everyColumn(db, { a: 1 })).rows).toEqual([{ a: 1, b: 2 }])
+      await sql`alter table stale_plan add column c integer not null default 3`.execute(db)
+      const failed = await db
+        .transaction()
+        .execute((trx) => everyColumn(trx, { a: 1 }))
+        .catch((error: unknown) => error)
+      expect(isStalePlan(failed)).toBe(true)
+      expect(await backend(db)).not.toBe(second)
+      // ...and a transaction run through retryOnDeadlock (checkout, the import) is run again, and answers.
+      expect((await everyColumn(db, { a: 1 })).rows).toEqual([{ a: 1, b: 2, c: 3 }])
+      await sql`alter table stale_plan add column d integer not null default 4`.execute(db)
+      let attempts = 0
+      const answered = await retryOnDeadlock(() => {
+        attempts += 1
+        return db.transaction().execute((trx) => everyColumn(trx, { a: 1 }))
+      })
+      expect(answered.rows).toEqual([{ a: 1, b: 2, c: 3, d: 4 }])
+      expect(attempts).toBe(2)
+    } finally {
+      await sql`drop table if exists stale_plan`.execute(db)
+      await db.destroy()
+    }
   })
 })
