@@ -190,9 +190,9 @@ const DISCOUNT_CODE_COLUMN = 1
  * Everything of a user's cart the view shows or prices with, beyond the catalog and the taxes: the cart row's
  * choices, the address it points to (only the user's own: the view shows no other), the method, and the lines.
  *
- * Written for the front door's cost, which is most of a hit's (measured under `npm run bench`'s cart-view on SQLite,
- * 2026-11-29: 0.33× of the bare server with the first form, 0.39–0.42× without the lines' ORDER BY, more with the
- * subqueries below): the address and the method are correlated subqueries, one JSON array each, so a cart pointing
+ * Written for the front door's cost, which is most of a hit's (`npm run bench`'s cart-view on SQLite, full runs on
+ * 2026-11-29: 0.28–0.29× of the bare server with two LEFT JOINs and the lines sorted, 0.37–0.40× with this form;
+ * docs/performance.md): the address and the method are correlated subqueries, one JSON array each, so a cart pointing
  * to neither opens no cursor on their tables (two LEFT JOINs did, and returned 13 columns more); the lines are
  * concatenated in the index's order, not sorted. The order does not matter: each line is its own `id:variant:quantity`
  * and ids are unique, so two carts give the same string only with the same lines, in the same order or not; a
