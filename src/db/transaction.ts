@@ -14,7 +14,7 @@ export function inTransaction<T>(db: Kysely<Database>, work: (trx: Transaction<D
  * A transaction that failed on a prepared statement planned before another instance's migration (isStalePlan) is
  * run again the same way, on another connection.
  */
-export async function retryOnDeadlock<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
+export async function retryAborted<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work()

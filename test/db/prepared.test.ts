@@ -5,7 +5,7 @@ import { connectDatabase } from '../../src/db/connect.js'
 import type { Database } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { prepared, preparedStatementNames } from '../../src/db/prepared.js'
-import { retryOnDeadlock } from '../../src/db/transaction.js'
+import { retryAborted } from '../../src/db/transaction.js'
 import { isStalePlan } from '../../src/shared/db-errors.js'
 import { dialect, openTestDatabase } from '../helpers/app.js'
 import { testDatabaseUrl } from '../helpers/pg-schema.js'
@@ -129,11 +129,11 @@ describe.runIf(dialect === 'postgres')('PostgreSQL: prepared by name on each con
         .catch((error: unknown) => error)
       expect(isStalePlan(failed)).toBe(true)
       expect(await backend(db)).not.toBe(second)
-      // ...and a transaction run through retryOnDeadlock (checkout, the import) is run again, and answers.
+      // ...and a transaction run through retryAborted (checkout, the import) is run again, and answers.
       expect((await everyColumn(db, { a: 1 })).rows).toEqual([{ a: 1, b: 2, c: 3 }])
       await sql`alter table stale_plan add column d integer not null default 4`.execute(db)
       let attempts = 0
-      const answered = await retryOnDeadlock(() => {
+      const answered = await retryAborted(() => {
         attempts += 1
         return db.transaction().execute((trx) => everyColumn(trx, { a: 1 }))
       })

@@ -4,7 +4,7 @@ import { type Kysely, sql, type Transaction } from 'kysely'
 import type { Dialect } from '../../db/connect.js'
 import type { Database, ProductRow, VariantRow } from '../../db/database.js'
 import { isDeadlock, isUniqueViolation } from '../../shared/db-errors.js'
-import { retryOnDeadlock } from '../../db/transaction.js'
+import { retryAborted } from '../../db/transaction.js'
 import { AppError, messages } from '../../shared/errors.js'
 import type { EventSink } from '../../shared/event-sink.js'
 import { nowIso } from '../../shared/time.js'
@@ -594,7 +594,7 @@ export async function importProducts(ctx: ImportContext, file: Buffer, options: 
   // slugs, an import and an admin's edit) deadlock, and PostgreSQL aborts one. The import then runs again from the
   // file's checks: its transaction rolled back whole, and it makes no network call.
   const checked = { errors: [...errors], failed: groups.map((group) => group.failed) }
-  await retryOnDeadlock(async () => {
+  await retryAborted(async () => {
     errors.splice(0, errors.length, ...checked.errors)
     for (const [i, group] of groups.entries()) group.failed = checked.failed[i] === true
     Object.assign(counts, { createdProducts: 0, createdVariants: 0, updatedProducts: 0, updatedVariants: 0, unchanged: 0 })

@@ -25,7 +25,7 @@ import { type CartRef, clearCartAfterOrder, linesForPricing, takeCart, variantOp
 import { type CheckedCode, checkCode, redeem } from '../discounts/discounts.service.js'
 import { assertPermissions } from '../staff/staff-access.js'
 import { isPostgres } from '../../db/dialect.js'
-import { retryOnDeadlock } from '../../db/transaction.js'
+import { retryAborted } from '../../db/transaction.js'
 
 type Db = Kysely<Database>
 
@@ -73,7 +73,7 @@ export interface PlaceOrderOptions {
 
 // PostgreSQL only: an admin deleting a product locks the product, then (by cascade) the cart lines holding it, while
 // an order locks its cart lines, then the products. If the two meet, PostgreSQL aborts one of them with a deadlock
-// error; the order's transaction has then rolled back completely and is simply run again (retryOnDeadlock).
+// error; the order's transaction has then rolled back completely and is simply run again (retryAborted).
 
 /** Whether a key's first order is still the answer: keys older than this name a new order. */
 function idempotencyCutoff(): string {
@@ -109,7 +109,7 @@ export async function placeOrder(
     if (existing !== undefined) return { order: await loadOrder(db, deps.payments, existing), created: false }
   }
   try {
-    const order = await retryOnDeadlock(() =>
+    const order = await retryAborted(() =>
       db.transaction().execute((trx) => createOrderFromCart(deps, trx, ref, scope, key, checkout, options.afterStep ?? (() => undefined))),
     )
     return { order, created: true }
