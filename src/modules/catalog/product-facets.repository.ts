@@ -80,15 +80,14 @@ export async function countByCategory(db: Db, dialect: Dialect, filter: ProductF
     // comes here: the facet counts without them.
     const priced = filter.minPriceCents !== undefined || filter.maxPriceCents !== undefined
     const byCategory = filter.categoryId === undefined && filter.categoryIds === undefined && priced
-    let query = count('filter')
-    if (byCategory && dialect === 'sqlite') query = sql<Row>`${count('each')} union all ${count('none')}`
-    if (byCategory && dialect === 'postgres') {
+    const perCategory = () => {
+      if (dialect === 'sqlite') return sql<Row>`${count('each')} union all ${count('none')}`
       const source = matchingVariantRows(dialect, filter, filter.options ?? [], 'outer')
-      query = sql<Row>`select c.id as category_id, n.count from categories c
+      return sql<Row>`select c.id as category_id, n.count from categories c
         cross join lateral (select count(distinct f1.product_id) as count from ${source.from} ${where(source.where)}) n
         where n.count > 0 union all ${count('none')}`
     }
-    ;({ rows } = await query.execute(db))
+    ;({ rows } = await (byCategory ? perCategory() : count('filter')).execute(db))
   } else {
     ;({ rows } = await sql<Row>`select p.category_id, count(*) as count from products p
       ${where(productConditions('p', dialect, filter))} group by p.category_id`.execute(db))
