@@ -249,7 +249,8 @@ describe.skipIf(!hasChromium)('the Discount codes pages', () => {
     // The code gone from the shop, then the list shown again: polled, not waitForURL (it waits for a "load" that a
     // change of the hash alone may never fire; it timed out once in CI on a loaded machine).
     await expect.poll(async () => (await codes()).map((code) => code.code), { timeout: 15_000 }).toEqual(['SUMMER10'])
-    await expect.poll(() => page.url(), { timeout: 15_000 }).toMatch(/#\/discount-codes$/)
+    // The list may put back the filters an earlier test left in its stored state (?filter=...), as soon as it shows.
+    await expect.poll(() => page.url(), { timeout: 15_000 }).toMatch(/#\/discount-codes(\?.*)?$/)
   })
 
   it('fits a phone, with no axe violation on the list, the form and the redemptions', async () => {
