@@ -11,6 +11,7 @@ import {
 } from 'kysely'
 import type { Database, ProductRow, ProductStatus, ProductsTable } from '../../db/database.js'
 import type { Dialect } from '../../db/connect.js'
+import { prepared } from '../../db/prepared.js'
 import { PRODUCT_COLUMNS } from './product-view.js'
 import type { ProductSort } from './products.schemas.js'
 
@@ -456,8 +457,12 @@ export async function existingProductIds(db: Db, ids: readonly number[]): Promis
   return (await db.selectFrom('products').select('id').where('id', 'in', ids).execute()).map((row) => row.id)
 }
 
+// Compiled once (`prepared`): every product read that misses the cache starts with one of these.
+const productByIdStatement = prepared((db, v: { id: number }) => db.selectFrom('products').select(COLUMNS).where('id', '=', v.id))
+const productBySlugStatement = prepared((db, v: { slug: string }) => db.selectFrom('products').select(COLUMNS).where('slug', '=', v.slug))
+
 export async function findProductById(db: Db, id: number): Promise<ProductRow | undefined> {
-  return db.selectFrom('products').select(COLUMNS).where('id', '=', id).executeTakeFirst()
+  return (await productByIdStatement(db, { id })).rows[0]
 }
 
 /** The products with these slugs or ids (in no order), read a few hundred at a time: the product import's lookups. */
@@ -483,7 +488,7 @@ export async function findProductsBySlugsOrIds(db: Db, slugs: readonly string[],
 }
 
 export async function findProductBySlug(db: Db, slug: string): Promise<ProductRow | undefined> {
-  return db.selectFrom('products').select(COLUMNS).where('slug', '=', slug).executeTakeFirst()
+  return (await productBySlugStatement(db, { slug })).rows[0]
 }
 
 /** The current slug of the product that once had `slug`, if any. */
