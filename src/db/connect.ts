@@ -18,6 +18,8 @@ export interface DatabaseHandle {
   readonly schema?: string
   /** PostgreSQL only: a new client outside the pool, same server and schema (the cache's LISTEN). */
   readonly createClient?: () => pg.Client
+  /** PostgreSQL only: the pool's connections' application_name (the catalog's triggers tell them from outside writers). */
+  readonly applicationName?: string
   /**
    * SQLite only: the connection itself, for the one synchronous read the cart view's front door makes
    * (src/modules/cart/cart-view-cache.ts). Everything else goes through `db`.
@@ -174,6 +176,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     readPool,
     dialect: 'postgres',
     createClient: () => new pg.Client({ ...clientConfig, connectionString: listenerUrl }),
+    applicationName,
     status,
     probe,
     pool,

@@ -27,6 +27,7 @@ import * as outboxDueByChannel from './migrations/2026-12-04T0100-outbox-due-by-
 import * as variantFilters from './migrations/2026-12-05T0000-variant-filters.js'
 import * as variantFiltersCovering from './migrations/2026-12-06T0000-variant-filters-covering.js'
 import * as variantFiltersKeyCovering from './migrations/2026-12-07T0000-variant-filters-key-covering.js'
+import * as catalogOutsideWrites from './migrations/2026-12-08T0000-catalog-outside-writes.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -58,6 +59,7 @@ export const migrations: Record<string, Migration> = {
   '2026-12-05T0000-variant-filters': variantFilters,
   '2026-12-06T0000-variant-filters-covering': variantFiltersCovering,
   '2026-12-07T0000-variant-filters-key-covering': variantFiltersKeyCovering,
+  '2026-12-08T0000-catalog-outside-writes': catalogOutsideWrites,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

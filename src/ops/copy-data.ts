@@ -77,8 +77,12 @@ export interface CopyReport {
 
 export const DEFAULT_BATCH_SIZE = 5000
 const MIN_STATEMENT_TIMEOUT_MS = 60_000
-/** Kysely's own bookkeeping: compared (both sides at the same migration), never copied. */
-const MIGRATION_TABLES = new Set(['kysely_migration', 'kysely_migration_lock'])
+/**
+ * Never copied: Kysely's own bookkeeping (compared instead: both sides at the same migration), and PostgreSQL's
+ * `service_connections` (which connections are the service's on that server: each database learns its own from the
+ * instances that start on it).
+ */
+const MIGRATION_TABLES = new Set(['kysely_migration', 'kysely_migration_lock', 'service_connections'])
 
 type Dialect = 'sqlite' | 'postgres'
 type Value = unknown

@@ -1,0 +1,118 @@
+import type { FastifyInstance } from 'fastify'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import type { DatabaseHandle } from '../../src/db/connect.js'
+import { dialect, testConfig } from '../helpers/app.js'
+import { productRow } from '../helpers/catalog.js'
+import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
+import { testDatabaseUrl } from '../helpers/pg-schema.js'
+import { createSharedDatabase, type SharedDatabase } from '../helpers/shared-database.js'
+
+// PostgreSQL: a write to the catalog made outside the service (psql, a script) is heard by a running instance, which
+// empties its product read cache, as it does for another instance's write; the service's own writes send no NOTIFY
+// from inside their transaction (only their own, after the commit). Migration 2026-12-08T0000-catalog-outside-writes.
+
+describe.runIf(dialect === 'postgres')('the catalog written outside the service (PostgreSQL)', () => {
+  let shared: SharedDatabase
+  let handle: DatabaseHandle
+  let app: FastifyInstance
+  let admin: TestUser
+  /** Like psql: its own connection and application_name, in the instance's schema. */
+  let outside: pg.Client
+  /** Every notification on the change feed's channel, in the order the server sent them. */
+  const heard: string[] = []
+  let listener: pg.Client
+
+  const client = (name: string) =>
+    new pg.Client({ connectionString: testDatabaseUrl(), application_name: name, options: `-c search_path=${handle.schema}`, connectionTimeoutMillis: 10_000 })
+
+  beforeAll(async () => {
+    shared = await createSharedDatabase('outside_writes')
+    handle = shared.open()
+    app = await buildApp(testConfig(), { logger: false, database: handle, catalogCache: true })
+    await app.ready()
+    admin = await makeUser(app, 'admin')
+    outside = client('psql')
+    listener = client('test-listener')
+    await outside.connect()
+    await listener.connect()
+    listener.on('notification', (message) => heard.push(message.payload ?? ''))
+    await listener.query('listen shop_changes')
+  })
+  afterAll(async () => {
+    await outside?.end()
+    await listener?.end()
+    await app?.close()
+    await handle?.db.destroy()
+    await shared?.drop()
+  })
+
+  /** Waits until `marker` has been heard: every notification sent before it has been heard too (commit order). */
+  async function heardUpTo(marker: string): Promise<string[]> {
+    await outside.query(`select pg_notify('shop_changes', $1)`, [marker])
+    await expect.poll(() => heard.includes(marker)).toBe(true)
+    const upTo = heard.splice(0, heard.indexOf(marker) + 1)
+    return upTo.slice(0, -1)
+  }
+
+  it('registers the instance’s connections at start', async () => {
+    const rows = await outside.query<{ application_name: string }>('select application_name from service_connections')
+    expect(rows.rows.map((row) => row.application_name)).toEqual(['shop-api'])
+  })
+
+  it('empties the cache when a product is changed from psql, and the next read shows the change', async () => {
+    const [inserted] = await handle.db
+      .insertInto('products')
+      .values(productRow({ name: 'Typed in psql' }))
+      .returning('id')
+      .execute()
+    app.catalogCache.invalidate()
+    const id = inserted!.id
+    const read = async () => (await app.inject({ method: 'GET', url: `/products/${id}` })).json<{ name: string }>().name
+    expect(await read()).toBe('Typed in psql')
+    expect(await read()).toBe('Typed in psql')
+    const hitsBefore = app.catalogCache.hits().total
+    expect(hitsBefore).toBeGreaterThan(0)
+
+    const cleared = app.catalogCache.nextClear()
+    await outside.query('update products set name = $1 where id = $2', ['Renamed in psql', id])
+    await cleared
+    expect(await read()).toBe('Renamed in psql')
+    expect(await heardUpTo('after the psql update')).toContain('catalog:')
+  })
+
+  it('hears a category, an image and a variant changed outside too; a write elsewhere (a user) says nothing', async () => {
+    await heardUpTo('before')
+    for (const statement of [
+      `update categories set name = name`,
+      `update product_images set alt = alt`,
+      `update product_variants set stock = stock`,
+      `delete from product_slugs where false`,
+    ]) {
+      await outside.query(statement)
+      expect(await heardUpTo(`after ${statement}`), statement).toEqual(['catalog:'])
+    }
+    await outside.query(`update users set name = name`)
+    expect(await heardUpTo('after users')).toEqual([])
+  })
+
+  it('sends no NOTIFY from inside the service’s own write: only its own, after the commit, with its instance', async () => {
+    await heardUpTo('before the service write')
+    const created = await app.inject({ method: 'POST', url: '/categories', headers: bearer(admin), payload: { name: 'From the service' } })
+    expect(created.statusCode).toBe(201)
+    const update = await app.inject({
+      method: 'PUT',
+      url: `/categories/${created.json<{ id: number }>().id}`,
+      headers: bearer(admin),
+      payload: { name: 'Renamed by the service' },
+    })
+    expect(update.statusCode).toBe(200)
+    const told = await heardUpTo('after the service writes')
+    expect(told.length).toBeGreaterThan(0)
+    expect(
+      told.every((payload) => /^catalog:\d+-[0-9a-z]+$/.test(payload)),
+      told.join(', '),
+    ).toBe(true)
+  })
+})
