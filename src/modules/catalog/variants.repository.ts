@@ -1,5 +1,7 @@
 import { type Insertable, type Kysely, sql, type Transaction, type Updateable } from 'kysely'
 import type { Dialect } from '../../db/connect.js'
+import { isPostgres } from '../../db/dialect.js'
+import { prepared } from '../../db/prepared.js'
 import type { Database, ProductOptionsTable, ProductOptionValuesTable, ProductRow, ProductVariantsTable, VariantRow } from '../../db/database.js'
 import { PRODUCT_COLUMNS } from './product-view.js'
 
@@ -87,18 +89,26 @@ export async function updateOnlyVariant(
  * its variants; the product as it is afterwards.
  */
 export async function refreshProductAggregates(db: Db, productId: number, updatedAt?: string): Promise<ProductRow | undefined> {
-  return db
-    .updateTable('products')
-    .set({
-      price_cents: sql<number>`(select min(price_cents) from product_variants where product_id = ${productId})`,
-      price_max_cents: sql<number>`(select max(price_cents) from product_variants where product_id = ${productId})`,
-      stock: sql<number>`(select sum(stock) from product_variants where product_id = ${productId})`,
-      ...(updatedAt ? { updated_at: updatedAt } : {}),
-    })
-    .where('id', '=', productId)
-    .returning(PRODUCT_COLUMNS)
-    .executeTakeFirst()
+  const run = updatedAt === undefined ? refreshAggregatesStatement : refreshAggregatesAtStatement
+  return (await run(db, { productId, updatedAt: updatedAt ?? '' })).rows[0]
 }
+
+// Compiled once each (`prepared`; named on PostgreSQL): every write to a product's variants runs them.
+const aggregates = (productId: unknown) => ({
+  price_cents: sql<number>`(select min(price_cents) from product_variants where product_id = ${productId})`,
+  price_max_cents: sql<number>`(select max(price_cents) from product_variants where product_id = ${productId})`,
+  stock: sql<number>`(select sum(stock) from product_variants where product_id = ${productId})`,
+})
+const refreshAggregatesStatement = prepared((db, v: { productId: number; updatedAt: string }) =>
+  db.updateTable('products').set(aggregates(v.productId)).where('id', '=', v.productId).returning(PRODUCT_COLUMNS),
+)
+const refreshAggregatesAtStatement = prepared((db, v: { productId: number; updatedAt: string }) =>
+  db
+    .updateTable('products')
+    .set({ ...aggregates(v.productId), updated_at: v.updatedAt })
+    .where('id', '=', v.productId)
+    .returning(PRODUCT_COLUMNS),
+)
 
 type Trx = Transaction<Database>
 
@@ -112,57 +122,68 @@ export async function lockProduct(trx: Trx, dialect: Dialect, productId: number,
   if (dialect === 'postgres') {
     // A write to one variant's own fields locks that variant alone, as a checkout does (locking a row writes it on
     // PostgreSQL: a hundred variants are a hundred writes); the product's lock still orders the writers.
-    await trx
-      .selectFrom('product_variants')
-      .select('id')
-      .where('product_id', '=', productId)
-      .$if(onlyVariantId !== undefined, (qb) => qb.where('id', '=', onlyVariantId ?? 0))
-      .orderBy('id')
-      .forUpdate()
-      .execute()
+    if (onlyVariantId === undefined) await lockVariantsStatement(trx, { productId })
+    else await lockVariantStatement(trx, { productId, variantId: onlyVariantId })
   }
-  return trx
+  return (await lockProductStatement(trx, { productId })).rows[0]
+}
+
+const lockVariantsStatement = prepared((db, v: { productId: number }) =>
+  db.selectFrom('product_variants').select('id').where('product_id', '=', v.productId).orderBy('id').forUpdate(),
+)
+const lockVariantStatement = prepared((db, v: { productId: number; variantId: number }) =>
+  db.selectFrom('product_variants').select('id').where('product_id', '=', v.productId).where('id', '=', v.variantId).forUpdate(),
+)
+// FOR UPDATE on PostgreSQL only (SQLite runs one write at a time, and has no such clause): one form per dialect.
+const lockProductStatement = prepared((db, v: { productId: number }) =>
+  db
     .selectFrom('products')
     .select(PRODUCT_COLUMNS)
-    .where('id', '=', productId)
-    .$if(dialect === 'postgres', (qb) => qb.forUpdate())
-    .executeTakeFirst()
-}
+    .where('id', '=', v.productId)
+    .$if(isPostgres(db), (qb) => qb.forUpdate()),
+)
 
 /** The product a variant belongs to, if the variant exists. */
 export async function findVariantProductId(db: Db, variantId: number): Promise<number | undefined> {
-  return (await db.selectFrom('product_variants').select('product_id').where('id', '=', variantId).executeTakeFirst())?.product_id
+  return (await variantProductStatement(db, { variantId })).rows[0]?.product_id
 }
+
+const variantProductStatement = prepared((db, v: { variantId: number }) => db.selectFrom('product_variants').select('product_id').where('id', '=', v.variantId))
 
 /** A product's options and their values, as rows, each by position. */
 export async function findOptionRows(db: Db, productId: number) {
-  const options = await db.selectFrom('product_options').selectAll().where('product_id', '=', productId).orderBy('position').orderBy('id').execute()
-  const values =
-    options.length === 0
-      ? []
-      : await db
-          .selectFrom('product_option_values')
-          .selectAll()
-          .where(
-            'option_id',
-            'in',
-            options.map((o) => o.id),
-          )
-          .orderBy('position')
-          .orderBy('id')
-          .execute()
+  const options = (await optionRowsStatement(db, { productId })).rows
+  const values = options.length === 0 ? [] : (await optionValueRowsStatement(db, { productId })).rows
   return { options, values }
 }
 
-/** A product's variants (by position) and, for each, its option value ids. */
-export async function findVariantRows(db: Db, productId: number): Promise<{ variants: VariantRow[]; links: Map<number, number[]> }> {
-  const variants = await db.selectFrom('product_variants').selectAll().where('product_id', '=', productId).orderBy('position').orderBy('id').execute()
-  const rows = await db
+const optionRowsStatement = prepared((db, v: { productId: number }) =>
+  db.selectFrom('product_options').selectAll().where('product_id', '=', v.productId).orderBy('position').orderBy('id'),
+)
+const optionValueRowsStatement = prepared((db, v: { productId: number }) =>
+  db
+    .selectFrom('product_option_values')
+    .selectAll()
+    .where('option_id', 'in', db.selectFrom('product_options').select('id').where('product_id', '=', v.productId))
+    .orderBy('position')
+    .orderBy('id'),
+)
+
+const variantRowsStatement = prepared((db, v: { productId: number }) =>
+  db.selectFrom('product_variants').selectAll().where('product_id', '=', v.productId).orderBy('position').orderBy('id'),
+)
+const variantLinksStatement = prepared((db, v: { productId: number }) =>
+  db
     .selectFrom('variant_option_values as l')
     .innerJoin('product_variants as v', 'v.id', 'l.variant_id')
     .select(['l.variant_id', 'l.option_value_id'])
-    .where('v.product_id', '=', productId)
-    .execute()
+    .where('v.product_id', '=', v.productId),
+)
+
+/** A product's variants (by position) and, for each, its option value ids. */
+export async function findVariantRows(db: Db, productId: number): Promise<{ variants: VariantRow[]; links: Map<number, number[]> }> {
+  const variants = (await variantRowsStatement(db, { productId })).rows
+  const rows = (await variantLinksStatement(db, { productId })).rows
   const links = new Map<number, number[]>()
   for (const row of rows) links.set(row.variant_id, [...(links.get(row.variant_id) ?? []), row.option_value_id])
   return { variants, links }

@@ -109,11 +109,14 @@ async function writeProduct<T>(
     if (!locked) throw notFound
     const now = nowIso()
     const state = await loadState(trx, locked.id)
-    const before = await toProduct(trx, locked)
+    // The product before, from the rows just read (not read again: a hundred variants and their links are most of
+    // a write's reads); a variant write changes no image, so the images serve the product after too.
+    const images = await loadImages(trx, locked.id)
+    const before = productFromRows(locked, images, state)
     const result = await change(trx, state, now)
     const row = await repo.refreshProductAggregates(trx, locked.id, now)
     if (!row) throw notFound
-    const product = keepsState ? productFromRows(row, await loadImages(trx, locked.id), state) : await toProduct(trx, row)
+    const product = keepsState ? productFromRows(row, images, state) : await toProduct(trx, row)
     await ctx.events.emit(trx, { type: 'product.updated', data: product })
     await ctx.events.stockChanged(trx, product, locked.stock)
     await recordAudit(trx, { by: ctx.audit, ...audit(before, product, result) })
