@@ -113,7 +113,7 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig()
   // Names its own databases: DATABASE_URL is not opened.
   if (command === 'copy-data') return copyDataCommand(rest, config)
-  const handle = connectDatabase(config.databaseUrl, { timeouts: config.postgres, preparedStatements: config.postgres.preparedStatements })
+  const handle = connectDatabase(config.databaseUrl, { timeouts: config.postgres, preparedStatements: config.postgres.preparedStatements, nameSuffix: '-cli' })
   const { db } = handle
   // Waits for a database that is starting, for a bounded time, as the server does.
   const databaseReady = () => waitForDatabase(handle, config.databaseUrl, config.postgres.startupTimeoutMs)

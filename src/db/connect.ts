@@ -18,8 +18,6 @@ export interface DatabaseHandle {
   readonly schema?: string
   /** PostgreSQL only: a new client outside the pool, same server and schema (the cache's LISTEN). */
   readonly createClient?: () => pg.Client
-  /** PostgreSQL only: the pool's connections' application_name (the catalog's triggers tell them from outside writers). */
-  readonly applicationName?: string
   /**
    * SQLite only: the connection itself, for the one synchronous read the cart view's front door makes
    * (src/modules/cart/cart-view-cache.ts). Everything else goes through `db`.
@@ -76,6 +74,12 @@ export interface ConnectOptions {
   readonly preparedStatements?: boolean
   /** SQLite on a file: the reader threads (default: up to 4, one per core; none on one core) and their bound. */
   readonly readers?: { readonly threads?: number; readonly timeoutMs?: number }
+  /**
+   * PostgreSQL only: added to the connections' application_name (`shop-api-cli`). The CLI's connections are then
+   * not the running instances' (registered in `service_connections`), so the catalog's triggers tell the instances
+   * of the CLI's writes (the seed, copy-images, a reconciliation that cancels an order).
+   */
+  readonly nameSuffix?: string
 }
 
 /** PostgreSQL: the connections of `reads` (a facet request runs five or six queries at once). */
@@ -109,9 +113,9 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
   const { connectTimeoutMs, statementTimeoutMs } = options.timeouts ?? defaultPostgresTimeouts
   // pg_stat_activity names every connection: `shop-api` unless the URL says (?application_name=),
   // and the change feed's listener the same with `-listener`.
-  const { applicationName, listenerUrl } = nameConnections(url)
+  const { applicationName, poolUrl, listenerUrl } = nameConnections(url, options.nameSuffix)
   const clientConfig: pg.ClientConfig = {
-    connectionString: url,
+    connectionString: poolUrl,
     application_name: applicationName,
     connectionTimeoutMillis: connectTimeoutMs,
     keepAlive: true,
@@ -176,7 +180,6 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     readPool,
     dialect: 'postgres',
     createClient: () => new pg.Client({ ...clientConfig, connectionString: listenerUrl }),
-    applicationName,
     status,
     probe,
     pool,
@@ -224,15 +227,19 @@ class WriteFirstSqliteDriver extends SqliteDriver {
   }
 }
 
-function nameConnections(url: string): { applicationName: string; listenerUrl: string } {
+function nameConnections(url: string, suffix = ''): { applicationName: string; poolUrl: string; listenerUrl: string } {
   try {
     const parsed = new URL(url)
-    const applicationName = parsed.searchParams.get('application_name') ?? 'shop-api'
+    const named = parsed.searchParams.get('application_name')
+    const applicationName = `${named ?? 'shop-api'}${suffix}`.slice(0, 63)
+    // pg prefers the URL's name to the config's: a URL that names its connections gets the suffix in it.
+    if (named !== null) parsed.searchParams.set('application_name', applicationName)
+    const poolUrl = parsed.toString()
     parsed.searchParams.set('application_name', `${applicationName}-listener`.slice(0, 63))
-    return { applicationName, listenerUrl: parsed.toString() }
+    return { applicationName, poolUrl: named !== null ? poolUrl : url, listenerUrl: parsed.toString() }
   } catch {
     // pg reads more forms than URL does; such a URL names its connections itself, or not at all.
-    return { applicationName: 'shop-api', listenerUrl: url }
+    return { applicationName: `shop-api${suffix}`, poolUrl: url, listenerUrl: url }
   }
 }
 

@@ -136,7 +136,6 @@ function listenOnPostgres(app: FastifyInstance, feed: Feed, handle: DatabaseHand
       lost(next, error as Error)
       return
     }
-    await registerWriter(next)
     if (closing) return discard(next)
     client = next
     heartbeat = setInterval(() => {
@@ -147,6 +146,7 @@ function listenOnPostgres(app: FastifyInstance, feed: Feed, handle: DatabaseHand
     // Whatever changed while nobody was listening.
     feed.fireAll()
     feed.live = true
+    registerWriter()
     if (reportedLoss) {
       reportedLoss = false
       app.log.info('change feed: listening again; caches resume')
@@ -155,16 +155,15 @@ function listenOnPostgres(app: FastifyInstance, feed: Feed, handle: DatabaseHand
 
   // The catalog's triggers (migration 2026-12-08T0000-catalog-outside-writes) send a NOTIFY for every write to the
   // catalog's tables made outside the service; the service's own connections, named here, are left out (their
-  // writes publish after their commit). Registered again on every reconnection: a database restored from a backup
-  // taken before the first start still learns the name. Failing leaves this instance's writes told twice, nothing
-  // worse: a warning, and no effect on the listener.
-  const registerWriter = async (listener: pg.Client): Promise<void> => {
-    if (handle.applicationName === undefined) return
-    try {
-      await listener.query('insert into service_connections (application_name) values ($1) on conflict do nothing', [handle.applicationName])
-    } catch (error) {
-      app.log.warn({ err: error }, "change feed: could not register this instance's connections; its catalog writes are told to every instance twice")
-    }
+  // writes publish after their commit). The name is the one the server sees (`current_setting`), written through the
+  // pool whose connections it names. Again on every reconnection: a database restored from a backup taken before the
+  // first start still learns it. Failing leaves this instance's writes told twice, nothing worse: a warning.
+  const registerWriter = (): void => {
+    sql`insert into service_connections (application_name) values (current_setting('application_name')) on conflict do nothing`
+      .execute(handle.db)
+      .catch((error: unknown) => {
+        app.log.warn({ err: error }, "change feed: could not register this instance's connections; its catalog writes are told to every instance twice")
+      })
   }
 
   // A silent server sends the listener no error; once the database is known to be lost, the

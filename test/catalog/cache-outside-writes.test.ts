@@ -48,17 +48,22 @@ describe.runIf(dialect === 'postgres')('the catalog written outside the service 
     await shared?.drop()
   })
 
-  /** Waits until `marker` has been heard: every notification sent before it has been heard too (commit order). */
+  /**
+   * Waits until `marker` has been heard: every notification sent before it has been heard too (commit order). The
+   * channel is the whole database's: other schemas' triggers (other test files) and other processes are left out.
+   */
   async function heardUpTo(marker: string): Promise<string[]> {
     await outside.query(`select pg_notify('shop_changes', $1)`, [marker])
     await expect.poll(() => heard.includes(marker)).toBe(true)
     const upTo = heard.splice(0, heard.indexOf(marker) + 1)
-    return upTo.slice(0, -1)
+    return upTo.slice(0, -1).filter((payload) => payload === fromTrigger() || payload.startsWith(`catalog:${process.pid}-`))
   }
+  /** What the triggers of this file's schema send. */
+  const fromTrigger = () => `catalog:${handle.schema}`
 
-  it('registers the instance’s connections at start', async () => {
-    const rows = await outside.query<{ application_name: string }>('select application_name from service_connections')
-    expect(rows.rows.map((row) => row.application_name)).toEqual(['shop-api'])
+  it('registers the instance’s connections, by the name the server sees, once its listener is up', async () => {
+    const names = async () => (await outside.query<{ application_name: string }>('select application_name from service_connections')).rows
+    await expect.poll(async () => (await names()).map((row) => row.application_name)).toEqual(['shop-api'])
   })
 
   it('empties the cache when a product is changed from psql, and the next read shows the change', async () => {
@@ -75,11 +80,12 @@ describe.runIf(dialect === 'postgres')('the catalog written outside the service 
     const hitsBefore = app.catalogCache.hits().total
     expect(hitsBefore).toBeGreaterThan(0)
 
+    await heardUpTo('after the reads')
     const cleared = app.catalogCache.nextClear()
     await outside.query('update products set name = $1 where id = $2', ['Renamed in psql', id])
     await cleared
     expect(await read()).toBe('Renamed in psql')
-    expect(await heardUpTo('after the psql update')).toContain('catalog:')
+    expect(await heardUpTo('after the psql update')).toEqual([fromTrigger()])
   })
 
   it('hears a category, an image and a variant changed outside too; a write elsewhere (a user) says nothing', async () => {
@@ -91,10 +97,28 @@ describe.runIf(dialect === 'postgres')('the catalog written outside the service 
       `delete from product_slugs where false`,
     ]) {
       await outside.query(statement)
-      expect(await heardUpTo(`after ${statement}`), statement).toEqual(['catalog:'])
+      expect(await heardUpTo(`after ${statement}`), statement).toEqual([fromTrigger()])
     }
     await outside.query(`update users set name = name`)
     expect(await heardUpTo('after users')).toEqual([])
+  })
+
+  it('hears a writer whose search_path is not the schema (the table named in full), and the CLI’s connections', async () => {
+    await heardUpTo('before')
+    const elsewhere = new pg.Client({ connectionString: testDatabaseUrl(), application_name: 'a-script', connectionTimeoutMillis: 10_000 })
+    const cli = client('shop-api-cli')
+    await elsewhere.connect()
+    await cli.connect()
+    try {
+      // Categories: the products' own older triggers (counts, filters) still need the schema in the writer's path.
+      await elsewhere.query(`update "${handle.schema}".categories set name = name`)
+      expect(await heardUpTo('after the script')).toEqual([fromTrigger()])
+      await cli.query('update products set name = name')
+      expect(await heardUpTo('after the cli')).toEqual([fromTrigger()])
+    } finally {
+      await elsewhere.end()
+      await cli.end()
+    }
   })
 
   it('sends no NOTIFY from inside the service’s own write: only its own, after the commit, with its instance', async () => {
@@ -110,9 +134,6 @@ describe.runIf(dialect === 'postgres')('the catalog written outside the service 
     expect(update.statusCode).toBe(200)
     const told = await heardUpTo('after the service writes')
     expect(told.length).toBeGreaterThan(0)
-    expect(
-      told.every((payload) => /^catalog:\d+-[0-9a-z]+$/.test(payload)),
-      told.join(', '),
-    ).toBe(true)
+    expect(told).not.toContain(fromTrigger())
   })
 })

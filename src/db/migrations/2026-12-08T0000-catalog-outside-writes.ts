@@ -5,8 +5,8 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely'
 // that bounded those writes until now (a product read that misses costs ~1 ms of the service's time: at 1,000 product
 // pages, 5 s lifetimes were ~270 misses a second).
 //
-// A statement-level trigger on each table the cached reads show sends `NOTIFY shop_changes, 'catalog:'` (the change
-// feed's channel, from no instance: every instance hears it), unless the connection is one of the service's, named
+// A statement-level trigger on each table the cached reads show sends `NOTIFY shop_changes, 'catalog:<schema>'` (the
+// change feed's channel, from no instance: every instance hears it), unless the connection is one of the service's, named
 // in `service_connections` by its application_name (the service registers its name at start). The service's own
 // writes then pay one lookup per statement and no NOTIFY inside their transaction: a NOTIFY serializes the commits of
 // the transactions that send one, and the checkout updates variants. SQLite: nothing to do, `data_version` already
@@ -31,11 +31,19 @@ export const CATALOG_TABLES = [
 export async function up(db: Kysely<any>): Promise<void> {
   if (!isPostgres(db)) return
   await sql`create table service_connections (application_name text primary key)`.execute(db)
-  // SET search_path FROM CURRENT: the function finds service_connections in its own schema, whatever the writer's path.
-  await sql`create function shop_catalog_changed() returns trigger language plpgsql set search_path from current as $$
+  // The schema the tables are created in, written into the function: a writer whose search_path differs (a DBA as
+  // another role, a script naming `shop.products`) still finds the table. SECURITY DEFINER: the lookup runs as the
+  // service's role, so a role that may write the catalog but not read this table is not refused its write.
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db)
+  const schema = rows[0]?.schema
+  if (schema === undefined) throw new Error('no current schema to create the catalog triggers in')
+  const quoted = `"${schema.replaceAll('"', '""')}"`
+  // The payload names the schema ('catalog:<schema>'): an instance takes any payload not its own as a change.
+  await sql`create function shop_catalog_changed() returns trigger language plpgsql security definer
+    set search_path = ${sql.raw(quoted)}, pg_temp as $$
     begin
       if not exists (select 1 from service_connections where application_name = current_setting('application_name', true)) then
-        perform pg_notify('shop_changes', 'catalog:');
+        perform pg_notify('shop_changes', 'catalog:' || TG_TABLE_SCHEMA);
       end if;
       return null;
     end
