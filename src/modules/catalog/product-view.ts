@@ -75,10 +75,12 @@ const optionValuesStatement = prepared((db, v: { productId: number }) =>
     .orderBy('v.position')
     .orderBy('v.id'),
 )
-const variantsStatement = prepared((db, v: { productId: number }) =>
+/** A product's variant rows, by position (the variant writes read them too). */
+export const variantsStatement = prepared((db, v: { productId: number }) =>
   db.selectFrom('product_variants').selectAll().where('product_id', '=', v.productId).orderBy('position').orderBy('id'),
 )
-const variantValueLinksStatement = prepared((db, v: { productId: number }) =>
+/** Each variant of a product with one of its option value ids, a row a link. */
+export const variantValueLinksStatement = prepared((db, v: { productId: number }) =>
   db
     .selectFrom('variant_option_values as l')
     .innerJoin('product_variants as pv', 'pv.id', 'l.variant_id')

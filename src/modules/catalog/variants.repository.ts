@@ -3,7 +3,7 @@ import type { Dialect } from '../../db/connect.js'
 import { isPostgres } from '../../db/dialect.js'
 import { prepared } from '../../db/prepared.js'
 import type { Database, ProductOptionsTable, ProductOptionValuesTable, ProductRow, ProductVariantsTable, VariantRow } from '../../db/database.js'
-import { PRODUCT_COLUMNS } from './product-view.js'
+import { PRODUCT_COLUMNS, variantsStatement, variantValueLinksStatement } from './product-view.js'
 
 type Db = Kysely<Database>
 
@@ -169,23 +169,12 @@ const optionValueRowsStatement = prepared((db, v: { productId: number }) =>
     .orderBy('id'),
 )
 
-const variantRowsStatement = prepared((db, v: { productId: number }) =>
-  db.selectFrom('product_variants').selectAll().where('product_id', '=', v.productId).orderBy('position').orderBy('id'),
-)
-const variantLinksStatement = prepared((db, v: { productId: number }) =>
-  db
-    .selectFrom('variant_option_values as l')
-    .innerJoin('product_variants as v', 'v.id', 'l.variant_id')
-    .select(['l.variant_id', 'l.option_value_id'])
-    .where('v.product_id', '=', v.productId),
-)
-
 /** A product's variants (by position) and, for each, its option value ids. */
 export async function findVariantRows(db: Db, productId: number): Promise<{ variants: VariantRow[]; links: Map<number, number[]> }> {
-  const variants = (await variantRowsStatement(db, { productId })).rows
-  const rows = (await variantLinksStatement(db, { productId })).rows
+  const variants = (await variantsStatement(db, { productId })).rows
+  const rows = (await variantValueLinksStatement(db, { productId })).rows
   const links = new Map<number, number[]>()
-  for (const row of rows) links.set(row.variant_id, [...(links.get(row.variant_id) ?? []), row.option_value_id])
+  for (const row of rows) links.set(row.variantId, [...(links.get(row.variantId) ?? []), row.valueId])
   return { variants, links }
 }
 
