@@ -82,7 +82,7 @@ const MIN_STATEMENT_TIMEOUT_MS = 60_000
  * `service_connections` (which connections are the service's on that server: each database learns its own from the
  * instances that start on it).
  */
-const MIGRATION_TABLES = new Set(['kysely_migration', 'kysely_migration_lock', 'service_connections'])
+const UNCOPIED_TABLES = new Set(['kysely_migration', 'kysely_migration_lock', 'service_connections'])
 
 type Dialect = 'sqlite' | 'postgres'
 type Value = unknown
@@ -319,7 +319,7 @@ async function describeTable(side: Endpoint, name: string): Promise<Table> {
 
 async function describeSchema(side: Endpoint): Promise<Map<string, Table>> {
   const tables = new Map<string, Table>()
-  for (const name of await tableNames(side)) if (!MIGRATION_TABLES.has(name)) tables.set(name, await describeTable(side, name))
+  for (const name of await tableNames(side)) if (!UNCOPIED_TABLES.has(name)) tables.set(name, await describeTable(side, name))
   return tables
 }
 
@@ -557,7 +557,7 @@ async function rowsInTarget(target: Endpoint): Promise<{ table: string; rows: nu
   const fresh = await rowsOfFreshDatabase()
   const found: { table: string; rows: number }[] = []
   for (const table of await tableNames(target)) {
-    if (MIGRATION_TABLES.has(table)) continue
+    if (UNCOPIED_TABLES.has(table)) continue
     const rows = await countRows(target, table)
     if (rows > (fresh.get(table) ?? 0)) found.push({ table, rows })
   }
