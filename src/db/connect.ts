@@ -234,9 +234,9 @@ function nameConnections(url: string, suffix = ''): { applicationName: string; p
     const applicationName = `${named ?? 'shop-api'}${suffix}`.slice(0, 63)
     // pg prefers the URL's name to the config's: a URL that names its connections gets the suffix in it.
     if (named !== null) parsed.searchParams.set('application_name', applicationName)
-    const poolUrl = parsed.toString()
+    const poolUrl = named !== null ? parsed.toString() : url
     parsed.searchParams.set('application_name', `${applicationName}-listener`.slice(0, 63))
-    return { applicationName, poolUrl: named !== null ? poolUrl : url, listenerUrl: parsed.toString() }
+    return { applicationName, poolUrl, listenerUrl: parsed.toString() }
   } catch {
     // pg reads more forms than URL does; such a URL names its connections itself, or not at all.
     return { applicationName: `shop-api${suffix}`, poolUrl: url, listenerUrl: url }

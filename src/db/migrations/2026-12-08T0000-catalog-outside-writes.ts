@@ -34,9 +34,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   // The schema the tables are created in, written into the function: a writer whose search_path differs (a DBA as
   // another role, a script naming `shop.products`) still finds the table. SECURITY DEFINER: the lookup runs as the
   // service's role, so a role that may write the catalog but not read this table is not refused its write.
-  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db)
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)
   const schema = rows[0]?.schema
-  if (schema === undefined) throw new Error('no current schema to create the catalog triggers in')
+  if (!schema) throw new Error('no current schema to create the catalog triggers in')
   const quoted = `"${schema.replaceAll('"', '""')}"`
   // The payload names the schema ('catalog:<schema>'): an instance takes any payload not its own as a change.
   await sql`create function shop_catalog_changed() returns trigger language plpgsql security definer
