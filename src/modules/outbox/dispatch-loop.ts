@@ -81,6 +81,8 @@ export interface Outbox extends EventSink {
   /** Tests and the CLI: delivers until nothing is due and nothing is in flight; resolves with the attempts made. */
   drain(): Promise<number>
   readonly options: DispatcherOptions
+  /** The claims this dispatcher has made (queries for due rows), for tests: a write that queued nothing makes none. */
+  readonly claimsMade: number
   /** The thread that sends e-mails and webhook deliveries (the channels hand it their jobs). */
   readonly sender: SendThread
 }
@@ -103,6 +105,7 @@ export class OutboxDispatcher implements Outbox {
   private poll: NodeJS.Timeout | undefined
   private reportedClaimFailure = false
   attempts = 0
+  claimsMade = 0
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -125,6 +128,7 @@ export class OutboxDispatcher implements Outbox {
   async emit(trx: Transaction<Database>, event: ShopEvent): Promise<void> {
     const rows: OutboxInsert[] = []
     for (const listener of this.listeners) rows.push(...(await listener(trx, event)))
+    if (rows.length === 0) return
     await insertOutboxRows(trx, rows)
     // On SQLite the claim waits for the one connection, so it runs right after this transaction; on PostgreSQL
     // the request's onResponse hook (after the commit) wakes it again, and the poll is the safety net.
@@ -232,6 +236,7 @@ export class OutboxDispatcher implements Outbox {
         if (claims.length === 0) break
         const fullBefore = this.fullEndpoints().length
         let rows: repo.OutboxRow[]
+        this.claimsMade += 1
         try {
           rows = await repo.claimDue(this.db, this.dialect, { lanes: claims, now, leaseMs: this.options.leaseMs })
           if (this.reportedClaimFailure) {

@@ -4,6 +4,7 @@ import type { Config } from '../../config.js'
 import { type DispatcherOverrides, dispatcherOptions, type Outbox, OutboxDispatcher } from './dispatch-loop.js'
 import { emailNotifications } from './notifications.js'
 import { afterSaleNotifications } from '../returns/notifications.js'
+import { outboxWriteCount } from './outbox.js'
 import { createSendThread } from './send-thread.js'
 
 /** What the plugin is given: the service's configuration, and the dispatcher's options to change (tests). */
@@ -16,11 +17,15 @@ declare module 'fastify' {
   interface FastifyInstance {
     outbox: Outbox
   }
+  interface FastifyRequest {
+    /** outboxWriteCount() when a write request began. */
+    outboxWritesAtStart: number | undefined
+  }
 }
 
 /**
  * The dispatcher: delivers the outbox's due rows after commit, at least once, off the request path. Woken after
- * each write request (onResponse) and by emit, and polls as a safety net. Several instances on one
+ * each write request that queued rows (onResponse) and by emit, and polls as a safety net. Several instances on one
  * PostgreSQL share the work: each claims rows with FOR UPDATE SKIP LOCKED and holds them for a lease.
  */
 async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOptions): Promise<void> {
@@ -47,9 +52,15 @@ async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOpt
   })
   dispatcher.onEvent(emailNotifications(pluginOptions.config))
   dispatcher.onEvent(afterSaleNotifications(pluginOptions.config))
-  // A write request's transaction has committed by the time it answers: what it queued goes now.
+  // A write request's transaction has committed by the time it answers: what it queued goes now. A request that
+  // queued nothing (no outbox row was written in this process while it ran) wakes nothing: each claim is a query,
+  // and most admin writes (a price, a stock level) queue no e-mail or webhook.
+  app.decorateRequest('outboxWritesAtStart', undefined)
+  app.addHook('onRequest', async (request) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') request.outboxWritesAtStart = outboxWriteCount()
+  })
   app.addHook('onResponse', async (request) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD') dispatcher.wake()
+    if (request.outboxWritesAtStart !== undefined && request.outboxWritesAtStart !== outboxWriteCount()) dispatcher.wake()
   })
   app.addHook('onReady', async () => dispatcher.start())
   app.addHook('onClose', async () => {
