@@ -28,6 +28,7 @@ import * as variantFilters from './migrations/2026-12-05T0000-variant-filters.js
 import * as variantFiltersCovering from './migrations/2026-12-06T0000-variant-filters-covering.js'
 import * as variantFiltersKeyCovering from './migrations/2026-12-07T0000-variant-filters-key-covering.js'
 import * as catalogOutsideWrites from './migrations/2026-12-08T0000-catalog-outside-writes.js'
+import * as derivedTriggersSchema from './migrations/2026-12-09T0000-derived-triggers-schema.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -60,6 +61,7 @@ export const migrations: Record<string, Migration> = {
   '2026-12-06T0000-variant-filters-covering': variantFiltersCovering,
   '2026-12-07T0000-variant-filters-key-covering': variantFiltersKeyCovering,
   '2026-12-08T0000-catalog-outside-writes': catalogOutsideWrites,
+  '2026-12-09T0000-derived-triggers-schema': derivedTriggersSchema,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -110,7 +110,6 @@ describe.runIf(dialect === 'postgres')('the catalog written outside the service 
     await elsewhere.connect()
     await cli.connect()
     try {
-      // Categories: the products' own older triggers (counts, filters) still need the schema in the writer's path.
       await elsewhere.query(`update "${handle.schema}".categories set name = name`)
       expect(await heardUpTo('after the script')).toEqual([fromTrigger()])
       await cli.query('update products set name = name')
@@ -118,6 +117,58 @@ describe.runIf(dialect === 'postgres')('the catalog written outside the service 
     } finally {
       await elsewhere.end()
       await cli.end()
+    }
+  })
+
+  it('keeps the derived tables (counts, filters) for a writer whose search_path is not the schema (migration 2026-12-09T0000)', async () => {
+    const category = await app.inject({ method: 'POST', url: '/categories', headers: bearer(admin), payload: { name: 'Derivadas' } })
+    const categoryId = category.json<{ id: number }>().id
+    const created = await app.inject({
+      method: 'POST',
+      url: '/products',
+      headers: bearer(admin),
+      payload: {
+        name: 'Camiseta derivada',
+        categoryId,
+        options: [{ name: 'Talla', values: ['S', 'M'] }],
+        variants: [
+          { options: { Talla: 'S' }, price: 10, stock: 3 },
+          { options: { Talla: 'M' }, price: 12, stock: 3 },
+        ],
+      },
+    })
+    expect(created.statusCode).toBe(201)
+    const product = created.json<{ id: number; variants: Array<{ id: number }> }>()
+    const counted = async () =>
+      Number((await handle.db.selectFrom('product_counts').select('total').where('category_id', '=', categoryId).executeTakeFirst())?.total ?? 0)
+    const filters = () =>
+      handle.db
+        .selectFrom('variant_filters')
+        .select(['variant_id', 'status', 'price_cents'])
+        .where('product_id', '=', product.id)
+        .orderBy('variant_id')
+        .execute()
+    // A draft (created without images): not counted.
+    expect(await counted()).toBe(0)
+    // A role's default path: the shop's schema is not in it, every table is named in full.
+    const elsewhere = new pg.Client({ connectionString: testDatabaseUrl(), application_name: 'a-script', connectionTimeoutMillis: 10_000 })
+    await elsewhere.connect()
+    try {
+      expect((await elsewhere.query('show search_path')).rows[0].search_path).not.toContain(handle.schema)
+      const [first, second] = product.variants.map((v) => v.id)
+      await elsewhere.query(`update "${handle.schema}".products set status = 'active' where id = $1`, [product.id])
+      expect(await counted()).toBe(1)
+      await elsewhere.query(`update "${handle.schema}".product_variants set price_cents = 1999 where id = $1`, [first])
+      await elsewhere.query(`update "${handle.schema}".products set status = 'archived' where id = $1`, [product.id])
+      expect(await counted()).toBe(0)
+      expect(await filters()).toEqual([
+        { variant_id: first, status: 'archived', price_cents: 1999 },
+        { variant_id: second, status: 'archived', price_cents: 1200 },
+      ])
+      await elsewhere.query(`delete from "${handle.schema}".products where id = $1`, [product.id])
+      expect(await filters()).toEqual([])
+    } finally {
+      await elsewhere.end()
     }
   })
 
