@@ -172,6 +172,31 @@ describe.runIf(dialect === 'postgres')('the catalog written outside the service 
     }
   })
 
+  it('has every trigger function of the schema run as its owner, in the schema, and executable by no one else', async () => {
+    const { rows } = await outside.query<{ proname: string; prosecdef: boolean; proconfig: string[] | null; public: boolean }>(
+      `select p.proname, p.prosecdef, p.proconfig, has_function_privilege('public', p.oid, 'execute') as public
+       from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+       where n.nspname = $1 and p.prorettype = 'trigger'::regtype order by p.proname`,
+      [handle.schema],
+    )
+    expect(rows.map((row) => row.proname)).toEqual([
+      'product_counts_after_delete',
+      'product_counts_after_insert',
+      'product_counts_after_update',
+      'shop_catalog_changed',
+      'variant_filters_after_link',
+      'variant_filters_after_option',
+      'variant_filters_after_product',
+      'variant_filters_after_value',
+      'variant_filters_after_variant',
+    ])
+    for (const row of rows) {
+      expect(row).toMatchObject({ prosecdef: true, public: false })
+      // PostgreSQL quotes the name only when it needs quotes.
+      expect(row.proconfig?.map((setting) => setting.replaceAll('"', ''))).toEqual([`search_path=${handle.schema}, pg_temp`])
+    }
+  })
+
   it('sends no NOTIFY from inside the service’s own write: only its own, after the commit, with its instance', async () => {
     await heardUpTo('before the service write')
     const created = await app.inject({ method: 'POST', url: '/categories', headers: bearer(admin), payload: { name: 'From the service' } })

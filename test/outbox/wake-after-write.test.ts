@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { startWebhookReceiver } from '../fakes/webhook-receiver.js'
 import { useTestApp } from '../helpers/app.js'
 import { bearer } from '../helpers/factories.js'
 
 // When the dispatcher looks for due rows after a write request: only when the request queued some (each look is a
 // query). No poll in the way (an hour), so only the wakes after a request can deliver. On both databases.
-const t = useTestApp({}, { outbox: { pollMs: 3_600_000 } })
+const t = useTestApp({ WEBHOOKS_ALLOW_PRIVATE: 'true' }, { outbox: { pollMs: 3_600_000 } })
 
 /** Lets the wake after a response (setImmediate, then the claim's query) run. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 100))
@@ -39,6 +40,32 @@ describe('the dispatcher after a write request', () => {
       })
       .toEqual(['delivered'])
     expect(t.app.outbox.claimsMade).toBeGreaterThan(before)
+  })
+
+  it('sends a webhook delivery retried by an admin right after the answer (a row made due, not written)', async () => {
+    const receiver = await startWebhookReceiver()
+    try {
+      const hook = await t.app.inject({
+        method: 'POST',
+        url: '/webhooks',
+        headers: bearer(t.admin),
+        payload: { url: receiver.url, events: ['product.created'] },
+      })
+      expect(hook.statusCode).toBe(201)
+      const hookId = hook.json<{ id: number }>().id
+      const created = await t.app.inject({ method: 'POST', url: '/products', headers: bearer(t.admin), payload: { name: 'Vaso', price: 3 } })
+      expect(created.statusCode).toBe(201)
+      await expect.poll(() => receiver.received.length, { timeout: 5000 }).toBe(1)
+      await settle()
+      const [delivery] = await t.app.db.selectFrom('outbox').select(['id', 'status']).where('webhook_id', '=', hookId).execute()
+      expect(delivery?.status).toBe('delivered')
+      const retried = await t.app.inject({ method: 'POST', url: `/webhooks/${hookId}/deliveries/${delivery!.id}/retry`, headers: bearer(t.admin) })
+      expect(retried.statusCode).toBe(202)
+      await expect.poll(() => receiver.received.length, { timeout: 5000 }).toBe(2)
+    } finally {
+      await receiver.close()
+      await t.app.db.deleteFrom('webhooks').execute()
+    }
   })
 
   it('delivers the row of a request that ran beside one that queued nothing', async () => {

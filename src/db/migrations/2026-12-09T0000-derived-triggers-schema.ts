@@ -6,7 +6,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely'
 // another role's default) had its write refused ("relation product_counts does not exist"). Each function now runs
 // with the schema it was created in, and as its owner (SECURITY DEFINER): like an index, a derived table is kept by
 // the database whoever writes the source, with no grant of its own. The catalog's NOTIFY trigger
-// (2026-12-08T0000-catalog-outside-writes) was created so.
+// (2026-12-08T0000-catalog-outside-writes) was created so. None of them may be executed by PUBLIC any more.
 //
 // A later `create or replace function` of one of these drops both settings unless it states them again.
 
@@ -24,6 +24,9 @@ export const DERIVED_TRIGGER_FUNCTIONS = [
   'variant_filters_after_option',
 ] as const
 
+/** Those and the catalog's NOTIFY trigger (also SECURITY DEFINER, since 2026-12-08T0000). */
+const ALL_TRIGGER_FUNCTIONS = [...DERIVED_TRIGGER_FUNCTIONS, 'shop_catalog_changed'] as const
+
 export async function up(db: Kysely<any>): Promise<void> {
   if (!isPostgres(db)) return
   const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)
@@ -33,9 +36,14 @@ export async function up(db: Kysely<any>): Promise<void> {
   for (const fn of DERIVED_TRIGGER_FUNCTIONS) {
     await sql`alter function ${sql.raw(fn)}() security definer set search_path = ${sql.raw(quoted)}, pg_temp`.execute(db)
   }
+  // A function is executable by PUBLIC by default: a role with only USAGE on the schema could attach one of these to
+  // a table of its own and have it write the derived tables as their owner. A trigger's function is checked for
+  // EXECUTE when the trigger is created, not when it fires, so the shop's triggers keep firing for every writer.
+  for (const fn of ALL_TRIGGER_FUNCTIONS) await sql`revoke execute on function ${sql.raw(fn)}() from public`.execute(db)
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   if (!isPostgres(db)) return
+  for (const fn of ALL_TRIGGER_FUNCTIONS) await sql`grant execute on function ${sql.raw(fn)}() to public`.execute(db)
   for (const fn of DERIVED_TRIGGER_FUNCTIONS) await sql`alter function ${sql.raw(fn)}() security invoker reset search_path`.execute(db)
 }

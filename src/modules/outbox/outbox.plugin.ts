@@ -56,11 +56,13 @@ async function outboxPlugin(app: FastifyInstance, pluginOptions: OutboxPluginOpt
   // queued nothing (no outbox row was written in this process while it ran) wakes nothing: each claim is a query,
   // and most admin writes (a price, a stock level) queue no e-mail or webhook.
   app.decorateRequest('outboxWritesAtStart', undefined)
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') request.outboxWritesAtStart = outboxWriteCount()
+    done()
   })
-  app.addHook('onResponse', async (request) => {
+  app.addHook('onResponse', (request, _reply, done) => {
     if (request.outboxWritesAtStart !== undefined && request.outboxWritesAtStart !== outboxWriteCount()) dispatcher.wake()
+    done()
   })
   app.addHook('onReady', async () => dispatcher.start())
   app.addHook('onClose', async () => {

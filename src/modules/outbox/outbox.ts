@@ -60,19 +60,24 @@ export function emailRows(messages: readonly EmailMessage[], now = nowIso()): Ou
 }
 
 /**
- * How many times this process has written outbox rows: a hint for the dispatcher, which claims after a write request
- * only when the number moved while the request ran (a write that queued nothing claims nothing). Process-wide, so
- * several apps in one process (tests) may wake each other's dispatcher for nothing, never miss one.
+ * How many writes this process has begun that make outbox rows due (an insert, a retried delivery): a hint for the
+ * dispatcher, which claims after a write request only when the number moved while the request ran (a write that
+ * queued nothing claims nothing). Counted before the write, so a failed or rolled-back one counts too (a needless
+ * claim at worst). Process-wide: several apps in one process (tests) may wake each other's dispatcher for nothing,
+ * never miss one.
  */
 let outboxWrites = 0
 export const outboxWriteCount = (): number => outboxWrites
 
+/** Call before any write that makes outbox rows due other than insertOutboxRows (which counts itself). */
+export function countOutboxWrite(): void {
+  outboxWrites++
+}
+
 /** Writes outbox rows in one statement. */
 export async function insertOutboxRows(db: Db, rows: readonly OutboxInsert[]): Promise<void> {
   if (rows.length === 0) return
-  // Counted before the insert: a request that reads the count after it answered sees it moved whether the insert
-  // failed or not (a needless claim at worst).
-  outboxWrites++
+  countOutboxWrite()
   await db.insertInto('outbox').values(rows).execute()
 }
 

@@ -20,7 +20,7 @@ export interface WebhooksPluginOptions {
 export default async function webhooksPlugin(app: FastifyInstance, options: WebhooksPluginOptions): Promise<void> {
   const policy = { allowPrivate: options.config.webhooksAllowPrivate, ...(options.lookup ? { lookup: options.lookup } : {}) }
   const outbox = app.outbox
-  // A retried delivery goes at once: the outbox wakes after every write request.
+  // A retried delivery goes at once: the outbox wakes after a write request that made a row due (requeueDelivery counts it).
   await app.register(webhooksRoutes, { config: options.config, policy })
   const deliveryOptions: DeliveryOptions = {
     ...policy,

@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely'
 import type { Database, OutboxTable, WebhookRow, WebhooksTable } from '../../db/database.js'
+import { countOutboxWrite } from '../outbox/outbox.js'
 
 type Db = Kysely<Database> | Transaction<Database>
 export type DeliveryRow = Pick<
@@ -66,6 +67,8 @@ export async function findDelivery(db: Db, webhookId: number, deliveryId: string
 
 /** Makes a delivery due now as pending, keeping its id, body and attempt count. */
 export async function requeueDelivery(db: Db, webhookId: number, deliveryId: string, now: string): Promise<DeliveryRow | undefined> {
+  // A row made due: the request's answer wakes the dispatcher (outbox.plugin.ts).
+  countOutboxWrite()
   return db
     .updateTable('outbox')
     .set({ status: 'pending', next_attempt_at: now, delivered_at: null })
