@@ -169,7 +169,9 @@ describe.runIf(dialect === 'sqlite')('the server process', () => {
   const run = promisify(execFile)
   const tsx = ['--import', 'tsx']
 
-  it('the CLI migrates and creates an admin for operators (slow: four CLI processes under tsx)', async () => {
+  // Each CLI process loads the sources through tsx: 20 s for the four on a quiet 2-core VM, past 30 s on a slower one
+  // running the other test projects beside it.
+  it('the CLI migrates and creates an admin for operators (slow: four CLI processes under tsx)', { timeout: 90_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shop-cli-'))
     const env = { ...process.env, DATA_DIR: dir, NODE_ENV: 'development' }
     // Refused before it opens the database: it runs beside the others.
