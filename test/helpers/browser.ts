@@ -103,7 +103,9 @@ export const PHONE = { width: 390, height: 844 }
 /** A fresh context (no session) and its page; `baseURL` is the shop. */
 export async function openPage(browser: Browser, shop: Shop, viewport = DESKTOP): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ baseURL: shop.url, viewport, locale: 'en-US', timezoneId: 'UTC' })
-  context.setDefaultTimeout(10_000)
+  // 20 s: on a slower 2-core VM, with the other test projects running beside the browser's, an element of a page
+  // once took past 10 s to appear (catalog-editor's subcategory test, 1 run in 2 there; never alone).
+  context.setDefaultTimeout(20_000)
   const page = await context.newPage()
   return { context, page }
 }
