@@ -190,7 +190,7 @@ describe.runIf(dialect === 'sqlite')('the server process', () => {
     expect(await incomplete).toMatchObject({ code: 2 })
   })
 
-  it('starts on a fresh data folder, serves /health, and exits cleanly on SIGTERM', async () => {
+  it('starts on a fresh data folder, serves /health, and exits cleanly on SIGTERM', { timeout: 60_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shop-server-'))
     const port = await freePort()
     const child = spawn(process.execPath, [...tsx, 'src/server.ts'], {
@@ -201,7 +201,8 @@ describe.runIf(dialect === 'sqlite')('the server process', () => {
     child.stdout.on('data', (chunk) => (output += chunk))
     child.stderr.on('data', (chunk) => (output += chunk))
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-    const health = await vi.waitFor(() => fetch(`http://127.0.0.1:${port}/health`), { timeout: 10_000, interval: 50 })
+    // 30 s: the server loads its sources through tsx, past 10 s on a slow 2-core VM running the other projects.
+    const health = await vi.waitFor(() => fetch(`http://127.0.0.1:${port}/health`), { timeout: 30_000, interval: 50 })
     expect(health.status).toBe(200)
     expect(await health.json()).toEqual({ status: 'ok' })
     child.kill('SIGTERM')
