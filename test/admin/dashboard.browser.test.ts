@@ -321,6 +321,8 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
     const { context, page } = await openPage(browser, shop)
     await signIn(page)
     await page.getByRole('menuitem', { name: 'Products' }).waitFor()
+    // The first page's own calls done before the counting starts (on a slow VM one was still on its way: a third call).
+    await page.waitForLoadState('networkidle')
     let statsCalls = 0
     await page.route(
       (url) => url.pathname.startsWith('/admin/api/'),
