@@ -6,6 +6,7 @@ import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresDi
 import pg from 'pg'
 import { alwaysAvailable, DatabaseStatus, DatabaseUnavailableError, guardPool } from './availability.js'
 import type { Database } from './database.js'
+import { MIGRATION_LOCK_POLL_MS, MIGRATION_LOCK_WAIT_MS, MigrationLockDialect, MigrationLockTimeoutError } from './migration-lock.js'
 import { openSqlite } from './sqlite-connection.js'
 import { readerKysely, SqliteReaderPool } from './sqlite-readers.js'
 
@@ -80,6 +81,11 @@ export interface ConnectOptions {
    * of the CLI's writes (the seed, copy-images, a reconciliation that cancels an order).
    */
   readonly nameSuffix?: string
+  /**
+   * PostgreSQL only: how long a migration waits for another process's to end (another instance starting, `npm run
+   * migrate`) before it fails (default 5 minutes; src/db/migration-lock.ts).
+   */
+  readonly migrationLockWaitMs?: number
 }
 
 /** PostgreSQL: the connections of `reads` (a facet request runs five or six queries at once). */
@@ -174,7 +180,12 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     await Promise.all([end(), readPool.ended ? undefined : readPool.end()])
   }
   return {
-    db: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(pool, status, { named: options.preparedStatements ?? true }) }) }),
+    db: new Kysely<Database>({
+      dialect: new MigrationLockDialect(
+        { pool: guardPool(pool, status, { named: options.preparedStatements ?? true }) },
+        { waitMs: options.migrationLockWaitMs ?? MIGRATION_LOCK_WAIT_MS, pollMs: MIGRATION_LOCK_POLL_MS },
+      ),
+    }),
     // Ended with `db` (its pool's end ends this one): destroying `reads` itself is not needed.
     reads: new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardPool(readPool, status, { named: options.preparedStatements ?? true }) }) }),
     readPool,
@@ -295,6 +306,9 @@ function refusalCode(error: unknown): string | undefined {
 /** The one line to print when start-up failed for want of a database; undefined for any other failure. */
 export function startupFailureLine(error: unknown, url: string): string | undefined {
   if (error instanceof DatabaseStartupError) return error.message
+  if (error instanceof MigrationLockTimeoutError) {
+    return `Cannot start: the database at ${describeDatabaseUrl(url)} is being migrated by another process, which held the migration lock for ${Math.round(error.waitMs / 1000)} s; giving up (start again once that migration has ended).`
+  }
   if (error instanceof DatabaseUnavailableError) return new DatabaseStartupError(url, error.cause ?? error).message
   return undefined
 }

@@ -120,7 +120,10 @@ describe.skipIf(!hasChromium)('the Tax rates and Tax classes pages', () => {
   it('creates rates, shows a duplicate’s 409 beside the region, filters by country and class, edits and deletes one', async () => {
     await page.getByRole('menuitem', { name: 'Tax rates' }).click()
     await page.waitForURL(/#\/tax-rates$/)
+    // The rates list itself (its Country filter), not the classes list on its way out with a Create link of its own.
+    await page.getByRole('combobox', { name: 'Country' }).waitFor()
     await page.getByRole('link', { name: 'Create' }).click()
+    await page.waitForURL(/#\/tax-rates\/create$/)
     // standard is the class a new rate starts with.
     await fillRate(page, { country: 'Spa', countryOption: 'Spain (ES)', rate: '21' })
     await page.getByRole('button', { name: 'Save' }).click()
