@@ -326,5 +326,5 @@ describe.skipIf(!hasChromium)('the catalog editor pages', () => {
     }
     expect(problems).toEqual([])
     // Six pages checked twice, each waited on: past 60 s on a slow 2-core VM with the other projects beside it.
-  }, 120_000)
+  }, 240_000)
 })

@@ -509,5 +509,5 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
     for (const id of shipping)
       expect((await shop.app.inject({ method: 'DELETE', url: `/shipping-methods/${id}`, headers: bearer(owner) })).statusCode).toBe(200)
     expect(problems).toEqual([])
-  }, 120_000)
+  }, 240_000)
 })
