@@ -52,7 +52,7 @@ export function imageRowToImage(row: Pick<ProductImageRow, 'id' | 'url' | 'alt' 
   return { id: row.id, url: row.url, alt: row.alt, position: row.position }
 }
 
-interface OptionValueRow {
+export interface OptionValueRow {
   optionId: number
   optionName: string
   optionPosition: number
@@ -75,10 +75,17 @@ const optionValuesStatement = prepared((db, v: { productId: number }) =>
     .orderBy('v.position')
     .orderBy('v.id'),
 )
-/** A product's variant rows, by position (the variant writes read them too). */
-export const variantsStatement = prepared((db, v: { productId: number }) =>
+const variantsStatement = prepared((db, v: { productId: number }) =>
   db.selectFrom('product_variants').selectAll().where('product_id', '=', v.productId).orderBy('position').orderBy('id'),
 )
+let variantListReads = 0
+/** A product's variant rows, by position (the product's reads, and the variant writes that change more than one). */
+export async function loadVariantRows(db: Db, productId: number): Promise<VariantRow[]> {
+  variantListReads += 1
+  return (await variantsStatement(db, { productId })).rows
+}
+/** How many times this process has read a product's variants all together, for tests: a variant's new price reads none. */
+export const variantListReadCount = (): number => variantListReads
 /** Each variant of a product with one of its option value ids, a row a link. */
 export const variantValueLinksStatement = prepared((db, v: { productId: number }) =>
   db
@@ -87,6 +94,21 @@ export const variantValueLinksStatement = prepared((db, v: { productId: number }
     .select(['l.variant_id as variantId', 'l.option_value_id as valueId'])
     .where('pv.product_id', '=', v.productId),
 )
+
+/** One variant's option values, with their options' names and places (a write to that variant's own fields). */
+const oneVariantValuesStatement = prepared((db, v: { variantId: number }) =>
+  db
+    .selectFrom('variant_option_values as l')
+    .innerJoin('product_option_values as v', 'v.id', 'l.option_value_id')
+    .innerJoin('product_options as o', 'o.id', 'v.option_id')
+    .select(['o.id as optionId', 'o.name as optionName', 'o.position as optionPosition', 'v.id as valueId', 'v.value as value', 'v.position as valuePosition'])
+    .where('l.variant_id', '=', v.variantId),
+)
+
+/** A variant's option values, as variantRowToVariant takes them. */
+export async function loadVariantValues(db: Db, variantId: number): Promise<OptionValueRow[]> {
+  return (await oneVariantValuesStatement(db, { variantId })).rows
+}
 
 /**
  * A product's images, options and variants, read in four queries, each compiled once (`prepared`: on PostgreSQL a
@@ -99,7 +121,7 @@ export async function loadProductParts(
   const [images, values, variants, links] = await Promise.all([
     imagesStatement(db, { productId }).then((result) => result.rows),
     optionValuesStatement(db, { productId }).then((result) => result.rows),
-    variantsStatement(db, { productId }).then((result) => result.rows),
+    loadVariantRows(db, productId),
     variantValueLinksStatement(db, { productId }).then((result) => result.rows),
   ])
   const options: ProductOptionView[] = []

@@ -631,7 +631,8 @@ async function applyFile(
       let pending: Array<(trx: Trx) => Promise<void>> = []
       const events: EventSink = {
         emit: async (_trx, event) => void pending.push((t) => ctx.events.emit(t, event)),
-        stockChanged: async (_trx, product, before) => void pending.push((t) => ctx.events.stockChanged(t, product, before)),
+        emitLoaded: async (_trx, type, load) => void pending.push((t) => ctx.events.emitLoaded(t, type, load)),
+        stockChanged: async (_trx, product, before, load) => void pending.push((t) => ctx.events.stockChanged(t, product, before, load)),
       }
       const buffered = { ...ctx, events }
       // Before the first savepoint: a product rolled back to its savepoint stays locked until the import ends.

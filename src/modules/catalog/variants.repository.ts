@@ -3,7 +3,7 @@ import type { Dialect } from '../../db/connect.js'
 import { isPostgres } from '../../db/dialect.js'
 import { prepared } from '../../db/prepared.js'
 import type { Database, ProductOptionsTable, ProductOptionValuesTable, ProductRow, ProductVariantsTable, VariantRow } from '../../db/database.js'
-import { PRODUCT_COLUMNS, variantsStatement, variantValueLinksStatement } from './product-view.js'
+import { loadVariantRows, PRODUCT_COLUMNS, variantValueLinksStatement } from './product-view.js'
 
 type Db = Kysely<Database>
 
@@ -113,26 +113,18 @@ const refreshAggregatesAtStatement = prepared((db, v: { productId: number; updat
 type Trx = Transaction<Database>
 
 /**
- * Locks a product for a write to its options or variants, in the inventory's order: its variants (by id; only
- * `onlyVariantId` for a write to that variant's own fields), then the product (PostgreSQL; SQLite runs one write at a
- * time). Every such write takes the product's lock, so two of them on
+ * Locks a product for a write to its options or variants, in the inventory's order: its variants (by id), then the
+ * product (PostgreSQL; SQLite runs one write at a time). Every such write takes the product's lock, so two of them on
  * one product run one after the other and each sees the other's rows. The product, or undefined when it is gone.
+ * A write to one variant's own fields locks that variant alone (lockVariantAndProduct).
  */
-export async function lockProduct(trx: Trx, dialect: Dialect, productId: number, onlyVariantId?: number): Promise<ProductRow | undefined> {
-  if (dialect === 'postgres') {
-    // A write to one variant's own fields locks that variant alone, as a checkout does (locking a row writes it on
-    // PostgreSQL: a hundred variants are a hundred writes); the product's lock still orders the writers.
-    if (onlyVariantId === undefined) await lockVariantsStatement(trx, { productId })
-    else await lockVariantStatement(trx, { productId, variantId: onlyVariantId })
-  }
+export async function lockProduct(trx: Trx, dialect: Dialect, productId: number): Promise<ProductRow | undefined> {
+  if (dialect === 'postgres') await lockVariantsStatement(trx, { productId })
   return (await lockProductStatement(trx, { productId })).rows[0]
 }
 
 const lockVariantsStatement = prepared((db, v: { productId: number }) =>
   db.selectFrom('product_variants').select('id').where('product_id', '=', v.productId).orderBy('id').forUpdate(),
-)
-const lockVariantStatement = prepared((db, v: { productId: number; variantId: number }) =>
-  db.selectFrom('product_variants').select('id').where('product_id', '=', v.productId).where('id', '=', v.variantId).forUpdate(),
 )
 // FOR UPDATE on PostgreSQL only (SQLite runs one write at a time, and has no such clause): one form per dialect.
 const lockProductStatement = prepared((db, v: { productId: number }) =>
@@ -140,6 +132,27 @@ const lockProductStatement = prepared((db, v: { productId: number }) =>
     .selectFrom('products')
     .select(PRODUCT_COLUMNS)
     .where('id', '=', v.productId)
+    .$if(isPostgres(db), (qb) => qb.forUpdate()),
+)
+
+/**
+ * A write to one variant's own fields: that variant's row, locked alone (PostgreSQL; as a checkout locks it: locking
+ * a row writes it there, and a hundred variants are a hundred writes), then its product's, whose lock still orders
+ * the writers of the product. Undefined when either is gone.
+ */
+export async function lockVariantAndProduct(trx: Trx, variantId: number): Promise<{ variant: VariantRow; product: ProductRow } | undefined> {
+  const variant = (await variantRowStatement(trx, { variantId })).rows[0]
+  if (!variant) return undefined
+  // A variant never moves to another product: its row names the product to lock.
+  const product = (await lockProductStatement(trx, { productId: variant.product_id })).rows[0]
+  return product ? { variant, product } : undefined
+}
+
+const variantRowStatement = prepared((db, v: { variantId: number }) =>
+  db
+    .selectFrom('product_variants')
+    .selectAll()
+    .where('id', '=', v.variantId)
     .$if(isPostgres(db), (qb) => qb.forUpdate()),
 )
 
@@ -171,7 +184,7 @@ const optionValueRowsStatement = prepared((db, v: { productId: number }) =>
 
 /** A product's variants (by position) and, for each, its option value ids. */
 export async function findVariantRows(db: Db, productId: number): Promise<{ variants: VariantRow[]; links: Map<number, number[]> }> {
-  const variants = (await variantsStatement(db, { productId })).rows
+  const variants = await loadVariantRows(db, productId)
   const rows = (await variantValueLinksStatement(db, { productId })).rows
   const links = new Map<number, number[]>()
   for (const row of rows) links.set(row.variantId, [...(links.get(row.variantId) ?? []), row.valueId])

@@ -6,7 +6,7 @@ import { AppError, messages } from '../../shared/errors.js'
 import type { EventSink } from '../../shared/event-sink.js'
 import { nowIso } from '../../shared/time.js'
 import { ValidationError } from '../../shared/validation.js'
-import { loadImages, productFromRows, toProduct } from './product-view.js'
+import { loadImages, loadVariantValues, productFromRows, toProduct, variantRowToVariant } from './product-view.js'
 import type { Product, VariantView } from './products.schemas.js'
 import { type AuditEntry, type AuditSource, recordAudit } from '../staff/audit-log.js'
 import { assertTaxClassExists } from '../taxes/taxes.service.js'
@@ -99,13 +99,11 @@ async function writeProduct<T>(
     notFound?: AppError
     /** The change keeps `state` true (its rows as written): the product is built from it, not read again. */
     keepsState?: boolean
-    /** The change writes only this variant's own fields: its row alone is locked, with the product. */
-    onlyVariantId?: number | undefined
   } = {},
 ): Promise<{ product: Product; result: T }> {
-  const { notFound = new AppError(404, 'productNotFound'), keepsState = false, onlyVariantId } = options
+  const { notFound = new AppError(404, 'productNotFound'), keepsState = false } = options
   return ctx.db.transaction().execute(async (trx) => {
-    const locked = await repo.lockProduct(trx, ctx.dialect, productId, onlyVariantId)
+    const locked = await repo.lockProduct(trx, ctx.dialect, productId)
     if (!locked) throw notFound
     const now = nowIso()
     const state = await loadState(trx, locked.id)
@@ -474,11 +472,59 @@ function findVariant(state: ProductState, variantId: number): VariantRow {
   return variant
 }
 
+/** The fields of a variant's own row a PATCH may change, besides its options and place. */
+function ownFields(input: VariantInput): Partial<VariantRow> {
+  return {
+    ...(input.priceCents !== undefined ? { price_cents: input.priceCents } : {}),
+    ...(input.compareAtCents !== undefined ? { compare_at_cents: input.compareAtCents } : {}),
+    ...(input.stock !== undefined ? { stock: input.stock } : {}),
+    ...(input.sku !== undefined ? { sku: input.sku, sku_key: input.sku === null ? null : keyOf(input.sku) } : {}),
+    ...(input.imageId !== undefined ? { image_id: input.imageId } : {}),
+    ...(input.taxClass !== undefined ? { tax_class: input.taxClass } : {}),
+  }
+}
+
+/**
+ * PATCH /variants/:id of the variant's own fields (price, compare-at price, stock, SKU, image, tax class): the write
+ * reads that variant's row and option values, not the product's hundred variants. The product whole is read only for
+ * an event a listener takes (`product.updated` to a subscribed webhook, `stock.low` when the rule fires), once.
+ */
+async function updateVariantFields(ctx: VariantsContext, variantId: number, input: VariantInput): Promise<VariantView> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const locked = await repo.lockVariantAndProduct(trx, variantId)
+    if (!locked) throw new AppError(404, 'variantNotFound')
+    const productId = locked.product.id
+    const now = nowIso()
+    const values = await loadVariantValues(trx, variantId)
+    await assertImageOfProduct(trx, productId, input.imageId)
+    if (input.taxClass) await assertTaxClassExists(trx, input.taxClass)
+    await assertSkuFree(trx, input.sku, variantId)
+    const updated = await repo.updateVariant(trx, variantId, { ...ownFields(input), updated_at: now })
+    const row = await repo.refreshProductAggregates(trx, productId, now)
+    if (!updated || !row) throw new AppError(404, 'variantNotFound')
+    let whole: Promise<Product> | undefined
+    const product = () => (whole ??= toProduct(trx, row))
+    await ctx.events.emitLoaded(trx, 'product.updated', product)
+    await ctx.events.stockChanged(trx, row, locked.product.stock, product)
+    const after = variantRowToVariant(updated, values)
+    await recordAudit(trx, {
+      by: ctx.audit,
+      action: 'variant.update',
+      entityType: 'variant',
+      entityId: variantId,
+      before: variantRowToVariant(locked.variant, values),
+      after,
+    })
+    return after
+  })
+}
+
 /** PATCH /variants/:id: any field, options included (a new value joins its option); answers the variant alone. */
 export async function updateVariant(ctx: VariantsContext, variantId: number, body: unknown): Promise<VariantView> {
   const input = parseVariantInput(body, false)
-  const productId = await productOfVariant(ctx, variantId)
   try {
+    if (input.options === undefined && input.position === undefined) return await updateVariantFields(ctx, variantId, input)
+    const productId = await productOfVariant(ctx, variantId)
     const { product } = await writeProduct(
       ctx,
       productId,
@@ -512,12 +558,7 @@ export async function updateVariant(ctx: VariantsContext, variantId: number, bod
         }
         const updated = await repo.updateVariant(trx, variant.id, {
           ...(valueChange ?? {}),
-          ...(input.priceCents !== undefined ? { price_cents: input.priceCents } : {}),
-          ...(input.compareAtCents !== undefined ? { compare_at_cents: input.compareAtCents } : {}),
-          ...(input.stock !== undefined ? { stock: input.stock } : {}),
-          ...(input.sku !== undefined ? { sku: input.sku, sku_key: input.sku === null ? null : keyOf(input.sku) } : {}),
-          ...(input.imageId !== undefined ? { image_id: input.imageId } : {}),
-          ...(input.taxClass !== undefined ? { tax_class: input.taxClass } : {}),
+          ...ownFields(input),
           ...(position !== undefined ? { position } : {}),
           updated_at: now,
         })
@@ -530,12 +571,8 @@ export async function updateVariant(ctx: VariantsContext, variantId: number, bod
         before: byId(before, [variantId])[0],
         after: byId(after, [variantId])[0],
       }),
-      {
-        notFound: new AppError(404, 'variantNotFound'),
-        keepsState: true,
-        // New values or a new place touch other rows (the unique key, the positions): those lock every variant.
-        onlyVariantId: input.options === undefined && input.position === undefined ? variantId : undefined,
-      },
+      // New values or a new place touch other rows (the unique key, the positions): those lock every variant.
+      { notFound: new AppError(404, 'variantNotFound'), keepsState: true },
     )
     return byId(product, [variantId])[0]!
   } catch (error) {

@@ -4,7 +4,7 @@ import type { Dialect } from '../../db/connect.js'
 import type { Database } from '../../db/database.js'
 import type { EventSink } from '../../shared/event-sink.js'
 import type { Channel, Deliver, DeliveryOutcome, OutboxMessage } from './channels.js'
-import type { EventListener, ShopEvent } from './events.js'
+import type { EventListener, ShopEvent, ShopEventType } from './events.js'
 import { insertOutboxRows, type OutboxInsert } from './outbox.js'
 import * as repo from './outbox.repository.js'
 import { defaultRetrySchedule, nextAttemptAt, type RetrySchedule } from './retry.js'
@@ -128,6 +128,21 @@ export class OutboxDispatcher implements Outbox {
   async emit(trx: Transaction<Database>, event: ShopEvent): Promise<void> {
     const rows: OutboxInsert[] = []
     for (const listener of this.listeners) rows.push(...(await listener(trx, event)))
+    await this.queue(trx, rows)
+  }
+
+  async emitLoaded(trx: Transaction<Database>, type: ShopEventType, load: () => Promise<unknown>): Promise<void> {
+    const rows: OutboxInsert[] = []
+    let event: ShopEvent | undefined
+    for (const listener of this.listeners) {
+      if (listener.takes && !(await listener.takes(trx, type))) continue
+      event ??= { type, data: await load() }
+      rows.push(...(await listener(trx, event)))
+    }
+    await this.queue(trx, rows)
+  }
+
+  private async queue(trx: Transaction<Database>, rows: readonly OutboxInsert[]): Promise<void> {
     if (rows.length === 0) return
     await insertOutboxRows(trx, rows)
     // On SQLite the claim waits for the one connection, so it runs right after this transaction; on PostgreSQL
@@ -139,8 +154,10 @@ export class OutboxDispatcher implements Outbox {
    * stock.low, by its rule: emitted when a change took a product's stock from above LOW_STOCK_THRESHOLD to at or
    * below it (so once per fall; again only after it went back above). `product` is the product as the API shows it.
    */
-  async stockChanged(trx: Transaction<Database>, product: { stock: number }, stockBefore: number): Promise<void> {
-    if (stockBefore > this.lowStockThreshold && product.stock <= this.lowStockThreshold) await this.emit(trx, { type: 'stock.low', data: product })
+  async stockChanged(trx: Transaction<Database>, product: { stock: number }, stockBefore: number, load?: () => Promise<unknown>): Promise<void> {
+    if (stockBefore > this.lowStockThreshold && product.stock <= this.lowStockThreshold) {
+      await this.emit(trx, { type: 'stock.low', data: load ? await load() : product })
+    }
   }
 
   onEvent(listener: EventListener): void {

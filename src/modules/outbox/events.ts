@@ -40,4 +40,10 @@ export interface ShopEvent {
  * deliveries). The rows of every listener are written together, in one statement of that transaction, so that
  * they commit or roll back with the change.
  */
-export type EventListener = (trx: Transaction<Database>, event: ShopEvent) => Promise<readonly OutboxInsert[]>
+export type EventListener = ((trx: Transaction<Database>, event: ShopEvent) => Promise<readonly OutboxInsert[]>) & {
+  /**
+   * Whether the listener writes anything for an event of this type (a webhook subscribed to it, an e-mail it calls
+   * for), asked before the data of an event emitted with `emitLoaded` is read. Without it the data is always read.
+   */
+  takes?: (trx: Transaction<Database>, type: ShopEventType) => boolean | Promise<boolean>
+}

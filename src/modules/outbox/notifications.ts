@@ -22,7 +22,7 @@ export function emailNotifications(config: Config): EventListener {
   const admins = config.mail.adminNotify
   const tokens = createOrderTokens(config.jwtSecret, config.guests.orderLinkTtlMs)
   const shopUrl = config.sessions.shopUrl
-  return async (trx, event) => {
+  const listener: EventListener = async (trx, event) => {
     const messages: EmailMessage[] = []
     if (event.type === 'stock.low') {
       for (const to of admins) messages.push({ template: 'admin-low-stock', to, data: { product: event.data, threshold: config.lowStockThreshold } })
@@ -61,4 +61,6 @@ export function emailNotifications(config: Config): EventListener {
     else if (event.type === 'order.refunded') toCustomer('order-refunded', { refund: (event.data as { refund: unknown }).refund })
     return emailRows(messages)
   }
+  listener.takes = (_trx, type) => type === 'stock.low' || type.startsWith('order.')
+  return listener
 }

@@ -52,7 +52,7 @@ export function afterSaleNotifications(config: Config): EventListener {
   const tokens = createOrderTokens(config.jwtSecret, config.guests.orderLinkTtlMs)
   const shopUrl = config.sessions.shopUrl
   const localTime = new Intl.DateTimeFormat('es-ES', { timeZone: config.shopTimezone, dateStyle: 'long', timeStyle: 'long' })
-  return async (trx, event) => {
+  const listener: EventListener = async (trx, event) => {
     const messages: EmailMessage[] = []
     if (event.type === 'withdrawal.received') {
       const { order, withdrawal } = event.data as { order: OrderData; withdrawal: WithdrawalData }
@@ -100,4 +100,6 @@ export function afterSaleNotifications(config: Config): EventListener {
     }
     return emailRows(messages)
   }
+  listener.takes = (_trx, type) => type === 'withdrawal.received' || customerTemplates[type] !== undefined
+  return listener
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import type { EventListener } from '../outbox/dispatcher.js'
 import type { Config } from '../../config.js'
 import type { AddressLookup } from './webhook-address.js'
 import type { sendWebhook } from './webhook-delivery.js'
@@ -48,5 +49,7 @@ export default async function webhooksPlugin(app: FastifyInstance, options: Webh
   })
   // Each event's deliveries, in its transaction: one row per subscribed webhook, written with the e-mails' rows.
   const subscriptions = subscriptionsCache(app.changeFeed)
-  outbox.onEvent(async (trx, event) => deliveryRows((await subscriptions(trx)).get(event.type) ?? [], event))
+  const listener: EventListener = async (trx, event) => deliveryRows((await subscriptions(trx)).get(event.type) ?? [], event)
+  listener.takes = async (trx, type) => ((await subscriptions(trx)).get(type)?.length ?? 0) > 0
+  outbox.onEvent(listener)
 }
