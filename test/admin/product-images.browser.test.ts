@@ -185,5 +185,5 @@ describe.skipIf(!hasChromium)('the product images editor', () => {
       await context?.close()
     }
     expect(problems).toEqual([])
-  }, 120_000)
+  }, 240_000)
 })

@@ -71,7 +71,9 @@ describe('PATCH /variants/:id of its own fields', () => {
     const entry = await t.app.db
       .selectFrom('audit_log')
       .select(['action', 'entity_id', 'before', 'after'])
+      .where('entity_type', '=', 'variant')
       .where('entity_id', '=', String(variant.id))
+      .where('action', '=', 'variant.update')
       .executeTakeFirstOrThrow()
     expect({ ...entry, before: JSON.parse(entry.before!), after: JSON.parse(entry.after!) }).toEqual({
       action: 'variant.update',

@@ -631,8 +631,15 @@ async function applyFile(
       let pending: Array<(trx: Trx) => Promise<void>> = []
       const events: EventSink = {
         emit: async (_trx, event) => void pending.push((t) => ctx.events.emit(t, event)),
-        emitLoaded: async (_trx, type, load) => void pending.push((t) => ctx.events.emitLoaded(t, type, load)),
-        stockChanged: async (_trx, product, before, load) => void pending.push((t) => ctx.events.stockChanged(t, product, before, load)),
+        // Data to be loaded is read now, as of this product's change, not when the import ends.
+        emitLoaded: async (_trx, type, load) => {
+          const data = await load()
+          pending.push((t) => ctx.events.emit(t, { type, data }))
+        },
+        stockChanged: async (_trx, product, before, load) => {
+          const data = load ? await load() : undefined
+          pending.push((t) => ctx.events.stockChanged(t, product, before, load ? async () => data : undefined))
+        },
       }
       const buffered = { ...ctx, events }
       // Before the first savepoint: a product rolled back to its savepoint stays locked until the import ends.
