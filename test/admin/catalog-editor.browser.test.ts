@@ -2,7 +2,7 @@ import type { Locator, Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { makeProduct } from '../helpers/catalog.js'
-import { DESKTOP, hasChromium, openPage, PHONE, screenshot, seriousViolations, signIn, useShopAndBrowser } from '../helpers/browser.js'
+import { DESKTOP, hasChromium, openPage, PHONE, screenshot, scrollIntoView, seriousViolations, signIn, useShopAndBrowser } from '../helpers/browser.js'
 
 interface Variant {
   id: number
@@ -306,7 +306,7 @@ describe.skipIf(!hasChromium)('the catalog editor pages', () => {
       for (const [name, hash] of pages) {
         await viewed.goto(`/admin/#${hash}`)
         await viewed.locator('main, [role=main]').first().waitFor()
-        if (name === 'product-variants') await viewed.getByRole('heading', { name: /Variants \(5\)/ }).scrollIntoViewIfNeeded()
+        if (name === 'product-variants') await scrollIntoView(viewed.getByRole('heading', { name: /Variants \(5\)/ }))
         if (name === 'category-tree') await viewed.getByRole('navigation', { name: 'Category tree' }).waitFor()
         await settled(viewed)
         problems.push(...(await seriousViolations(viewed)).map((violation) => `${name} @${viewport.width}: ${violation}`))

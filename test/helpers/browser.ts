@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AxeBuilder } from '@axe-core/playwright'
 import type { FastifyInstance } from 'fastify'
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core'
 import { buildApp } from '../../src/app.js'
 import type { Config } from '../../src/config.js'
 import { catalogCacheOn, openTestDatabase, testConfig } from './app.js'
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, beforeAll, expect } from 'vitest'
 
 /**
  * The dashboard's browser tests: a real service on a real port serving the built dashboard at /admin (plugins/admin-ui.ts), and a headless
@@ -124,6 +124,19 @@ export async function signIn(page: Page, email = ADMIN.email, password = ADMIN.p
  * Waits until no animation or transition is running on the page (a notice fading in or out): axe reads colours as
  * drawn, and a half-transparent notice reads as text of too low a contrast.
  */
+/**
+ * Scrolls `target` into view, again if a re-render replaced its element meanwhile (Playwright answers "Element is not
+ * attached to the DOM" then; a CI run met it on a product page still loading).
+ */
+export async function scrollIntoView(target: Locator): Promise<void> {
+  const scrolled = () =>
+    target.scrollIntoViewIfNeeded({ timeout: 5_000 }).then(
+      () => true,
+      () => false,
+    )
+  await expect.poll(scrolled, { timeout: 30_000 }).toBe(true)
+}
+
 export async function animationsDone(page: Page): Promise<void> {
   await page.waitForFunction(() => document.getAnimations().every((animation) => animation.playState !== 'running'), undefined, { timeout: 10_000 })
 }
