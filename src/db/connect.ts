@@ -6,7 +6,7 @@ import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresDi
 import pg from 'pg'
 import { alwaysAvailable, DatabaseStatus, DatabaseUnavailableError, guardPool } from './availability.js'
 import type { Database } from './database.js'
-import { MIGRATION_LOCK_POLL_MS, MIGRATION_LOCK_WAIT_MS, MigrationLockDialect, MigrationLockTimeoutError } from './migration-lock.js'
+import { MIGRATION_LOCK_WAIT_MS, MigrationLockDialect, MigrationLockTimeoutError } from './migration-lock.js'
 import { openSqlite } from './sqlite-connection.js'
 import { readerKysely, SqliteReaderPool } from './sqlite-readers.js'
 
@@ -183,7 +183,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
     db: new Kysely<Database>({
       dialect: new MigrationLockDialect(
         { pool: guardPool(pool, status, { named: options.preparedStatements ?? true }) },
-        { waitMs: options.migrationLockWaitMs ?? MIGRATION_LOCK_WAIT_MS, pollMs: MIGRATION_LOCK_POLL_MS },
+        options.migrationLockWaitMs ?? MIGRATION_LOCK_WAIT_MS,
       ),
     }),
     // Ended with `db` (its pool's end ends this one): destroying `reads` itself is not needed.
