@@ -121,10 +121,6 @@ export async function signIn(page: Page, email = ADMIN.email, password = ADMIN.p
 
 /** axe-core on the page as it stands (WCAG 2.0/2.1 A and AA): the serious and critical violations, described. */
 /**
- * Waits until no animation or transition is running on the page (a notice fading in or out): axe reads colours as
- * drawn, and a half-transparent notice reads as text of too low a contrast.
- */
-/**
  * Scrolls `target` into view, again if a re-render replaced its element meanwhile (Playwright answers "Element is not
  * attached to the DOM" then; a CI run met it on a product page still loading).
  */
@@ -137,6 +133,10 @@ export async function scrollIntoView(target: Locator): Promise<void> {
   await expect.poll(scrolled, { timeout: 30_000 }).toBe(true)
 }
 
+/**
+ * Waits until no animation or transition is running on the page (a notice fading in or out): axe reads colours as
+ * drawn, and a half-transparent notice reads as text of too low a contrast.
+ */
 export async function animationsDone(page: Page): Promise<void> {
   await page.waitForFunction(() => document.getAnimations().every((animation) => animation.playState !== 'running'), undefined, { timeout: 10_000 })
 }
