@@ -119,7 +119,6 @@ export async function signIn(page: Page, email = ADMIN.email, password = ADMIN.p
   await page.getByRole('button', { name: 'Sign in' }).click()
 }
 
-/** axe-core on the page as it stands (WCAG 2.0/2.1 A and AA): the serious and critical violations, described. */
 /**
  * Scrolls `target` into view, again if a re-render replaced its element meanwhile (Playwright answers "Element is not
  * attached to the DOM" then; a CI run met it on a product page still loading).
@@ -163,6 +162,7 @@ export function sticksOut(page: Page): Promise<string[]> {
   })
 }
 
+/** axe-core on the page as it stands (WCAG 2.0/2.1 A and AA): the serious and critical violations, described. */
 export async function seriousViolations(page: Page): Promise<string[]> {
   await animationsDone(page)
   const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze()
