@@ -1,7 +1,8 @@
+import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { variantListReadCount } from '../../src/modules/catalog/product-view.js'
 import type { Product } from '../../src/modules/catalog/products.service.js'
-import { useTestApp } from '../helpers/app.js'
+import { dialect, useTestApp } from '../helpers/app.js'
 import { bearer } from '../helpers/factories.js'
 
 // A write to a variant's own fields (PATCH /variants/:id with a price, a stock, a SKU…) reads that variant and its
@@ -125,5 +126,52 @@ describe('PATCH /variants/:id of its own fields', () => {
     expect(res.statusCode).toBe(200)
     expect(reads).toBe(1)
     expect((await outboxRows()).map((row) => row.kind)).toEqual([['email', 'admin-low-stock']])
+  })
+
+  // A write that waited for the variant's lock (held here as an options write holds it) answers with what the holder
+  // left, not with what was there when it began: every read of the write comes after its locks. PostgreSQL only: on
+  // SQLite one write runs at a time, so there is no wait to observe. Fails when the values are read before the lock.
+  it.runIf(dialect === 'postgres')("after waiting for a writer holding the variant, answers with that writer's values and price", async () => {
+    const product = await sizedProduct()
+    const variant = product.variants.find((v) => v.title === 'M / Azul')!
+    const azul = product.options.find((o) => o.name === 'Color')!.values.find((v) => v.value === 'Azul')!
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let holding!: (pid: number) => void
+    const holderPid = new Promise<number>((resolve) => (holding = resolve))
+    // As an options write does: the variant's lock first, then the values and the variant's row change.
+    const holder = t.app.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)
+      await sql`select id from product_variants where id = ${variant.id} for update`.execute(trx)
+      await trx.updateTable('product_option_values').set({ value: 'Marino' }).where('id', '=', azul.id).execute()
+      await trx.updateTable('product_variants').set({ title: 'M / Marino', compare_at_cents: 2000 }).where('id', '=', variant.id).execute()
+      holding(rows[0]!.pid)
+      await released
+    })
+    const pid = await holderPid
+    const patch = send('PATCH', `/variants/${variant.id}`, { price: 11 })
+    // Until the PATCH waits for the holder's lock (it must have read nothing by then).
+    for (let waited = 0; ; waited += 10) {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${pid} = any(pg_blocking_pids(pid))`.execute(t.app.db)
+      if (rows[0]!.n > 0) break
+      if (waited > 10_000) throw new Error('the PATCH never waited for the lock')
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    release()
+    await holder
+    const res = await patch
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toMatchObject({
+      price: 11,
+      compareAtPrice: 20,
+      title: 'M / Marino',
+      optionValues: [
+        { name: 'Talla', value: 'M' },
+        { name: 'Color', value: 'Marino' },
+      ],
+    })
+    const after = (await send('GET', `/products/${product.id}`)).json() as Product
+    expect(res.json()).toEqual(after.variants.find((v) => v.id === variant.id))
+    expect(after.priceRange).toEqual({ min: 10, max: 11 })
   })
 })
