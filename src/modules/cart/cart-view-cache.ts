@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type SQLite from 'better-sqlite3'
-import { CompiledQuery, type Kysely, sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { isPostgres } from '../../db/dialect.js'
+import { prepared } from '../../db/prepared.js'
 
 type Db = Kysely<Database>
 
@@ -59,7 +60,7 @@ export class CartViewCache {
       // front-door check that costs a few microseconds. Outside Kysely's queue it may see another request's
       // transaction in progress: a fingerprint read that way can only differ from a stored one (a miss).
       // Rows as arrays (no object per row): the values in the columns' order, as Object.values gives them below.
-      const statement = sqlite.prepare(fingerprintQuery(db, 0).sql).raw(true)
+      const statement = sqlite.prepare(fingerprintQuery(db, 0).compile().sql).raw(true)
       this.readSync = (userId) => {
         const values = statement.get(userId) as unknown[] | undefined
         return values === undefined ? undefined : fingerprintOf(values)
@@ -71,9 +72,7 @@ export class CartViewCache {
 
   /** The cart's fingerprint now, or undefined when the user has no cart row or the cart has a code (never kept). */
   async fingerprint(userId: number): Promise<string | undefined> {
-    const query = fingerprintQuery(this.db, userId)
-    const { rows } = await this.db.executeQuery(CompiledQuery.raw(query.sql, [...query.parameters]))
-    const row = rows[0] as Record<string, unknown> | undefined
+    const row = (await fingerprintStatement(this.db, { userId })).rows[0] as Record<string, unknown> | undefined
     return row === undefined ? undefined : fingerprintOf(Object.values(row))
   }
 
@@ -222,5 +221,7 @@ function fingerprintQuery(db: Db, userId: number) {
       sql<string | null>`(select ${lines} from cart_items i where i.cart_id = c.id)`.as('lines'),
     ])
     .where('c.user_id', '=', userId)
-    .compile()
 }
+
+/** Compiled once per dialect; on PostgreSQL a named statement, planned once per connection (every hit runs it). */
+const fingerprintStatement = prepared((db, v: { userId: number }) => fingerprintQuery(db, v.userId))
