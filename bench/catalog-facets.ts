@@ -183,6 +183,14 @@ export async function fill(handle: DatabaseHandle, products: number): Promise<vo
   }
 }
 
+/**
+ * Issue 20's target filter, as URLs of `path` (the list or the facets): a root category (its subtree), one option, a
+ * price range, in stock; the roots and colors vary from one request to the next.
+ */
+export function targetFilter(path: string, extra = ''): string[] {
+  return COLORS.slice(0, 5).map((color, i) => `${path}?category=root-${i}&option.Color=${color}&minPrice=20&maxPrice=60&inStock=true${extra}`)
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 }
@@ -230,10 +238,7 @@ async function run(kind: 'sqlite' | 'postgres', products: number): Promise<void>
   console.log(
     `\n${kind}, ${products.toLocaleString('en')} products, ${Number(counts.rows[0]!.n).toLocaleString('en')} variants (filled in ${(filled / 1000).toFixed(1)} s)`,
   )
-  // The filtered list of the target: a root category (its subtree), one option, a price range, in stock; the roots
-  // and colors vary from one request to the next.
-  const filtered = (path: string, extra = '') =>
-    COLORS.slice(0, 5).map((color, i) => `${path}?category=root-${i}&option.Color=${color}&minPrice=20&maxPrice=60&inStock=true${extra}`)
+  const filtered = targetFilter
   const scenarios: Array<[string, (p: string) => string[]]> = [
     ['list: category+option+price+inStock', (o) => filtered(`${o}/products`)],
     ['list: same, limit=20', (o) => filtered(`${o}/products`, '&limit=20')],

@@ -20,6 +20,7 @@ export const SCENARIOS = [
   'catalog-list',
   'catalog-item',
   'catalog-filter',
+  'catalog-facets',
   'cart-view',
   'checkout',
   'checkout-shipping',
@@ -255,6 +256,96 @@ export async function catalogFilter(shop: Shop, settings: Settings): Promise<Sce
     }
   } finally {
     await baseline.stop()
+  }
+}
+
+/** Sequential requests going round `paths` after 10 of warm-up: their latency (ms), as a Summary of one window. */
+async function sequential(server: RunningServer, paths: readonly string[], n: number): Promise<Summary> {
+  const get = async (path: string) => {
+    const res = await fetch(`${server.origin}${path}`)
+    const body = await res.text()
+    if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}: ${body.slice(0, 200)}`)
+  }
+  for (let i = 0; i < 10; i += 1) await get(paths[i % paths.length]!)
+  const times: number[] = []
+  const started = performance.now()
+  for (let i = 0; i < n; i += 1) {
+    const t0 = performance.now()
+    await get(paths[i % paths.length]!)
+    times.push(performance.now() - t0)
+  }
+  const seconds = (performance.now() - started) / 1000
+  times.sort((a, b) => a - b)
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!
+  return { rounds: 1, rps: n / seconds, p50: at(0.5), p99: at(0.99), bytesPerResponse: 0, peakRssMiB: rssMiB(server.pid), requests: n, non2xx: 0, errors: 0 }
+}
+
+/**
+ * Issue 20's figures on its own shop (100,000 products, 20 % with three options and 24–100 variants; `seedVariantsShop`):
+ * - cached, `GET /products/facets` with the target filter (a root category with its descendants, a colour, a price
+ *   range, in stock) against its baseline and against catalog-item on the same shop, in turn: req/s ≥ 0.5 ×
+ *   catalog-item;
+ * - uncached (a second service on the same database with its read cache off), the list and the facets with the
+ *   target filter, one request at a time: p99 ≤ 25 ms and ≤ 50 ms.
+ */
+export async function catalogFacets(shop: Shop, settings: Settings): Promise<ScenarioResult> {
+  const name = 'catalog-facets'
+  process.env.BENCH_FACETS_NO_MAIN = '1'
+  const { targetFilter } = await import('./catalog-facets.js')
+  const facets = targetFilter('/products/facets').map((path) => ({ method: 'GET', path }))
+  const items = itemRequests(shop)
+  const recordings = await recordResponses(shop.service.origin, facets)
+  const baseline = await startBaseline(recordings, shop.scratchDir)
+  const uncached = await startService({
+    databaseUrl: shop.databaseUrl,
+    dataDir: join(shop.scratchDir, 'data-uncached'),
+    uploadDir: join(shop.scratchDir, 'uploads-uncached'),
+    jwtSecret: randomBytes(48).toString('base64url'),
+    env: { CATALOG_CACHE_MAX_BYTES: '0' },
+  })
+  try {
+    const [facetSamples = [], baselineSamples = [], itemSamples = []] = await alternate(
+      [
+        { run: (seconds) => measure(shop.service, { connections: settings.connections, requests: facets, durationSeconds: seconds }) },
+        { run: (seconds) => measure(baseline, { connections: settings.connections, requests: facets, durationSeconds: seconds }) },
+        { run: (seconds) => measure(shop.service, { connections: settings.connections, requests: items, durationSeconds: seconds }) },
+      ],
+      settings.rounds,
+      settings.seconds,
+      settings.warmupSeconds,
+    )
+    const cached = summarize(facetSamples)
+    const base = summarize(baselineSamples)
+    const item = summarize(itemSamples)
+    const notes: string[] = []
+    checkNoErrors('catalog-facets service', cached, notes)
+    checkNoErrors('catalog-item (variants shop) service', item, notes)
+    const n = settings.quick ? 100 : 300
+    const list = await sequential(uncached, targetFilter('/products'), n)
+    const facetsUncached = await sequential(uncached, targetFilter('/products/facets'), n)
+    const ratio = cached.rps / item.rps
+    const products = shop.seeded.catalogProductIds.length.toLocaleString('en-US')
+    notes.push(`catalog-facets: ${products} products; the uncached rows are ${n} requests one at a time to a second service with CATALOG_CACHE_MAX_BYTES=0`)
+    return {
+      name,
+      rows: [
+        { scenario: name, server: 'service, facets, cached', summary: cached, versus: `${versusBaseline(cached, base)}; ${fixed(ratio)}× catalog-item` },
+        { scenario: name, server: 'baseline', summary: base, versus: '1.00× (yardstick)' },
+        { scenario: name, server: `service, catalog-item on ${products}`, summary: item, versus: 'yardstick of the facets' },
+        { scenario: name, server: 'uncached list, one at a time', summary: list, versus: `p99 ${fixed(list.p99, 1)} ms` },
+        { scenario: name, server: 'uncached facets, one at a time', summary: facetsUncached, versus: `p99 ${fixed(facetsUncached.p99, 1)} ms` },
+      ],
+      targets: [
+        { scenario: name, target: `cached facets req/s ≥ 0.5 × catalog-item (${products} products)`, measured: `${fixed(ratio)}×`, met: ratio >= 0.5 },
+        { scenario: name, target: 'uncached filtered list p99 ≤ 25 ms', measured: `${fixed(list.p99, 1)} ms`, met: list.p99 <= 25 },
+        { scenario: name, target: 'uncached facets p99 ≤ 50 ms', measured: `${fixed(facetsUncached.p99, 1)} ms`, met: facetsUncached.p99 <= 50 },
+      ],
+      notes,
+      samples: { service: facetSamples, baseline: baselineSamples, item: itemSamples },
+    }
+  } finally {
+    await baseline.stop()
+    await uncached.stop()
   }
 }
 
