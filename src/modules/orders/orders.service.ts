@@ -361,9 +361,6 @@ async function createOrderFromCart(
   )
   await step('items-written')
 
-  // The code's use, counted last: a conditional update on the code under its lock (409 when used up meanwhile).
-  if (code) await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '', amountCents: totals.discountTotalCents })
-
   // The answer is built from what the transaction already holds: no read-back query.
   const products = new Map(reserved.map(({ product }) => [product.id, product]))
   const record: OrderRecord = {
@@ -392,6 +389,9 @@ async function createOrderFromCart(
   await deps.events.emit(trx, { type: 'order.created', data: order, ...(account ? { customer: account } : {}) })
   await deps.inventory.announceLowStock(trx, reserved)
   await clearCartAfterOrder(trx, ref, taken)
+  // The code's use, counted last: a conditional update on the code's row (409 when used up meanwhile), whose lock
+  // every order with that code waits for until this one commits; last, it is held for this statement and the commit.
+  if (code) await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '', amountCents: totals.discountTotalCents })
   return order
 }
 
