@@ -148,18 +148,23 @@ describe('PATCH /variants/:id of its own fields', () => {
       holding(rows[0]!.pid)
       await released
     })
-    const pid = await holderPid
-    const patch = send('PATCH', `/variants/${variant.id}`, { price: 11 })
-    // Until the PATCH waits for the holder's lock (it must have read nothing by then).
-    for (let waited = 0; ; waited += 10) {
-      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${pid} = any(pg_blocking_pids(pid))`.execute(t.app.db)
-      if (rows[0]!.n > 0) break
-      if (waited > 10_000) throw new Error('the PATCH never waited for the lock')
-      await new Promise((resolve) => setTimeout(resolve, 10))
+    let patch: ReturnType<typeof send> | undefined
+    try {
+      const pid = await Promise.race([holderPid, holder.then(() => Promise.reject(new Error('the holder ended before holding the lock')))])
+      patch = send('PATCH', `/variants/${variant.id}`, { price: 11 })
+      // Until the PATCH waits for the holder's lock (it must have read nothing by then).
+      for (let waited = 0; ; waited += 10) {
+        const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${pid} = any(pg_blocking_pids(pid))`.execute(t.app.db)
+        if (rows[0]!.n > 0) break
+        if (waited > 10_000) throw new Error('the PATCH never waited for the lock')
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+    } finally {
+      // Whatever happened above, the holder commits and gives its connection back (a hung pool would hang the file).
+      release()
+      await holder
     }
-    release()
-    await holder
-    const res = await patch
+    const res = (await patch)!
     expect(res.statusCode).toBe(200)
     expect(res.json()).toMatchObject({
       price: 11,
