@@ -296,13 +296,7 @@ export async function catalogFacets(shop: Shop, settings: Settings): Promise<Sce
   const items = itemRequests(shop)
   const recordings = await recordResponses(shop.service.origin, facets)
   const baseline = await startBaseline(recordings, shop.scratchDir)
-  const uncached = await startService({
-    databaseUrl: shop.databaseUrl,
-    dataDir: join(shop.scratchDir, 'data-uncached'),
-    uploadDir: join(shop.scratchDir, 'uploads-uncached'),
-    jwtSecret: randomBytes(48).toString('base64url'),
-    env: { CATALOG_CACHE_MAX_BYTES: '0' },
-  })
+  let uncached: RunningServer | undefined
   try {
     const [facetSamples = [], baselineSamples = [], itemSamples = []] = await alternate(
       [
@@ -320,6 +314,14 @@ export async function catalogFacets(shop: Shop, settings: Settings): Promise<Sce
     const notes: string[] = []
     checkNoErrors('catalog-facets service', cached, notes)
     checkNoErrors('catalog-item (variants shop) service', item, notes)
+    // Started once the cached windows are over, so that no second instance runs beside them.
+    uncached = await startService({
+      databaseUrl: shop.databaseUrl,
+      dataDir: join(shop.scratchDir, 'data-uncached'),
+      uploadDir: join(shop.scratchDir, 'uploads-uncached'),
+      jwtSecret: randomBytes(48).toString('base64url'),
+      env: { CATALOG_CACHE_MAX_BYTES: '0' },
+    })
     const n = settings.quick ? 100 : 300
     const list = await sequential(uncached, targetFilter('/products'), n)
     const facetsUncached = await sequential(uncached, targetFilter('/products/facets'), n)
@@ -344,8 +346,7 @@ export async function catalogFacets(shop: Shop, settings: Settings): Promise<Sce
       samples: { service: facetSamples, baseline: baselineSamples, item: itemSamples },
     }
   } finally {
-    await baseline.stop()
-    await uncached.stop()
+    await Promise.allSettled([baseline.stop(), uncached?.stop()])
   }
 }
 
