@@ -237,7 +237,11 @@ describe.skipIf(!hasChromium)('the catalog editor pages', () => {
     const row = table.getByRole('row', { name: 'N57' })
     await row.getByRole('textbox', { name: 'Stock of N57' }).fill('3')
     const saving = Date.now()
+    // The PATCH's answer first: the button is disabled while the save is in flight as well as after it, so its state
+    // alone let the read below run before the write had committed (a CI run read stock 0).
+    const answered = page.waitForResponse((response) => response.request().method() === 'PATCH' && new URL(response.url()).pathname.startsWith('/variants/'))
     await row.getByRole('button', { name: 'Save N57' }).click()
+    expect((await answered).status()).toBe(200)
     await expect.poll(() => row.getByRole('button', { name: 'Save N57' }).isDisabled(), { interval: 20 }).toBe(true)
     const saved = Date.now() - saving
     page.off('request', record)
