@@ -10,7 +10,7 @@ import type { DirectCheckoutSpec } from './direct-checkout.js'
 import { alternate, measure, type Summary, summarize } from './measure.js'
 import { type RunningServer, rssMiB, runChild, startBaseline, startService } from './processes.js'
 import { recordResponses, sendRequest } from './recording.js'
-import { ADMIN_EMAIL, createFreshDatabase, dropDatabase, type SeededShop, seedShop } from './seed.js'
+import { ADMIN_EMAIL, createFreshDatabase, dropDatabase, importFacetsBench, type SeededShop, seedShop } from './seed.js'
 import type { DbKind, DirectCheckoutResult, LoadSpec, RequestSpec, Sample } from './types.js'
 import { startSmtpFake } from '../test/fakes/smtp-server.js'
 import { intentEvent, signedHeaders, startStripeFake, webhookSecret } from '../test/fakes/stripe-fake.js'
@@ -212,50 +212,54 @@ export async function cartView(shop: Shop, settings: Settings): Promise<Scenario
 }
 
 /**
- * The filter on the large shop, against its baseline and against catalog-item on the same shop,
- * in turn (filter, baseline, item, filter, baseline, item …).
+ * `requests` on the service, the same on a baseline answering their recorded bytes, and catalog-item on the same
+ * shop, in turn (requests, baseline, item, requests, baseline, item …): the three summaries and their samples, with
+ * any errors noted.
  */
+async function againstBaselineAndItem(label: string, shop: Shop, settings: Settings, requests: RequestSpec[], notes: string[]) {
+  const items = itemRequests(shop)
+  const recordings = await recordResponses(shop.service.origin, requests)
+  const baseline = await startBaseline(recordings, shop.scratchDir)
+  const load = (server: RunningServer, specs: RequestSpec[]) => (seconds: number) =>
+    measure(server, { connections: settings.connections, requests: specs, durationSeconds: seconds })
+  try {
+    const [serviceSamples = [], baselineSamples = [], itemSamples = []] = await alternate(
+      [{ run: load(shop.service, requests) }, { run: load(baseline, requests) }, { run: load(shop.service, items) }],
+      settings.rounds,
+      settings.seconds,
+      settings.warmupSeconds,
+    )
+    const service = summarize(serviceSamples)
+    const item = summarize(itemSamples)
+    checkNoErrors(`${label} service`, service, notes)
+    checkNoErrors(`catalog-item (${label}'s shop) service`, item, notes)
+    return { service, base: summarize(baselineSamples), item, samples: { service: serviceSamples, baseline: baselineSamples, item: itemSamples } }
+  } finally {
+    await baseline.stop()
+  }
+}
+
+/** The filter on the large shop, against its baseline and against catalog-item on the same shop, in turn. */
 export async function catalogFilter(shop: Shop, settings: Settings): Promise<ScenarioResult> {
   const name = 'catalog-filter'
   const requests = shop.seeded.categoryIds.map((id) => ({
     method: 'GET',
     path: `/products?categoryId=${id}&sort=price_asc&limit=20`,
   }))
-  const items = itemRequests(shop)
-  const recordings = await recordResponses(shop.service.origin, requests)
-  const baseline = await startBaseline(recordings, shop.scratchDir)
-  try {
-    const [filterSamples = [], baselineSamples = [], itemSamples = []] = await alternate(
-      [
-        { run: (seconds) => measure(shop.service, { connections: settings.connections, requests, durationSeconds: seconds }) },
-        { run: (seconds) => measure(baseline, { connections: settings.connections, requests, durationSeconds: seconds }) },
-        { run: (seconds) => measure(shop.service, { connections: settings.connections, requests: items, durationSeconds: seconds }) },
-      ],
-      settings.rounds,
-      settings.seconds,
-      settings.warmupSeconds,
-    )
-    const filter = summarize(filterSamples)
-    const base = summarize(baselineSamples)
-    const item = summarize(itemSamples)
-    const notes: string[] = []
-    checkNoErrors('catalog-filter service', filter, notes)
-    checkNoErrors('catalog-item (100k) service', item, notes)
-    const ratio = filter.rps / item.rps
-    const products = shop.seeded.productIds.length.toLocaleString('en-US')
-    return {
-      name,
-      rows: [
-        { scenario: name, server: 'service', summary: filter, versus: `${versusBaseline(filter, base)}; ${fixed(ratio)}× catalog-item` },
-        { scenario: name, server: 'baseline', summary: base, versus: '1.00× (yardstick)' },
-        { scenario: name, server: `service, catalog-item on ${products}`, summary: item, versus: 'yardstick of the filter' },
-      ],
-      targets: [{ scenario: name, target: `req/s ≥ 0.5 × catalog-item (${products} products)`, measured: `${fixed(ratio)}×`, met: ratio >= 0.5 }],
-      notes,
-      samples: { service: filterSamples, baseline: baselineSamples, item: itemSamples },
-    }
-  } finally {
-    await baseline.stop()
+  const notes: string[] = []
+  const { service: filter, base, item, samples } = await againstBaselineAndItem(name, shop, settings, requests, notes)
+  const ratio = filter.rps / item.rps
+  const products = shop.seeded.productIds.length.toLocaleString('en-US')
+  return {
+    name,
+    rows: [
+      { scenario: name, server: 'service', summary: filter, versus: `${versusBaseline(filter, base)}; ${fixed(ratio)}× catalog-item` },
+      { scenario: name, server: 'baseline', summary: base, versus: '1.00× (yardstick)' },
+      { scenario: name, server: `service, catalog-item on ${products}`, summary: item, versus: 'yardstick of the filter' },
+    ],
+    targets: [{ scenario: name, target: `req/s ≥ 0.5 × catalog-item (${products} products)`, measured: `${fixed(ratio)}×`, met: ratio >= 0.5 }],
+    notes,
+    samples,
   }
 }
 
@@ -290,38 +294,19 @@ async function sequential(server: RunningServer, paths: readonly string[], n: nu
  */
 export async function catalogFacets(shop: Shop, settings: Settings): Promise<ScenarioResult> {
   const name = 'catalog-facets'
-  process.env.BENCH_FACETS_NO_MAIN = '1'
-  const { targetFilter } = await import('./catalog-facets.js')
+  const { targetFilter } = await importFacetsBench()
   const facets = targetFilter('/products/facets').map((path) => ({ method: 'GET', path }))
-  const items = itemRequests(shop)
-  const recordings = await recordResponses(shop.service.origin, facets)
-  const baseline = await startBaseline(recordings, shop.scratchDir)
-  let uncached: RunningServer | undefined
+  const notes: string[] = []
+  const { service: cached, base, item, samples } = await againstBaselineAndItem(name, shop, settings, facets, notes)
+  // Started once the cached windows are over, so that no second instance runs beside them.
+  const uncached = await startService({
+    databaseUrl: shop.databaseUrl,
+    dataDir: join(shop.scratchDir, 'data-uncached'),
+    uploadDir: join(shop.scratchDir, 'uploads-uncached'),
+    jwtSecret: randomBytes(48).toString('base64url'),
+    env: { CATALOG_CACHE_MAX_BYTES: '0' },
+  })
   try {
-    const [facetSamples = [], baselineSamples = [], itemSamples = []] = await alternate(
-      [
-        { run: (seconds) => measure(shop.service, { connections: settings.connections, requests: facets, durationSeconds: seconds }) },
-        { run: (seconds) => measure(baseline, { connections: settings.connections, requests: facets, durationSeconds: seconds }) },
-        { run: (seconds) => measure(shop.service, { connections: settings.connections, requests: items, durationSeconds: seconds }) },
-      ],
-      settings.rounds,
-      settings.seconds,
-      settings.warmupSeconds,
-    )
-    const cached = summarize(facetSamples)
-    const base = summarize(baselineSamples)
-    const item = summarize(itemSamples)
-    const notes: string[] = []
-    checkNoErrors('catalog-facets service', cached, notes)
-    checkNoErrors('catalog-item (variants shop) service', item, notes)
-    // Started once the cached windows are over, so that no second instance runs beside them.
-    uncached = await startService({
-      databaseUrl: shop.databaseUrl,
-      dataDir: join(shop.scratchDir, 'data-uncached'),
-      uploadDir: join(shop.scratchDir, 'uploads-uncached'),
-      jwtSecret: randomBytes(48).toString('base64url'),
-      env: { CATALOG_CACHE_MAX_BYTES: '0' },
-    })
     const n = settings.quick ? 100 : 300
     const list = await sequential(uncached, targetFilter('/products'), n)
     const facetsUncached = await sequential(uncached, targetFilter('/products/facets'), n)
@@ -343,10 +328,10 @@ export async function catalogFacets(shop: Shop, settings: Settings): Promise<Sce
         { scenario: name, target: 'uncached facets p99 ≤ 50 ms', measured: `${fixed(facetsUncached.p99, 1)} ms`, met: facetsUncached.p99 <= 50 },
       ],
       notes,
-      samples: { service: facetSamples, baseline: baselineSamples, item: itemSamples },
+      samples,
     }
   } finally {
-    await Promise.allSettled([baseline.stop(), uncached?.stop()])
+    await uncached.stop()
   }
 }
 

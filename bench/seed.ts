@@ -283,14 +283,19 @@ export async function seedShop(databaseUrl: string, plan: SeedPlan): Promise<See
   }
 }
 
+/** bench/catalog-facets.ts as a module: its seed and its target filter, without running its own measurement. */
+export async function importFacetsBench(): Promise<typeof import('./catalog-facets.js')> {
+  process.env.BENCH_FACETS_NO_MAIN = '1'
+  return import('./catalog-facets.js')
+}
+
 /**
  * Issue 20's shop, for `catalog-facets`: 100,000 products in a three-level category tree, 20 % of them with three
  * options and 24–100 variants (about 1.2 million variants), seeded by bench/catalog-facets.ts's `fill` (rows inserted
  * directly, then what autovacuum does after a bulk load). No customers: the scenario only reads.
  */
 export async function seedVariantsShop(databaseUrl: string, products = 100_000): Promise<SeededShop> {
-  process.env.BENCH_FACETS_NO_MAIN = '1'
-  const { fill } = await import('./catalog-facets.js')
+  const { fill } = await importFacetsBench()
   // No statement timeout: the seed's batches run past the service's 5 s on a loaded machine.
   const handle = connectDatabase(databaseUrl, { timeouts: { connectTimeoutMs: 5000, statementTimeoutMs: 0 } })
   try {
