@@ -50,3 +50,47 @@ export function prepared<V extends object, R>(build: (db: Kysely<Database>, valu
     return db.executeQuery(CompiledQuery.raw(query.sql, parameters))
   }
 }
+
+/**
+ * A statement over a list of rows (a multi-row `INSERT`), compiled once per number of rows (up to `upTo`) and set of
+ * columns with `prepared`, so on PostgreSQL prepared by name too (a bounded number of names: the columns are the
+ * code's). Each row's value of each column is a parameter; `build` must use the rows' values only as values, as for
+ * `prepared`. Rows are built each time, as Kysely does, when there are more than `upTo`, when they do not all have
+ * the first row's columns, or when a value is `undefined` (Kysely leaves such a column out of the row).
+ */
+export function preparedRows<Row extends object, R>(build: (db: Kysely<Database>, rows: readonly Row[]) => Compilable<R>, upTo: number) {
+  const statements = new Map<string, (db: Kysely<Database>, values: Record<string, unknown>) => Promise<QueryResult<R>>>()
+
+  function statementFor(count: number, columns: readonly string[]) {
+    const key = `${count}:${columns.join(',')}`
+    let statement = statements.get(key)
+    if (!statement) {
+      statement = prepared((db, v: Record<string, unknown>) =>
+        build(
+          db,
+          Array.from({ length: count }, (_, i) => Object.fromEntries(columns.map((column) => [column, v[`${i}.${column}`]])) as Row),
+        ),
+      )
+      statements.set(key, statement)
+    }
+    return statement
+  }
+
+  return async function run(db: Kysely<Database>, rows: readonly Row[]): Promise<QueryResult<R>> {
+    const columns = rows.length > 0 && rows.length <= upTo ? Object.keys(rows[0]!) : undefined
+    const values: Record<string, unknown> = {}
+    const uniform =
+      columns !== undefined &&
+      rows.every((row, i) => {
+        const entries = Object.entries(row)
+        if (entries.length !== columns.length) return false
+        for (const [column, value] of entries) {
+          if (value === undefined) return false
+          values[`${i}.${column}`] = value
+        }
+        return columns.every((column) => `${i}.${column}` in values)
+      })
+    if (!uniform) return db.executeQuery(build(db, rows))
+    return statementFor(rows.length, columns)(db, values)
+  }
+}

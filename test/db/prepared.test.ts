@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config.js'
 import { connectDatabase } from '../../src/db/connect.js'
 import type { Database } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { prepared, preparedStatementNames } from '../../src/db/prepared.js'
+import { prepared, preparedRows, preparedStatementNames } from '../../src/db/prepared.js'
 import { retryAborted } from '../../src/db/transaction.js'
 import { isStalePlan } from '../../src/shared/db-errors.js'
 import { dialect, openTestDatabase } from '../helpers/app.js'
@@ -68,6 +68,70 @@ describe('prepared()', () => {
         .where('price_cents', '<=', `${v.cents}0` as unknown as number),
     )
     await expect(misuse(opened.handle.db, { cents: 5 })).rejects.toThrow('prepared statement: no value for cents0')
+  })
+})
+
+describe('preparedRows()', () => {
+  type Method = { name: string; price_cents: number; free_over_cents: number | null; countries: string; active: number; created_at: string; updated_at: string }
+  const method = (name: string, extra: Partial<Method> = {}): Method => ({
+    name,
+    price_cents: 100,
+    free_over_cents: null,
+    countries: '[]',
+    active: 1,
+    created_at: 'x',
+    updated_at: 'x',
+    ...extra,
+  })
+  const statements: string[] = []
+  const insertMethods = preparedRows((db, rows: readonly Method[]) => {
+    statements.push(`built ${rows.length}`)
+    return db.insertInto('shipping_methods').values(rows).returning(['name', 'price_cents', 'free_over_cents'])
+  }, 2)
+  const names = async (prefix: string) =>
+    await opened.handle.db
+      .selectFrom('shipping_methods')
+      .select(['name', 'price_cents', 'free_over_cents'])
+      .where('name', 'like', `${prefix}%`)
+      .orderBy('id')
+      .execute()
+
+  it('writes each call’s rows, building the statement once per number of rows', async () => {
+    statements.length = 0
+    const { db } = opened.handle
+    expect((await insertMethods(db, [method('rows-a1', { price_cents: 1 })])).rows).toEqual([{ name: 'rows-a1', price_cents: 1, free_over_cents: null }])
+    await insertMethods(db, [method('rows-a2', { free_over_cents: 5000 })])
+    await insertMethods(db, [method('rows-a3'), method('rows-a4', { price_cents: 4 })])
+    await insertMethods(db, [method('rows-a5'), method('rows-a6')])
+    expect(statements).toEqual(['built 1', 'built 2'])
+    expect(await names('rows-a')).toEqual([
+      { name: 'rows-a1', price_cents: 1, free_over_cents: null },
+      { name: 'rows-a2', price_cents: 100, free_over_cents: 5000 },
+      { name: 'rows-a3', price_cents: 100, free_over_cents: null },
+      { name: 'rows-a4', price_cents: 4, free_over_cents: null },
+      { name: 'rows-a5', price_cents: 100, free_over_cents: null },
+      { name: 'rows-a6', price_cents: 100, free_over_cents: null },
+    ])
+  })
+
+  it('builds each time, as Kysely would, past its number of rows, for rows of different columns, and for an undefined value', async () => {
+    const { db } = opened.handle
+    await insertMethods(db, [method('rows-b0')])
+    statements.length = 0
+    await insertMethods(db, [method('rows-b1'), method('rows-b2'), method('rows-b3')])
+    const { free_over_cents: _, ...withoutFree } = method('rows-b5', { price_cents: 5 })
+    await insertMethods(db, [method('rows-b4', { free_over_cents: 40 }), withoutFree as Method])
+    await insertMethods(db, [method('rows-b6', { free_over_cents: undefined as unknown as null })])
+    expect(statements).toEqual(['built 3', 'built 2', 'built 1'])
+    expect(await names('rows-b')).toEqual([
+      { name: 'rows-b0', price_cents: 100, free_over_cents: null },
+      { name: 'rows-b1', price_cents: 100, free_over_cents: null },
+      { name: 'rows-b2', price_cents: 100, free_over_cents: null },
+      { name: 'rows-b3', price_cents: 100, free_over_cents: null },
+      { name: 'rows-b4', price_cents: 100, free_over_cents: 40 },
+      { name: 'rows-b5', price_cents: 5, free_over_cents: null },
+      { name: 'rows-b6', price_cents: 100, free_over_cents: null },
+    ])
   })
 })
 

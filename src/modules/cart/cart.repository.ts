@@ -229,6 +229,19 @@ export async function updateCart(db: Db, cartId: number, change: CartChoices & {
   await db.updateTable('carts').set(change).where('id', '=', cartId).execute()
 }
 
+/** After an order: the cart's choices (e-mail, address, method, note, code) are cleared; its lines went with the order. */
+export async function clearCartChoices(db: Db, cartId: number, now: string): Promise<void> {
+  await clearCartChoicesStatement(db, { cartId, now })
+}
+
+// Compiled once: every order from a cart with a choice kept (a code, an address) clears it.
+const clearCartChoicesStatement = prepared((db, v: { cartId: number; now: string }) =>
+  db
+    .updateTable('carts')
+    .set({ email: null, shipping_address_id: null, shipping_address: null, shipping_method_id: null, note: null, discount_code: null, updated_at: v.now })
+    .where('id', '=', v.cartId),
+)
+
 /** A customer's cart keeps a code: the row as written, or undefined when they have no cart row yet. */
 export async function setCodeOfUserCart(db: Db, userId: number, code: string | null, now: string) {
   return (await setCodeOfUserCartStatement(db, { userId, code, now })).rows[0]

@@ -280,15 +280,7 @@ export async function clearCartAfterOrder(db: Db, ref: CartRef, taken: { cart: C
   // Most carts have no choice kept: nothing to write then (a statement less per order).
   const kept = [cart.email, cart.shipping_address_id, cart.shipping_address, cart.shipping_method_id, cart.note, cart.discount_code]
   if (kept.every((value) => value === null)) return
-  await repo.updateCart(db, cart.id, {
-    email: null,
-    shipping_address_id: null,
-    shipping_address: null,
-    shipping_method_id: null,
-    note: null,
-    discount_code: null,
-    updated_at: nowIso(),
-  })
+  await repo.clearCartChoices(db, cart.id, nowIso())
 }
 
 /**

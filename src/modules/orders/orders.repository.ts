@@ -1,5 +1,5 @@
 import { type ExpressionBuilder, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely'
-import { prepared } from '../../db/prepared.js'
+import { prepared, preparedRows } from '../../db/prepared.js'
 import type { AddressRow, Database, OrderRow, ShippingMethodRow } from '../../db/database.js'
 import type { FulfillmentStatus } from './fulfillments.schemas.js'
 import type { OrderStatus } from './orders.schemas.js'
@@ -98,26 +98,28 @@ export async function setOrderTotals(
   await trx.updateTable('orders').set(totals).where('id', '=', orderId).execute()
 }
 
-export async function insertOrderItems(
-  trx: Trx,
-  items: Array<{
-    order_id: number
-    product_id: number
-    variant_id: number
-    sku: string | null
-    variant_title: string | null
-    quantity: number
-    price_cents: number
-    name: string
-    options: string | null
-    tax_class: string | null
-    tax_rate: number | null
-    discount_cents: number
-    tax_cents: number
-    total_cents: number
-  }>,
-) {
-  return trx.insertInto('order_items').values(items).returningAll().execute()
+export async function insertOrderItems(trx: Trx, items: NewOrderItem[]) {
+  return (await insertOrderItemsStatement(trx, items)).rows
+}
+
+// Compiled once per number of lines, up to an order of 20 (a larger one is built each time).
+const insertOrderItemsStatement = preparedRows((db, items: readonly NewOrderItem[]) => db.insertInto('order_items').values(items).returningAll(), 20)
+
+type NewOrderItem = {
+  order_id: number
+  product_id: number
+  variant_id: number
+  sku: string | null
+  variant_title: string | null
+  quantity: number
+  price_cents: number
+  name: string
+  options: string | null
+  tax_class: string | null
+  tax_rate: number | null
+  discount_cents: number
+  tax_cents: number
+  total_cents: number
 }
 
 /**

@@ -1,4 +1,5 @@
-import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely'
+import { type Compilable, type Kysely, type QueryResult, type RawBuilder, type Selectable, sql } from 'kysely'
+import { prepared } from '../../db/prepared.js'
 import type { Dialect } from '../../db/connect.js'
 import type { Database, OutboxTable } from '../../db/database.js'
 
@@ -28,43 +29,73 @@ export async function claimDue(
   dialect: Dialect,
   { lanes, now, leaseMs }: { lanes: readonly LaneClaim[]; now: number; leaseMs: number },
 ): Promise<OutboxRow[]> {
-  const nowAt = new Date(now).toISOString()
-  const until = new Date(now + leaseMs).toISOString()
+  const taking = lanes.filter((lane) => lane.limit > 0)
+  if (taking.length === 0) return []
+  const values: ClaimValues = { nowAt: new Date(now).toISOString(), until: new Date(now + leaseMs).toISOString() }
+  for (const lane of taking) {
+    values[`limit_${lane.channel}`] = lane.limit
+    if (lane.perEndpoint) {
+      values[`window_${lane.channel}`] = lane.limit * lane.perEndpoint.cap
+      values[`cap_${lane.channel}`] = lane.perEndpoint.cap
+    }
+  }
+  // No endpoint with rows in flight here (the usual case): the statement's shape is that of its lanes, and it is
+  // compiled once per shape (on PostgreSQL prepared by name). Otherwise the endpoints' ids and room are in its text.
+  const busy = taking.some((lane) => lane.perEndpoint && [...lane.perEndpoint.inFlight.values()].some((count) => count > 0))
+  if (busy) return (await db.executeQuery(claimQuery(db, dialect, taking, values))).rows
+  const shape = `${dialect}:${taking.map((lane) => `${lane.channel}${lane.perEndpoint ? '/endpoints' : ''}`).join(',')}`
+  let statement = claimStatements.get(shape)
+  if (!statement) {
+    const lanesOfShape = taking.map((lane) => ({ ...lane, ...(lane.perEndpoint ? { perEndpoint: { cap: 0, inFlight: new Map<number, number>() } } : {}) }))
+    statement = prepared((db, v: ClaimValues) => claimQuery(db, dialect, lanesOfShape, v))
+    claimStatements.set(shape, statement)
+  }
+  return (await statement(db, values)).rows
+}
+
+/** A claim's values: the time, the lease's end, and each lane's limit (and for webhooks its window and cap). */
+type ClaimValues = { nowAt: string; until: string } & Record<string, string | number>
+
+const claimStatements = new Map<string, (db: Kysely<Database>, values: ClaimValues) => Promise<QueryResult<OutboxRow>>>()
+
+/** The claim's statement for `lanes` (each with rows to take); every number and time comes from `v`. */
+function claimQuery(db: Kysely<Database>, dialect: Dialect, lanes: readonly LaneClaim[], v: ClaimValues): Compilable<OutboxRow> {
   const postgres = dialect === 'postgres'
   const due = (channel: OutboxRow['channel']) =>
     db
       .selectFrom('outbox')
       // A literal, as in the partial index outbox_due, so that both databases' planners see the index applies.
       .where('status', '=', sql.lit('pending'))
-      .where('next_attempt_at', '<=', nowAt)
+      .where('next_attempt_at', '<=', v.nowAt)
       .where('channel', '=', channel)
-      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', nowAt)]))
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', v.nowAt)]))
       .orderBy('next_attempt_at')
   // Each lane's ids, as the text of a subquery: one SELECT per lane, joined by UNION ALL. (Kysely would put one
   // lane's ORDER BY and LIMIT on the whole union; as derived tables each keeps its own, on both databases.)
   const parts: RawBuilder<unknown>[] = []
   for (const lane of lanes) {
-    if (lane.limit <= 0) continue
+    const limit = v[`limit_${lane.channel}`] as number
     if (!lane.perEndpoint) {
-      const rows = due(lane.channel).select('id').limit(lane.limit)
+      const rows = due(lane.channel).select('id').limit(limit)
       parts.push(sql`select id from (${postgres ? rows.forUpdate().skipLocked() : rows}) as ${sql.id(`${lane.channel}_due`)}`)
       continue
     }
-    const { cap, inFlight } = lane.perEndpoint
-    const full = [...inFlight].filter(([, count]) => count >= cap).map(([id]) => id)
-    const partly = [...inFlight].filter(([, count]) => count > 0 && count < cap)
+    const { inFlight } = lane.perEndpoint
+    const cap = v[`cap_${lane.channel}`] as number
+    const full = [...inFlight].filter(([, count]) => count >= lane.perEndpoint!.cap).map(([id]) => id)
+    const partly = [...inFlight].filter(([, count]) => count > 0 && count < lane.perEndpoint!.cap)
     // The oldest due rows of the endpoints with room (a full endpoint's rows are passed over, not taken): `limit`
     // endpoints of `cap` rows each at most, as many as the lane could need. An endpoint with more rows in it than
     // room fills up; the dispatcher then claims again, passing over it too.
     const window = due(lane.channel)
       .select(['id', 'webhook_id', 'next_attempt_at'])
       .$if(full.length > 0, (qb) => qb.where((eb) => eb.or([eb('webhook_id', 'is', null), eb('webhook_id', 'not in', full)])))
-      .limit(lane.limit * cap)
+      .limit(v[`window_${lane.channel}`] as number)
     // How many more rows each endpoint may start: cap less what it has in flight here (cast: PostgreSQL would read
     // a bare parameter in a CASE as text). Rows without an endpoint (none is written so; tests) count as one.
     const int = (value: number) => sql`cast(${value} as integer)`
     const room = sql.join(
-      partly.map(([id, count]) => sql`when webhook_id = ${id} then ${int(cap - count)}`),
+      partly.map(([id, count]) => sql`when webhook_id = ${id} then ${int(lane.perEndpoint!.cap - count)}`),
       sql` `,
     )
     const allowed = partly.length > 0 ? sql`case ${room} else ${int(cap)} end` : int(cap)
@@ -75,10 +106,9 @@ export async function claimDue(
       ) as ${sql.id(`${lane.channel}_ranked`)}
       where place <= allowed
       order by next_attempt_at
-      limit ${lane.limit}
+      limit ${limit}
     ) as ${sql.id(`${lane.channel}_due`)}`)
   }
-  if (parts.length === 0) return []
   const ids = sql.join(parts, sql` union all `)
   if (postgres) {
     // A CTE, evaluated once: as `id IN (subquery)` PostgreSQL may run the LIMITed, SKIP LOCKED subquery once per
@@ -89,25 +119,48 @@ export async function claimDue(
         () => sql<{ id: string }>`(${ids})`,
       )
       .updateTable('outbox')
-      .set({ locked_until: until })
+      .set({ locked_until: v.until })
       .from('due')
       .whereRef('outbox.id', '=', 'due.id')
       .returningAll('outbox')
-      .execute()
   }
   // One statement, so the subqueries' choice holds for the update; the rows are then found by their key (repeating
   // the subqueries' conditions here made SQLite walk every pending row of a backlog for each claim).
   return db
     .updateTable('outbox')
-    .set({ locked_until: until })
+    .set({ locked_until: v.until })
     .where('id', 'in', sql<string>`(${ids})`)
     .returningAll()
-    .execute()
 }
 
 /** Records delivered messages, several at once: each gets one more attempt and the answer's status code. */
 export async function markDelivered(db: Kysely<Database>, ids: readonly string[], done: { statusCode: number | null; at: string }): Promise<void> {
-  await db
+  if (ids.length > MARK_STATEMENTS_UP_TO) {
+    await markDeliveredQuery(db, ids, done).execute()
+    return
+  }
+  let statement = markStatements.get(ids.length)
+  if (!statement) {
+    const count = ids.length
+    statement = prepared((db, v: MarkValues) =>
+      markDeliveredQuery(
+        db,
+        Array.from({ length: count }, (_, i) => v[`id${i}`] as string),
+        { statusCode: v.statusCode as number | null, at: v.at as string },
+      ),
+    )
+    markStatements.set(count, statement)
+  }
+  await statement(db, { statusCode: done.statusCode, at: done.at, ...Object.fromEntries(ids.map((id, i) => [`id${i}`, id])) })
+}
+
+// Compiled once per number of messages recorded together, up to 16 (as many as the lanes deliver at once, mostly).
+const MARK_STATEMENTS_UP_TO = 16
+type MarkValues = Record<string, string | number | null>
+const markStatements = new Map<number, (db: Kysely<Database>, values: MarkValues) => Promise<QueryResult<unknown>>>()
+
+function markDeliveredQuery(db: Kysely<Database>, ids: readonly string[], done: { statusCode: number | null; at: string }) {
+  return db
     .updateTable('outbox')
     .set((eb) => ({
       status: 'delivered',
@@ -119,7 +172,6 @@ export async function markDelivered(db: Kysely<Database>, ids: readonly string[]
     }))
     .where('id', 'in', ids)
     .where('status', '=', 'pending')
-    .execute()
 }
 
 /** A failed attempt: tried again at `nextAttemptAt`, or `failed` for good when it is null. */

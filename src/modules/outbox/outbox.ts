@@ -2,6 +2,7 @@ import { timeOrderedId } from '../../shared/ids.js'
 import type { Kysely, Transaction } from 'kysely'
 import type { Database } from '../../db/database.js'
 import { nowIso } from '../../shared/time.js'
+import { preparedRows } from '../../db/prepared.js'
 
 type Db = Kysely<Database> | Transaction<Database>
 
@@ -78,8 +79,11 @@ export function countOutboxWrite(): void {
 export async function insertOutboxRows(db: Db, rows: readonly OutboxInsert[]): Promise<void> {
   if (rows.length === 0) return
   countOutboxWrite()
-  await db.insertInto('outbox').values(rows).execute()
+  await insertOutboxStatement(db, rows)
 }
+
+// Compiled once per number of rows up to 8 (an order's e-mails and a few webhooks); more are built each time.
+const insertOutboxStatement = preparedRows((db, rows: readonly OutboxInsert[]) => db.insertInto('outbox').values(rows), 8)
 
 /**
  * Queues e-mails for delivery after the caller's transaction commits: call it with that transaction, so
