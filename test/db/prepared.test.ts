@@ -122,7 +122,10 @@ describe('preparedRows()', () => {
     const { free_over_cents: _, ...withoutFree } = method('rows-b5', { price_cents: 5 })
     await insertMethods(db, [method('rows-b4', { free_over_cents: 40 }), withoutFree as Method])
     await insertMethods(db, [method('rows-b6', { free_over_cents: undefined as unknown as null })])
-    expect(statements).toEqual(['built 3', 'built 2', 'built 1'])
+    // Past the bound, every time.
+    await insertMethods(db, [method('rows-b7'), method('rows-b8'), method('rows-b9')])
+    expect(statements).toEqual(['built 3', 'built 2', 'built 1', 'built 3'])
+    await db.deleteFrom('shipping_methods').where('name', 'in', ['rows-b7', 'rows-b8', 'rows-b9']).execute()
     expect(await names('rows-b')).toEqual([
       { name: 'rows-b0', price_cents: 100, free_over_cents: null },
       { name: 'rows-b1', price_cents: 100, free_over_cents: null },
@@ -131,6 +134,35 @@ describe('preparedRows()', () => {
       { name: 'rows-b4', price_cents: 100, free_over_cents: 40 },
       { name: 'rows-b5', price_cents: 5, free_over_cents: null },
       { name: 'rows-b6', price_cents: 100, free_over_cents: null },
+    ])
+  })
+
+  it('keys its statements by columns too: rows of another set of columns, as many, get a statement of their own', async () => {
+    const { db } = opened.handle
+    const { free_over_cents: _, ...withoutFree } = method('rows-c1', { price_cents: 7 })
+    const { countries: __, ...withoutCountries } = method('rows-c4', { price_cents: 8, free_over_cents: 90 })
+    statements.length = 0
+    // Two rows of six columns, twice; then two of six others (free_over_cents for countries): same count, other columns.
+    await insertMethods(db, [withoutFree, { ...withoutFree, name: 'rows-c2' }] as Method[])
+    await insertMethods(db, [
+      { ...withoutFree, name: 'rows-c3' },
+      { ...withoutFree, name: 'rows-c3b' },
+    ] as Method[])
+    await insertMethods(db, [withoutCountries, { ...withoutCountries, name: 'rows-c5' }] as Method[])
+    // The same columns in another order of keys: values go where they belong.
+    const { free_over_cents: ___, ...rest } = withoutCountries
+    const reordered = { free_over_cents: 91, ...rest, name: 'rows-c6' }
+    await insertMethods(db, [reordered, { ...reordered, name: 'rows-c7' }] as Method[])
+    expect(statements).toEqual(['built 2', 'built 2', 'built 2'])
+    expect(await names('rows-c')).toEqual([
+      { name: 'rows-c1', price_cents: 7, free_over_cents: null },
+      { name: 'rows-c2', price_cents: 7, free_over_cents: null },
+      { name: 'rows-c3', price_cents: 7, free_over_cents: null },
+      { name: 'rows-c3b', price_cents: 7, free_over_cents: null },
+      { name: 'rows-c4', price_cents: 8, free_over_cents: 90 },
+      { name: 'rows-c5', price_cents: 8, free_over_cents: 90 },
+      { name: 'rows-c6', price_cents: 8, free_over_cents: 91 },
+      { name: 'rows-c7', price_cents: 8, free_over_cents: 91 },
     ])
   })
 })
