@@ -365,7 +365,12 @@ describe('a deadlock with a product delete (PostgreSQL)', () => {
     })
     const [result] = await Promise.all([placed, removal])
 
-    expect(steps.filter((s) => s === 'cart-taken')).toHaveLength(2)
+    // Run again at least once. Usually exactly once; on a loaded machine the second run can take the cart's lines
+    // before the delete (woken by the first run's abort) has taken the doomed one, and then the two deadlock again
+    // on the product: a third run, within retryAborted's three (seen once in CI).
+    const runs = steps.filter((s) => s === 'cart-taken').length
+    expect(runs).toBeGreaterThanOrEqual(2)
+    expect(runs).toBeLessThanOrEqual(3)
     expect(result.created).toBe(true)
     expect(result.order.items.map((i) => [i.productId, i.quantity])).toEqual([[staple.id, 2]])
     expect(await stockOf(t.app, staple.id)).toBe(3)
