@@ -181,7 +181,7 @@ function lockAndClearCartOfUserQuery(withReferences: boolean) {
         qb
           .updateTable('carts')
           .from('old')
-          .set({ email: null, shipping_address_id: null, shipping_address: null, shipping_method_id: null, note: null, discount_code: null, updated_at: v.now })
+          .set(clearedChoices(v.now))
           .whereRef('carts.id', '=', 'old.id')
           .where((eb) =>
             eb.or([
@@ -236,11 +236,13 @@ export async function clearCartChoices(db: Db, cartId: number, now: string): Pro
 
 // Compiled once: every order from a cart with a choice kept (a code, an address) clears it.
 const clearCartChoicesStatement = prepared((db, v: { cartId: number; now: string }) =>
-  db
-    .updateTable('carts')
-    .set({ email: null, shipping_address_id: null, shipping_address: null, shipping_method_id: null, note: null, discount_code: null, updated_at: v.now })
-    .where('id', '=', v.cartId),
+  db.updateTable('carts').set(clearedChoices(v.now)).where('id', '=', v.cartId),
 )
+
+/** A cart's choices as an order leaves them: all cleared (both databases' clearing writes this). */
+function clearedChoices(now: string) {
+  return { email: null, shipping_address_id: null, shipping_address: null, shipping_method_id: null, note: null, discount_code: null, updated_at: now }
+}
 
 /** A customer's cart keeps a code: the row as written, or undefined when they have no cart row yet. */
 export async function setCodeOfUserCart(db: Db, userId: number, code: string | null, now: string) {
