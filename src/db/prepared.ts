@@ -94,3 +94,36 @@ export function preparedRows<Row extends object, R>(build: (db: Kysely<Database>
     return statementFor(rows.length, columns)(db, values)
   }
 }
+
+/**
+ * A statement over a list of values (an `IN` list), compiled once per length of the list (up to `upTo`) with
+ * `prepared`, so on PostgreSQL prepared by name too (a bounded number of names). `build` gets the list, each item a
+ * stand-in, and the call's other values, which must be used only as values, as for `prepared`. A longer list is built
+ * each time, as Kysely does.
+ */
+export function preparedList<Item, V extends object, R>(build: (db: Kysely<Database>, items: readonly Item[], values: V) => Compilable<R>, upTo: number) {
+  const statements = new Map<number, (db: Kysely<Database>, values: Record<string, unknown>) => Promise<QueryResult<R>>>()
+
+  function statementFor(count: number) {
+    let statement = statements.get(count)
+    if (!statement) {
+      statement = prepared((db, v: Record<string, unknown>) =>
+        build(
+          db,
+          Array.from({ length: count }, (_, i) => v[`#${i}`] as Item),
+          v as V,
+        ),
+      )
+      statements.set(count, statement)
+    }
+    return statement
+  }
+
+  return async function run(db: Kysely<Database>, items: readonly Item[], values: V): Promise<QueryResult<R>> {
+    if (items.length > upTo) return db.executeQuery(build(db, items, values))
+    // The items under keys no value of V can have (`#0`, `#1`…).
+    const all: Record<string, unknown> = { ...(values as Record<string, unknown>) }
+    for (let i = 0; i < items.length; i++) all[`#${i}`] = items[i]
+    return statementFor(items.length)(db, all)
+  }
+}

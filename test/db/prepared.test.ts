@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config.js'
 import { connectDatabase } from '../../src/db/connect.js'
 import type { Database } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { prepared, preparedRows, preparedStatementNames } from '../../src/db/prepared.js'
+import { prepared, preparedList, preparedRows, preparedStatementNames } from '../../src/db/prepared.js'
 import { retryAborted } from '../../src/db/transaction.js'
 import { isStalePlan } from '../../src/shared/db-errors.js'
 import { dialect, openTestDatabase } from '../helpers/app.js'
@@ -164,6 +164,32 @@ describe('preparedRows()', () => {
       { name: 'rows-c6', price_cents: 8, free_over_cents: 91 },
       { name: 'rows-c7', price_cents: 8, free_over_cents: 91 },
     ])
+  })
+})
+
+describe('preparedList()', () => {
+  const statements: string[] = []
+  const pricedIn = preparedList((db, names: readonly string[], v: { minCents: number }) => {
+    statements.push(`built ${names.length}`)
+    return db.selectFrom('shipping_methods').select('name').where('name', 'in', names).where('price_cents', '>=', v.minCents).orderBy('name')
+  }, 2)
+  const run = async (names: string[], minCents: number) => (await pricedIn(opened.handle.db, names, { minCents })).rows.map((row) => row.name)
+
+  it('runs with each call’s list and values, building the statement once per length of the list', async () => {
+    statements.length = 0
+    expect(await run(['Correos'], 0)).toEqual(['Correos'])
+    expect(await run(['Seur'], 0)).toEqual(['Seur'])
+    expect(await run(['Seur'], 901)).toEqual([])
+    expect(await run(['Seur', 'Correos'], 0)).toEqual(['Correos', 'Seur'])
+    expect(await run(['Seur', 'Nadie'], 500)).toEqual(['Seur'])
+    expect(statements).toEqual(['built 1', 'built 2'])
+  })
+
+  it('builds each time past its bound', async () => {
+    statements.length = 0
+    expect(await run(['Seur', 'Correos', 'Nadie'], 0)).toEqual(['Correos', 'Seur'])
+    expect(await run(['Seur', 'Correos', 'Nadie'], 600)).toEqual(['Seur'])
+    expect(statements).toEqual(['built 3', 'built 3'])
   })
 })
 

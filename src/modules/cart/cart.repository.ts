@@ -1,6 +1,6 @@
 import { type Kysely, type QueryResult, sql } from 'kysely'
 import type { AddressRow, Database, DiscountCodeRow, ShippingMethodRow } from '../../db/database.js'
-import { prepared } from '../../db/prepared.js'
+import { prepared, preparedList } from '../../db/prepared.js'
 import { MAX_AMOUNT_CENTS, maxUnitCentsFor } from '../../shared/money.js'
 import { isPostgres } from '../../db/dialect.js'
 
@@ -498,34 +498,20 @@ const takeGuestLinesStatement = prepared((db, v: { cartId: number }) =>
 
 /** What pricing a cart needs of its lines' variants and products (status and name for the off-sale check). */
 export async function variantsForPricing(db: Db, variantIds: readonly number[]) {
-  if (variantIds.length > PRICING_STATEMENTS_UP_TO) return pricingQuery(db, variantIds).execute()
-  let statement = pricingStatements.get(variantIds.length)
-  if (!statement) {
-    const count = variantIds.length
-    statement = prepared((db, v: Record<string, number>) =>
-      pricingQuery(
-        db,
-        Array.from({ length: count }, (_, i) => v[`id${i}`] as number),
-      ),
-    )
-    pricingStatements.set(count, statement)
-  }
-  return (await statement(db, Object.fromEntries(variantIds.map((id, i) => [`id${i}`, id])))).rows
-}
-
-function pricingQuery(db: Db, variantIds: readonly number[]) {
-  return db
-    .selectFrom('product_variants as v')
-    .innerJoin('products as p', 'p.id', 'v.product_id')
-    .select(['v.id', 'v.product_id', 'v.price_cents', 'p.name', 'p.status', 'p.category_id', sql<string>`coalesce(v.tax_class, p.tax_class)`.as('tax_class')])
-    .where('v.id', 'in', variantIds)
+  return (await pricingStatement(db, variantIds, {})).rows
 }
 
 // Checkout with a code prices its lines with this statement: compiled once per number of lines, up to a cart of 20
 // (a larger one is built each time).
-const PRICING_STATEMENTS_UP_TO = 20
-type PricingRow = Awaited<ReturnType<ReturnType<typeof pricingQuery>['execute']>>[number]
-const pricingStatements = new Map<number, (db: Db, values: Record<string, number>) => Promise<QueryResult<PricingRow>>>()
+const pricingStatement = preparedList(
+  (db, variantIds: readonly number[], _: object) =>
+    db
+      .selectFrom('product_variants as v')
+      .innerJoin('products as p', 'p.id', 'v.product_id')
+      .select(['v.id', 'v.product_id', 'v.price_cents', 'p.name', 'p.status', 'p.category_id', sql<string>`coalesce(v.tax_class, p.tax_class)`.as('tax_class')])
+      .where('v.id', 'in', variantIds),
+  20,
+)
 
 /** Narrows a statement on `cart_items` to one cart's lines (a user's by the lines' `user_id`). */
 function ofCart<Q extends { where: (column: 'cart_id' | 'user_id', op: '=', value: number) => Q }>(query: Q, ref: CartRef): Q {

@@ -1,5 +1,5 @@
 import { type Compilable, type Kysely, type QueryResult, type RawBuilder, type Selectable, sql } from 'kysely'
-import { prepared } from '../../db/prepared.js'
+import { prepared, preparedList } from '../../db/prepared.js'
 import type { Dialect } from '../../db/connect.js'
 import type { Database, OutboxTable } from '../../db/database.js'
 
@@ -135,29 +135,11 @@ function claimQuery(db: Kysely<Database>, dialect: Dialect, lanes: readonly Lane
 
 /** Records delivered messages, several at once: each gets one more attempt and the answer's status code. */
 export async function markDelivered(db: Kysely<Database>, ids: readonly string[], done: { statusCode: number | null; at: string }): Promise<void> {
-  if (ids.length > MARK_STATEMENTS_UP_TO) {
-    await markDeliveredQuery(db, ids, done).execute()
-    return
-  }
-  let statement = markStatements.get(ids.length)
-  if (!statement) {
-    const count = ids.length
-    statement = prepared((db, v: MarkValues) =>
-      markDeliveredQuery(
-        db,
-        Array.from({ length: count }, (_, i) => v[`id${i}`] as string),
-        { statusCode: v.statusCode as number | null, at: v.at as string },
-      ),
-    )
-    markStatements.set(count, statement)
-  }
-  await statement(db, { statusCode: done.statusCode, at: done.at, ...Object.fromEntries(ids.map((id, i) => [`id${i}`, id])) })
+  await markStatement(db, ids, done)
 }
 
 // Compiled once per number of messages recorded together, up to 16 (as many as the lanes deliver at once, mostly).
-const MARK_STATEMENTS_UP_TO = 16
-type MarkValues = Record<string, string | number | null>
-const markStatements = new Map<number, (db: Kysely<Database>, values: MarkValues) => Promise<QueryResult<unknown>>>()
+const markStatement = preparedList(markDeliveredQuery, 16)
 
 function markDeliveredQuery(db: Kysely<Database>, ids: readonly string[], done: { statusCode: number | null; at: string }) {
   return db
