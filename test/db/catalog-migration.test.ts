@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type Kysely, Migrator, sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Kysely, sql } from 'kysely'
+import { describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
-import { migrations } from '../../src/db/migrate.js'
 import { refreshProductAggregates } from '../../src/modules/catalog/variants.repository.js'
-import { catalogCacheOn, openTestDatabase, testConfig } from '../helpers/app.js'
+import { catalogCacheOn, testConfig } from '../helpers/app.js'
+import { type Row, useMigrationDatabase } from '../helpers/migrations.js'
 import { bearer, makeUser } from '../helpers/factories.js'
 
 // The catalog migration on a shop with data: seeded at the schema before it, migrated up, checked row by row, used by
@@ -17,23 +17,7 @@ const CATALOG = '2026-11-28T0000-catalog'
 const BEFORE = '2026-11-27T0000-order-lifecycle'
 const now = '2026-11-24T10:00:00.000Z'
 
-let opened: Awaited<ReturnType<typeof openTestDatabase>>
-let raw: Kysely<any>
-let migrator: Migrator
-let dialectIsPg: boolean
-
-beforeAll(async () => {
-  opened = await openTestDatabase()
-  raw = opened.handle.db as unknown as Kysely<any>
-  dialectIsPg = opened.handle.dialect === 'postgres'
-  const schema = opened.handle.schema
-  migrator = new Migrator({ db: raw, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) })
-})
-afterAll(async () => {
-  await opened.drop()
-})
-
-type Row = Record<string, any>
+const migrating = useMigrationDatabase()
 
 /** Every row of the tables the migration reads or rewrites (and a few it must leave alone), in key order. */
 async function dataOf(db: Kysely<any>): Promise<Record<string, Row[]>> {
@@ -58,7 +42,7 @@ async function dataOf(db: Kysely<any>): Promise<Record<string, Row[]>> {
 /** Where each table's ids go on from: an id once used is never given again (SQLite's AUTOINCREMENT, PostgreSQL's serial). */
 async function idSequences(db: Kysely<any>): Promise<Row[]> {
   const tables = ['categories', 'products', 'cart_items', 'orders', 'order_items']
-  if (!dialectIsPg) {
+  if (!migrating.isPg) {
     return (await sql<Row>`select name, seq from sqlite_sequence where name in (${sql.join(tables)}) order by name`.execute(db)).rows
   }
   const rows: Row[] = []
@@ -67,52 +51,6 @@ async function idSequences(db: Kysely<any>): Promise<Row[]> {
     rows.push({ name: table, ...found[0] })
   }
   return rows
-}
-
-/** The schema, as the database describes it: tables, columns, indexes, constraints, triggers (and PostgreSQL's functions). */
-async function schemaOf(db: Kysely<any>): Promise<Row[]> {
-  if (!dialectIsPg) {
-    const { rows } = await sql<Row>`select type, name, tbl_name, sql from sqlite_master
-      where name not like 'kysely%' and name <> 'sqlite_sequence' order by type, name`.execute(db)
-    // A table SQLite rebuilt by hand reads as written by hand: compare what it says, not how it is spelled.
-    return rows.map((row) => ({
-      ...row,
-      sql:
-        typeof row.sql === 'string'
-          ? row.sql
-              .toLowerCase()
-              .replaceAll('"', '')
-              .replace(/\s+/g, ' ')
-              .replace(/ ?\( ?/g, '(')
-              .replace(/ ?\) ?/g, ')')
-          : null,
-    }))
-  }
-  const schema = opened.handle.schema ?? 'public'
-  const queries = [
-    sql<Row>`select 'column' as kind, table_name as name, column_name as detail, data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '') as def
-      from information_schema.columns where table_schema = ${schema} and table_name not like 'kysely%'`,
-    sql<Row>`select 'index' as kind, tablename as name, indexname as detail, indexdef as def from pg_indexes
-      where schemaname = ${schema} and tablename not like 'kysely%'`,
-    sql<Row>`select 'constraint' as kind, c.relname as name, k.conname as detail, pg_get_constraintdef(k.oid) as def
-      from pg_constraint k join pg_class c on c.oid = k.conrelid join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = ${schema} and c.relname not like 'kysely%'`,
-    sql<Row>`select 'trigger' as kind, c.relname as name, t.tgname as detail, pg_get_triggerdef(t.oid) as def
-      from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = ${schema} and not t.tgisinternal`,
-    sql<Row>`select 'function' as kind, p.proname as name, '' as detail, p.prosrc as def
-      from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = ${schema}`,
-    sql<Row>`select 'sequence' as kind, sequence_name as name, '' as detail, '' as def
-      from information_schema.sequences where sequence_schema = ${schema} and sequence_name not like 'kysely%'`,
-  ]
-  const rows: Row[] = []
-  for (const query of queries) rows.push(...(await query.execute(db)).rows)
-  const order = (row: Row) => `${row.kind}\u0000${row.name}\u0000${row.detail}`
-  return rows.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0))
-}
-
-async function applied(): Promise<string[]> {
-  return (await migrator.getMigrations()).filter((m) => m.executedAt !== undefined).map((m) => m.name)
 }
 
 /** The seeded shop's ids, by the names the test gives them. */
@@ -149,7 +87,7 @@ let seeded: Record<string, Row[]>
 let schemaBefore: Row[]
 
 async function insert(table: string, values: Row): Promise<number> {
-  const row = await raw.insertInto(table).values(values).returning('id').executeTakeFirstOrThrow()
+  const row = await migrating.raw.insertInto(table).values(values).returning('id').executeTakeFirstOrThrow()
   return Number(row.id)
 }
 
@@ -180,7 +118,7 @@ async function seedShop(): Promise<void> {
   ids.facetsCategory = await insert('categories', category('Facets'))
   // The last category made, deleted: its id is never given again.
   ids.deletedCategory = await insert('categories', category('Borrada'))
-  await raw.deleteFrom('categories').where('id', '=', ids.deletedCategory).execute()
+  await migrating.raw.deleteFrom('categories').where('id', '=', ids.deletedCategory).execute()
 
   ids.molido = await insert('products', product('Café molido', 1250, 10, ids.cafeYTe, 'molido'))
   ids.molido2 = await insert('products', product('Café Molido', 1300, 4, ids.cafeYTe, 'molido-2'))
@@ -218,11 +156,11 @@ async function seedShop(): Promise<void> {
   // A line of the product deleted below goes with it; the last line made, removed: its id is never given again.
   ids.anaGoneLine = await insert('cart_items', line(ids.ana, ids.gone, 1))
   ids.deletedLine = await insert('cart_items', line(ids.bea, ids.taza, 1))
-  await raw.deleteFrom('cart_items').where('id', '=', ids.deletedLine).execute()
+  await migrating.raw.deleteFrom('cart_items').where('id', '=', ids.deletedLine).execute()
 
   const order = (userId: number, totalCents: number, status: string) => ({ user_id: userId, total_cents: totalCents, status, created_at: now, updated_at: now })
   ids.pendingOrder = await insert('orders', order(ids.ana, 2250, 'pending'))
-  await raw
+  await migrating.raw
     .insertInto('order_items')
     .values([
       { order_id: ids.pendingOrder, product_id: ids.molido, quantity: 1, price_cents: 1250, name: 'Café molido' },
@@ -237,8 +175,11 @@ async function seedShop(): Promise<void> {
     shipping_method: JSON.stringify({ id: 1, name: 'Correos', price: 5 }),
     note: 'Por la tarde',
   })
-  await raw.insertInto('order_items').values({ order_id: ids.paidOrder, product_id: ids.facets, quantity: 1, price_cents: 990, name: 'Facets' }).execute()
-  await raw
+  await migrating.raw
+    .insertInto('order_items')
+    .values({ order_id: ids.paidOrder, product_id: ids.facets, quantity: 1, price_cents: 990, name: 'Facets' })
+    .execute()
+  await migrating.raw
     .insertInto('payments')
     .values({
       order_id: ids.paidOrder,
@@ -252,7 +193,7 @@ async function seedShop(): Promise<void> {
     })
     .execute()
   // Deleted since: its order line stays, its cart line went with it.
-  await raw.deleteFrom('products').where('id', '=', ids.gone).execute()
+  await migrating.raw.deleteFrom('products').where('id', '=', ids.gone).execute()
 }
 
 /** The slugs the rules give the seeded rows (lower case, accents removed, `-2` on a clash, `<kind>-<id>` without a letter, never `facets`). */
@@ -282,11 +223,11 @@ function expectedSlugs(): { products: Record<number, string>; categories: Record
 /** The rows the migration must have written, from the rows seeded before it. */
 async function expectMigratedShop(): Promise<void> {
   const slugs = expectedSlugs()
-  const products = await raw.selectFrom('products').selectAll().orderBy('id').execute()
+  const products = await migrating.raw.selectFrom('products').selectAll().orderBy('id').execute()
   expect(products).toEqual(
     seeded.products!.map((p) => ({ ...p, slug: slugs.products[p.id], status: 'active', tax_class: 'standard', price_max_cents: p.price_cents, tags: '[]' })),
   )
-  const images = await raw.selectFrom('product_images').selectAll().orderBy('product_id').execute()
+  const images = await migrating.raw.selectFrom('product_images').selectAll().orderBy('product_id').execute()
   expect(images).toEqual(
     seeded.products!.map((p) => ({
       id: expect.any(Number),
@@ -299,7 +240,7 @@ async function expectMigratedShop(): Promise<void> {
     })),
   )
   const imageOf = new Map(images.map((image) => [image.product_id, image.id]))
-  const variants = await raw.selectFrom('product_variants').selectAll().orderBy('product_id').execute()
+  const variants = await migrating.raw.selectFrom('product_variants').selectAll().orderBy('product_id').execute()
   expect(variants).toEqual(
     seeded.products!.map((p) => ({
       id: expect.any(Number),
@@ -320,35 +261,35 @@ async function expectMigratedShop(): Promise<void> {
   )
   const variantOf = new Map(variants.map((v) => [v.product_id, v.id]))
   for (const table of ['product_options', 'product_option_values', 'variant_option_values', 'product_tags', 'product_slugs', 'category_slugs']) {
-    expect(await raw.selectFrom(table).selectAll().execute()).toEqual([])
+    expect(await migrating.raw.selectFrom(table).selectAll().execute()).toEqual([])
   }
 
-  const categories = await raw.selectFrom('categories').selectAll().orderBy('id').execute()
+  const categories = await migrating.raw.selectFrom('categories').selectAll().orderBy('id').execute()
   expect(categories).toEqual(seeded.categories!.map((c) => ({ ...c, slug: slugs.categories[c.id], parent_id: null, position: 0, path: `/${c.id}/` })))
 
   // Every product is active: the counts are those of before.
-  expect((await dataOf(raw)).product_counts).toEqual(seeded.product_counts)
-  expect(await raw.selectFrom('cart_items').selectAll().orderBy('id').execute()).toEqual(
+  expect((await dataOf(migrating.raw)).product_counts).toEqual(seeded.product_counts)
+  expect(await migrating.raw.selectFrom('cart_items').selectAll().orderBy('id').execute()).toEqual(
     seeded.cart_items!.map((line) => ({ ...line, variant_id: variantOf.get(line.product_id) })),
   )
-  expect(await raw.selectFrom('order_items').selectAll().orderBy('id').execute()).toEqual(
+  expect(await migrating.raw.selectFrom('order_items').selectAll().orderBy('id').execute()).toEqual(
     seeded.order_items!.map((line) => ({ ...line, variant_id: variantOf.get(line.product_id) ?? null, sku: null, variant_title: null })),
   )
-  for (const table of ['users', 'orders', 'payments']) expect(await raw.selectFrom(table).selectAll().execute()).toEqual(seeded[table])
+  for (const table of ['users', 'orders', 'payments']) expect(await migrating.raw.selectFrom(table).selectAll().execute()).toEqual(seeded[table])
   // Rebuilt tables go on from the ids they had reached: a deleted category's or cart line's id is not given again.
-  expect(await idSequences(raw)).toEqual(seeded.sequences)
+  expect(await idSequences(migrating.raw)).toEqual(seeded.sequences)
 }
 
 describe(`migration ${CATALOG}`, () => {
   it('gives every product of a shop a default variant, an image row and a slug; categories a slug and a path; lines their variant', async () => {
-    expect((await migrator.migrateTo(BEFORE)).error).toBeUndefined()
-    expect(await applied()).not.toContain(CATALOG)
+    expect((await migrating.migrator.migrateTo(BEFORE)).error).toBeUndefined()
+    expect(await migrating.applied()).not.toContain(CATALOG)
     await seedShop()
-    seeded = await dataOf(raw)
-    schemaBefore = await schemaOf(raw)
+    seeded = await dataOf(migrating.raw)
+    schemaBefore = await migrating.schemaOf()
     // The description names the shop-wide unique name of categories (what `down` must bring back).
     expect(schemaBefore).toContainEqual(
-      dialectIsPg
+      migrating.isPg
         ? expect.objectContaining({ kind: 'constraint', name: 'categories', detail: 'categories_name_key_key', def: 'UNIQUE (name_key)' })
         : expect.objectContaining({ type: 'index', name: 'sqlite_autoindex_categories_1', tbl_name: 'categories' }),
     )
@@ -362,7 +303,7 @@ describe(`migration ${CATALOG}`, () => {
       ].sort((a, b) => a.category_id - b.category_id),
     )
 
-    const up = await migrator.migrateTo(CATALOG)
+    const up = await migrating.migrator.migrateTo(CATALOG)
     expect(up.error).toBeUndefined()
     expect(up.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([[CATALOG, 'Up', 'Success']])
     await expectMigratedShop()
@@ -370,48 +311,49 @@ describe(`migration ${CATALOG}`, () => {
     // Names are unique among siblings (roots are siblings). An explicit id: a refused insert takes no number of a
     // PostgreSQL sequence, which the comparisons below read.
     await expect(
-      raw
+      migrating.raw
         .insertInto('categories')
         .values({ id: 1000, ...category('té'), slug: 'te-root', path: '/1000/' })
         .execute(),
     ).rejects.toThrow()
     // The counts follow the status: a draft leaves them, back to active joins them again.
-    await raw.updateTable('products').set({ status: 'draft' }).where('id', '=', ids.molido).execute()
-    const counts = async () => Object.fromEntries((await raw.selectFrom('product_counts').selectAll().execute()).map((c) => [c.category_id, Number(c.total)]))
+    await migrating.raw.updateTable('products').set({ status: 'draft' }).where('id', '=', ids.molido).execute()
+    const counts = async () =>
+      Object.fromEntries((await migrating.raw.selectFrom('product_counts').selectAll().execute()).map((c) => [c.category_id, Number(c.total)]))
     expect(await counts()).toMatchObject({ 0: 7, [ids.cafeYTe]: 1 })
-    await raw.updateTable('products').set({ status: 'active' }).where('id', '=', ids.molido).execute()
+    await migrating.raw.updateTable('products').set({ status: 'active' }).where('id', '=', ids.molido).execute()
     expect(await counts()).toMatchObject({ 0: 8, [ids.cafeYTe]: 2 })
   })
 
   it('goes down to the shop as it was, rows and schema, and up again', async () => {
-    const down = await migrator.migrateDown()
+    const down = await migrating.migrator.migrateDown()
     expect(down.error).toBeUndefined()
     expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([[CATALOG, 'Down', 'Success']])
-    expect(await dataOf(raw)).toEqual(seeded)
-    expect(await schemaOf(raw)).toEqual(schemaBefore)
+    expect(await dataOf(migrating.raw)).toEqual(seeded)
+    expect(await migrating.schemaOf()).toEqual(schemaBefore)
     // The shop-wide unique name of categories is back.
     await expect(
-      raw
+      migrating.raw
         .insertInto('categories')
         .values({ id: 1000, ...category('té') })
         .execute(),
     ).rejects.toThrow()
 
-    expect((await migrator.migrateTo(CATALOG)).error).toBeUndefined()
+    expect((await migrating.migrator.migrateTo(CATALOG)).error).toBeUndefined()
     await expectMigratedShop()
   })
 
   it('serves the migrated shop: lists, product pages by slug, cart, order, cancel with the stock back', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'shop-test-'))
     // buildApp runs what comes after (if anything), as a start-up does.
-    const app = await buildApp(testConfig({}, dataDir), { database: opened.handle, logger: false, catalogCache: catalogCacheOn })
+    const app = await buildApp(testConfig({}, dataDir), { database: migrating.opened.handle, logger: false, catalogCache: catalogCacheOn })
     try {
       const slugs = expectedSlugs()
       const variantOf = async (productId: number) =>
-        (await raw.selectFrom('product_variants').select('id').where('product_id', '=', productId).executeTakeFirstOrThrow()).id
+        (await migrating.raw.selectFrom('product_variants').select('id').where('product_id', '=', productId).executeTakeFirstOrThrow()).id
       const stocks = async (productId: number) => ({
-        product: (await raw.selectFrom('products').select('stock').where('id', '=', productId).executeTakeFirstOrThrow()).stock,
-        variant: (await raw.selectFrom('product_variants').select('stock').where('product_id', '=', productId).executeTakeFirstOrThrow()).stock,
+        product: (await migrating.raw.selectFrom('products').select('stock').where('id', '=', productId).executeTakeFirstOrThrow()).stock,
+        variant: (await migrating.raw.selectFrom('product_variants').select('stock').where('product_id', '=', productId).executeTakeFirstOrThrow()).stock,
       })
 
       const list = await app.inject({ method: 'GET', url: '/products?limit=100' })
@@ -440,7 +382,7 @@ describe(`migration ${CATALOG}`, () => {
         const page = await app.inject({ method: 'GET', url: `/products/${slugs.products[p.id]}` })
         expect(page.statusCode).toBe(200)
         const body = page.json()
-        const image = await raw.selectFrom('product_images').select('id').where('product_id', '=', p.id).executeTakeFirstOrThrow()
+        const image = await migrating.raw.selectFrom('product_images').select('id').where('product_id', '=', p.id).executeTakeFirstOrThrow()
         expect(body).toMatchObject({
           id: p.id,
           name: p.name,
@@ -524,7 +466,12 @@ describe(`migration ${CATALOG}`, () => {
         [ids.molido2, 3, 13, 'Café Molido'],
         [ids.teVerde, 2, 4.5, '¡Té verde!'],
       ])
-      const lines = await raw.selectFrom('order_items').select(['product_id', 'variant_id']).where('order_id', '=', order.id).orderBy('product_id').execute()
+      const lines = await migrating.raw
+        .selectFrom('order_items')
+        .select(['product_id', 'variant_id'])
+        .where('order_id', '=', order.id)
+        .orderBy('product_id')
+        .execute()
       expect(lines).toEqual([
         { product_id: ids.molido, variant_id: await variantOf(ids.molido) },
         { product_id: ids.molido2, variant_id: await variantOf(ids.molido2) },
@@ -570,7 +517,7 @@ describe(`migration ${CATALOG}`, () => {
   it('refuses to go down, changing nothing, while two categories under different parents share a name', async () => {
     const child = async (parentId: number, slug: string) => {
       const id = await insert('categories', { ...category('Molido'), parent_id: parentId, slug, position: 0, path: '/' })
-      await raw
+      await migrating.raw
         .updateTable('categories')
         .set({ path: `/${parentId}/${id}/` })
         .where('id', '=', id)
@@ -579,32 +526,34 @@ describe(`migration ${CATALOG}`, () => {
     }
     const first = await child(ids.cafeYTe, 'molido')
     await child(ids.te, 'molido-2')
-    expect(await applied()).toContain(CATALOG)
+    expect(await migrating.applied()).toContain(CATALOG)
     // The migrations after this one (if any) go first, so that the down below is this one's.
-    expect((await migrator.migrateTo(CATALOG)).error).toBeUndefined()
-    const data = await dataOf(raw)
-    const schema = await schemaOf(raw)
-    const appliedBefore = await applied()
+    expect((await migrating.migrator.migrateTo(CATALOG)).error).toBeUndefined()
+    const data = await dataOf(migrating.raw)
+    const schema = await migrating.schemaOf()
+    const appliedBefore = await migrating.applied()
 
-    const down = await migrator.migrateDown()
+    const down = await migrating.migrator.migrateDown()
     expect(down.error).toBeInstanceOf(Error)
     expect((down.error as Error).message).toBe('catalog migration down: two categories share a name; rename one first')
     expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([[CATALOG, 'Down', 'Error']])
-    expect(await dataOf(raw)).toEqual(data)
-    expect(await schemaOf(raw)).toEqual(schema)
-    expect(await applied()).toEqual(appliedBefore)
-    if (!dialectIsPg) expect((await sql<Row>`pragma foreign_keys`.execute(raw)).rows).toEqual([{ foreign_keys: 1 }])
+    expect(await dataOf(migrating.raw)).toEqual(data)
+    expect(await migrating.schemaOf()).toEqual(schema)
+    expect(await migrating.applied()).toEqual(appliedBefore)
+    if (!migrating.isPg) expect((await sql<Row>`pragma foreign_keys`.execute(migrating.raw)).rows).toEqual([{ foreign_keys: 1 }])
 
     // Renamed, it goes down.
-    await raw.updateTable('categories').set({ name: 'Molido fino', name_key: 'molido fino' }).where('id', '=', first).execute()
-    const retried = await migrator.migrateDown()
+    await migrating.raw.updateTable('categories').set({ name: 'Molido fino', name_key: 'molido fino' }).where('id', '=', first).execute()
+    const retried = await migrating.migrator.migrateDown()
     expect(retried.error).toBeUndefined()
-    expect(await applied()).not.toContain(CATALOG)
-    expect(await raw.selectFrom('categories').select(['name', 'name_key']).where('name_key', 'like', 'molido%').orderBy('name_key').execute()).toEqual([
+    expect(await migrating.applied()).not.toContain(CATALOG)
+    expect(
+      await migrating.raw.selectFrom('categories').select(['name', 'name_key']).where('name_key', 'like', 'molido%').orderBy('name_key').execute(),
+    ).toEqual([
       { name: 'Molido', name_key: 'molido' },
       { name: 'Molido fino', name_key: 'molido fino' },
     ])
-    expect((await migrator.migrateTo(CATALOG)).error).toBeUndefined()
+    expect((await migrating.migrator.migrateTo(CATALOG)).error).toBeUndefined()
   })
 
   it('merges the cart lines of one product’s variants on the way down, quantities added', async () => {
@@ -622,24 +571,29 @@ describe(`migration ${CATALOG}`, () => {
       created_at: later,
       updated_at: later,
     })
-    const stockBefore = (await raw.selectFrom('products').select('stock').where('id', '=', ids.molido).executeTakeFirstOrThrow()).stock
-    await refreshProductAggregates(opened.handle.db, ids.molido)
-    const beaLine = await raw.selectFrom('cart_items').selectAll().where('user_id', '=', ids.bea).where('product_id', '=', ids.molido).executeTakeFirstOrThrow()
+    const stockBefore = (await migrating.raw.selectFrom('products').select('stock').where('id', '=', ids.molido).executeTakeFirstOrThrow()).stock
+    await refreshProductAggregates(migrating.opened.handle.db, ids.molido)
+    const beaLine = await migrating.raw
+      .selectFrom('cart_items')
+      .selectAll()
+      .where('user_id', '=', ids.bea)
+      .where('product_id', '=', ids.molido)
+      .executeTakeFirstOrThrow()
     await insert('cart_items', { user_id: ids.bea, product_id: ids.molido, variant_id: variant, quantity: 2, created_at: later, updated_at: later })
-    const product = await raw.selectFrom('products').select(['price_cents', 'stock']).where('id', '=', ids.molido).executeTakeFirstOrThrow()
+    const product = await migrating.raw.selectFrom('products').select(['price_cents', 'stock']).where('id', '=', ids.molido).executeTakeFirstOrThrow()
     expect(product).toEqual({ price_cents: 1100, stock: stockBefore + 4 })
 
-    expect((await migrator.migrateDown()).error).toBeUndefined()
+    expect((await migrating.migrator.migrateDown()).error).toBeUndefined()
     // One line per user and product again: the first one, holding both quantities.
-    expect(await raw.selectFrom('cart_items').selectAll().where('user_id', '=', ids.bea).where('product_id', '=', ids.molido).execute()).toEqual([
+    expect(await migrating.raw.selectFrom('cart_items').selectAll().where('user_id', '=', ids.bea).where('product_id', '=', ids.molido).execute()).toEqual([
       { id: beaLine.id, user_id: ids.bea, product_id: ids.molido, quantity: beaLine.quantity + 2, created_at: beaLine.created_at, updated_at: later },
     ])
     // The product keeps its lowest price and its whole stock.
-    expect(await raw.selectFrom('products').select(['price_cents', 'stock']).where('id', '=', ids.molido).executeTakeFirstOrThrow()).toEqual(product)
+    expect(await migrating.raw.selectFrom('products').select(['price_cents', 'stock']).where('id', '=', ids.molido).executeTakeFirstOrThrow()).toEqual(product)
 
-    expect((await migrator.migrateTo(CATALOG)).error).toBeUndefined()
-    expect(await raw.selectFrom('product_variants').select(['price_cents', 'stock', 'values_key']).where('product_id', '=', ids.molido).execute()).toEqual([
-      { price_cents: 1100, stock: stockBefore + 4, values_key: '' },
-    ])
+    expect((await migrating.migrator.migrateTo(CATALOG)).error).toBeUndefined()
+    expect(
+      await migrating.raw.selectFrom('product_variants').select(['price_cents', 'stock', 'values_key']).where('product_id', '=', ids.molido).execute(),
+    ).toEqual([{ price_cents: 1100, stock: stockBefore + 4, values_key: '' }])
   })
 })

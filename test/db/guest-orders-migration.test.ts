@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type Kysely, Migrator, sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Kysely, sql } from 'kysely'
+import { describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
-import { migrations } from '../../src/db/migrate.js'
-import { openTestDatabase, testConfig } from '../helpers/app.js'
+import { testConfig } from '../helpers/app.js'
+import { migrationBefore, type Row, useMigrationDatabase } from '../helpers/migrations.js'
 import { bearer, makeUser } from '../helpers/factories.js'
 
 // The guest-orders migration on a shop with orders: seeded at the schema before it, migrated up (every order an
@@ -14,26 +14,10 @@ import { bearer, makeUser } from '../helpers/factories.js'
 
 const GUEST_ORDERS = '2026-12-01T0200-guest-orders'
 // The migration just before it: the shop as it was.
-const BEFORE = Object.keys(migrations)[Object.keys(migrations).indexOf(GUEST_ORDERS) - 1]!
+const BEFORE = migrationBefore(GUEST_ORDERS)
 const now = '2026-11-30T10:00:00.000Z'
 
-let opened: Awaited<ReturnType<typeof openTestDatabase>>
-let raw: Kysely<any>
-let migrator: Migrator
-let dialectIsPg: boolean
-
-beforeAll(async () => {
-  opened = await openTestDatabase()
-  raw = opened.handle.db as unknown as Kysely<any>
-  dialectIsPg = opened.handle.dialect === 'postgres'
-  const schema = opened.handle.schema
-  migrator = new Migrator({ db: raw, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) })
-})
-afterAll(async () => {
-  await opened.drop()
-})
-
-type Row = Record<string, any>
+const migrating = useMigrationDatabase()
 
 const keyOf: Record<string, string> = { users: 'id', orders: 'id', order_items: 'id', payments: 'order_id', idempotency_keys: 'order_id', order_events: 'id' }
 
@@ -45,50 +29,12 @@ async function dataOf(db: Kysely<any>): Promise<Record<string, Row[]>> {
 
 /** Where the ids of orders go on from. */
 async function orderSequence(db: Kysely<any>): Promise<Row[]> {
-  if (!dialectIsPg) return (await sql<Row>`select name, seq from sqlite_sequence where name = 'orders'`.execute(db)).rows
+  if (!migrating.isPg) return (await sql<Row>`select name, seq from sqlite_sequence where name = 'orders'`.execute(db)).rows
   return (await sql<Row>`select last_value, is_called from orders_id_seq`.execute(db)).rows
 }
 
-/** The schema, as the database describes it (as test/db/catalog-migration.test.ts reads it). */
-async function schemaOf(db: Kysely<any>): Promise<Row[]> {
-  if (!dialectIsPg) {
-    const { rows } = await sql<Row>`select type, name, tbl_name, sql from sqlite_master
-      where name not like 'kysely%' and name <> 'sqlite_sequence' order by type, name`.execute(db)
-    return rows.map((row) => ({
-      ...row,
-      sql:
-        typeof row.sql === 'string'
-          ? row.sql
-              .toLowerCase()
-              .replaceAll('"', '')
-              .replace(/\s+/g, ' ')
-              .replace(/ ?\( ?/g, '(')
-              .replace(/ ?\) ?/g, ')')
-          : null,
-    }))
-  }
-  const schema = opened.handle.schema ?? 'public'
-  const queries = [
-    sql<Row>`select 'column' as kind, table_name as name, column_name as detail, data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '') as def
-      from information_schema.columns where table_schema = ${schema} and table_name not like 'kysely%'`,
-    sql<Row>`select 'index' as kind, tablename as name, indexname as detail, indexdef as def from pg_indexes
-      where schemaname = ${schema} and tablename not like 'kysely%'`,
-    sql<Row>`select 'constraint' as kind, c.relname as name, k.conname as detail, pg_get_constraintdef(k.oid) as def
-      from pg_constraint k join pg_class c on c.oid = k.conrelid join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = ${schema} and c.relname not like 'kysely%'`,
-  ]
-  const rows: Row[] = []
-  for (const query of queries) rows.push(...(await query.execute(db)).rows)
-  const order = (row: Row) => `${row.kind}\u0000${row.name}\u0000${row.detail}`
-  return rows.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0))
-}
-
-async function applied(): Promise<string[]> {
-  return (await migrator.getMigrations()).filter((m) => m.executedAt !== undefined).map((m) => m.name)
-}
-
 async function insert(table: string, values: Row): Promise<number> {
-  const row = await raw.insertInto(table).values(values).returning('id').executeTakeFirstOrThrow()
+  const row = await migrating.raw.insertInto(table).values(values).returning('id').executeTakeFirstOrThrow()
   return Number(row.id)
 }
 
@@ -112,11 +58,11 @@ async function seedShop(): Promise<void> {
   ids.bea = await insert('users', user('Bea'))
   const order = (userId: number, totalCents: number, status: string) => ({ user_id: userId, total_cents: totalCents, status, created_at: now, updated_at: now })
   ids.pending = await insert('orders', order(ids.ana, 2250, 'pending'))
-  await raw
+  await migrating.raw
     .insertInto('order_items')
     .values({ order_id: ids.pending, product_id: 1, variant_id: 1, quantity: 1, price_cents: 2250, name: 'Café molido' })
     .execute()
-  await raw.insertInto('idempotency_keys').values({ user_id: ids.ana, key: 'checkout-1', order_id: ids.pending, created_at: now }).execute()
+  await migrating.raw.insertInto('idempotency_keys').values({ user_id: ids.ana, key: 'checkout-1', order_id: ids.pending, created_at: now }).execute()
   ids.paid = await insert('orders', {
     ...order(ids.bea, 1490, 'paid'),
     subtotal_cents: 990,
@@ -134,49 +80,52 @@ async function seedShop(): Promise<void> {
     shipping_method: JSON.stringify({ id: 1, name: 'Correos', price: 5 }),
     note: 'Por la tarde',
   })
-  await raw.insertInto('order_items').values({ order_id: ids.paid, product_id: 2, variant_id: 2, quantity: 1, price_cents: 990, name: 'Facets' }).execute()
-  await raw
+  await migrating.raw
+    .insertInto('order_items')
+    .values({ order_id: ids.paid, product_id: 2, variant_id: 2, quantity: 1, price_cents: 990, name: 'Facets' })
+    .execute()
+  await migrating.raw
     .insertInto('payments')
     .values({ order_id: ids.paid, provider: 'manual', status: 'paid', amount_cents: 1490, currency: 'EUR', created_at: now, updated_at: now, paid_manually: 1 })
     .execute()
-  await raw
+  await migrating.raw
     .insertInto('order_events')
     .values({ order_id: ids.paid, type: 'order.status_changed', at: now, actor_type: 'system', actor_id: null, actor_name: null, data: '{}' })
     .execute()
   // An order of a user deleted since (orders have no foreign key to users: kept for the books).
   const gone = await insert('users', user('Gone'))
   ids.anaGone = await insert('orders', order(gone, 700, 'delivered'))
-  await raw.deleteFrom('users').where('id', '=', gone).execute()
+  await migrating.raw.deleteFrom('users').where('id', '=', gone).execute()
   // The last order made, deleted: its id is never given again.
   ids.deleted = await insert('orders', order(ids.bea, 100, 'cancelled'))
-  await raw.deleteFrom('orders').where('id', '=', ids.deleted).execute()
+  await migrating.raw.deleteFrom('orders').where('id', '=', ids.deleted).execute()
 }
 
 describe(`migration ${GUEST_ORDERS}`, () => {
   it('makes every existing order an account order, rows and ids kept; idempotency keys a user’s', async () => {
-    expect((await migrator.migrateTo(BEFORE)).error).toBeUndefined()
-    expect(await applied()).not.toContain(GUEST_ORDERS)
+    expect((await migrating.migrator.migrateTo(BEFORE)).error).toBeUndefined()
+    expect(await migrating.applied()).not.toContain(GUEST_ORDERS)
     await seedShop()
-    seeded = await dataOf(raw)
-    sequenceBefore = await orderSequence(raw)
-    schemaBefore = await schemaOf(raw)
+    seeded = await dataOf(migrating.raw)
+    sequenceBefore = await orderSequence(migrating.raw)
+    schemaBefore = await migrating.schemaOf()
 
-    const up = await migrator.migrateTo(GUEST_ORDERS)
+    const up = await migrating.migrator.migrateTo(GUEST_ORDERS)
     expect(up.error).toBeUndefined()
     expect(up.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([[GUEST_ORDERS, 'Up', 'Success']])
 
-    const data = await dataOf(raw)
+    const data = await dataOf(migrating.raw)
     expect(data.orders).toEqual(seeded.orders!.map((o) => ({ ...o, guest: 0, email: null })))
     expect(data.idempotency_keys).toEqual(seeded.idempotency_keys!.map((k) => ({ ...k, cart_token_hash: null })))
     for (const table of ['users', 'order_items', 'payments', 'order_events']) expect(data[table]).toEqual(seeded[table])
     // The rebuilt table goes on from the ids it had reached.
-    expect(await orderSequence(raw)).toEqual(sequenceBefore)
+    expect(await orderSequence(migrating.raw)).toEqual(sequenceBefore)
 
     // Every index of orders is there, and the e-mail's.
-    const schema = await schemaOf(raw)
-    const indexes = schema.filter((row) => (dialectIsPg ? row.kind === 'index' && row.name === 'orders' : row.type === 'index' && row.tbl_name === 'orders'))
-    expect(indexes.map((row) => (dialectIsPg ? row.detail : row.name)).sort()).toEqual(
-      ['orders_created_idx', 'orders_email_idx', 'orders_status_idx', 'orders_user_idx', ...(dialectIsPg ? ['orders_pkey'] : [])].sort(),
+    const schema = await migrating.schemaOf()
+    const indexes = schema.filter((row) => (migrating.isPg ? row.kind === 'index' && row.name === 'orders' : row.type === 'index' && row.tbl_name === 'orders'))
+    expect(indexes.map((row) => (migrating.isPg ? row.detail : row.name)).sort()).toEqual(
+      ['orders_created_idx', 'orders_email_idx', 'orders_status_idx', 'orders_user_idx', ...(migrating.isPg ? ['orders_pkey'] : [])].sort(),
     )
   })
 
@@ -200,14 +149,17 @@ describe(`migration ${GUEST_ORDERS}`, () => {
     ]
     for (const values of refused) {
       await expect(
-        raw
+        migrating.raw
           .insertInto('orders')
           .values({ ...values, total_cents: 1, status: 'pending', created_at: now, updated_at: now })
           .execute(),
       ).rejects.toThrow()
     }
 
-    await raw.insertInto('idempotency_keys').values({ user_id: null, cart_token_hash: 'hash-1', key: 'k', order_id: guestId, created_at: now }).execute()
+    await migrating.raw
+      .insertInto('idempotency_keys')
+      .values({ user_id: null, cart_token_hash: 'hash-1', key: 'k', order_id: guestId, created_at: now })
+      .execute()
     const second = await insert('orders', {
       user_id: null,
       guest: 1,
@@ -225,25 +177,28 @@ describe(`migration ${GUEST_ORDERS}`, () => {
       { user_id: null, cart_token_hash: null, key: 'k3' },
     ]) {
       await expect(
-        raw
+        migrating.raw
           .insertInto('idempotency_keys')
           .values({ ...values, order_id: second, created_at: now })
           .execute(),
       ).rejects.toThrow()
     }
     // The same key in another cart is another key.
-    await raw.insertInto('idempotency_keys').values({ user_id: null, cart_token_hash: 'hash-2', key: 'k', order_id: second, created_at: now }).execute()
+    await migrating.raw
+      .insertInto('idempotency_keys')
+      .values({ user_id: null, cart_token_hash: 'hash-2', key: 'k', order_id: second, created_at: now })
+      .execute()
     // Foreign keys still hold after the rebuild: an order's lines and key go with it.
-    await raw.insertInto('order_items').values({ order_id: second, product_id: 1, quantity: 1, price_cents: 500, name: 'x' }).execute()
-    if (!dialectIsPg) await sql`pragma foreign_keys = on`.execute(raw)
-    await raw.deleteFrom('orders').where('id', '=', second).execute()
-    expect(await raw.selectFrom('idempotency_keys').select('order_id').where('order_id', '=', second).execute()).toEqual([])
-    expect(await raw.selectFrom('order_items').select('id').where('order_id', '=', second).execute()).toEqual([])
+    await migrating.raw.insertInto('order_items').values({ order_id: second, product_id: 1, quantity: 1, price_cents: 500, name: 'x' }).execute()
+    if (!migrating.isPg) await sql`pragma foreign_keys = on`.execute(migrating.raw)
+    await migrating.raw.deleteFrom('orders').where('id', '=', second).execute()
+    expect(await migrating.raw.selectFrom('idempotency_keys').select('order_id').where('order_id', '=', second).execute()).toEqual([])
+    expect(await migrating.raw.selectFrom('order_items').select('id').where('order_id', '=', second).execute()).toEqual([])
   })
 
   it('serves the migrated orders: an account order’s e-mail is its user’s, a deleted user’s is null', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'shop-test-'))
-    const app = await buildApp(testConfig({}, dataDir), { database: opened.handle, logger: false })
+    const app = await buildApp(testConfig({}, dataDir), { database: migrating.opened.handle, logger: false })
     try {
       const admin = await makeUser(app, 'admin')
       const res = await app.inject({ url: '/orders?guest=false', headers: bearer(admin) })
@@ -266,27 +221,27 @@ describe(`migration ${GUEST_ORDERS}`, () => {
 
   it('refuses to go down while a guest order exists, changing nothing; without one, goes down to the shop as it was, and up again', async () => {
     // The service ran the later migrations too: back to this one first.
-    expect((await migrator.migrateTo(GUEST_ORDERS)).error).toBeUndefined()
-    const schemaUp = await schemaOf(raw)
-    const dataUp = await dataOf(raw)
-    const refused = await migrator.migrateDown()
+    expect((await migrating.migrator.migrateTo(GUEST_ORDERS)).error).toBeUndefined()
+    const schemaUp = await migrating.schemaOf()
+    const dataUp = await dataOf(migrating.raw)
+    const refused = await migrating.migrator.migrateDown()
     expect(String(refused.error)).toContain('guest orders migration down: 1 guest orders exist')
-    expect(await applied()).toContain(GUEST_ORDERS)
-    expect(await schemaOf(raw)).toEqual(schemaUp)
-    expect(await dataOf(raw)).toEqual(dataUp)
+    expect(await migrating.applied()).toContain(GUEST_ORDERS)
+    expect(await migrating.schemaOf()).toEqual(schemaUp)
+    expect(await dataOf(migrating.raw)).toEqual(dataUp)
 
-    await raw.deleteFrom('orders').where('guest', '=', 1).execute()
+    await migrating.raw.deleteFrom('orders').where('guest', '=', 1).execute()
     // What the tests above left: the admin the service made, and the ids the sequence gave.
-    await raw.deleteFrom('users').where('role', '=', 'admin').execute()
-    const sequence = await orderSequence(raw)
-    const down = await migrator.migrateDown()
+    await migrating.raw.deleteFrom('users').where('role', '=', 'admin').execute()
+    const sequence = await orderSequence(migrating.raw)
+    const down = await migrating.migrator.migrateDown()
     expect(down.error).toBeUndefined()
     expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([[GUEST_ORDERS, 'Down', 'Success']])
-    expect(await dataOf(raw)).toEqual(seeded)
-    expect(await schemaOf(raw)).toEqual(schemaBefore)
-    expect(await orderSequence(raw)).toEqual(sequence)
+    expect(await dataOf(migrating.raw)).toEqual(seeded)
+    expect(await migrating.schemaOf()).toEqual(schemaBefore)
+    expect(await orderSequence(migrating.raw)).toEqual(sequence)
 
-    expect((await migrator.migrateTo(GUEST_ORDERS)).error).toBeUndefined()
-    expect((await dataOf(raw)).orders).toEqual(seeded.orders!.map((o) => ({ ...o, guest: 0, email: null })))
+    expect((await migrating.migrator.migrateTo(GUEST_ORDERS)).error).toBeUndefined()
+    expect((await dataOf(migrating.raw)).orders).toEqual(seeded.orders!.map((o) => ({ ...o, guest: 0, email: null })))
   })
 })

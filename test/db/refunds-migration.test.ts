@@ -1,7 +1,6 @@
-import { type Kysely, Migrator, sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { migrations } from '../../src/db/migrate.js'
-import { openTestDatabase } from '../helpers/app.js'
+import { type Kysely } from 'kysely'
+import { describe, expect, it } from 'vitest'
+import { migrationBefore, type Row, useMigrationDatabase } from '../helpers/migrations.js'
 
 // The refunds migration on a shop with a paid order and a refund (the cancel's, from before refunds by line): seeded
 // at the schema before it, migrated up (the refund kept, settled, with no shipping and no tax), used (a refund by
@@ -9,26 +8,10 @@ import { openTestDatabase } from '../helpers/app.js'
 
 const REFUNDS = '2026-12-02T0200-refunds'
 // The migration just before it: the shop as it was.
-const BEFORE = Object.keys(migrations)[Object.keys(migrations).indexOf(REFUNDS) - 1]!
+const BEFORE = migrationBefore(REFUNDS)
 const now = '2026-12-01T10:00:00.000Z'
 
-let opened: Awaited<ReturnType<typeof openTestDatabase>>
-let raw: Kysely<any>
-let migrator: Migrator
-let dialectIsPg: boolean
-
-beforeAll(async () => {
-  opened = await openTestDatabase()
-  raw = opened.handle.db as unknown as Kysely<any>
-  dialectIsPg = opened.handle.dialect === 'postgres'
-  const schema = opened.handle.schema
-  migrator = new Migrator({ db: raw, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) })
-})
-afterAll(async () => {
-  await opened.drop()
-})
-
-type Row = Record<string, any>
+const migrating = useMigrationDatabase()
 
 const keyOf: Record<string, string> = { users: 'id', orders: 'id', order_items: 'id', payments: 'order_id', refunds: 'id' }
 
@@ -38,42 +21,8 @@ async function dataOf(db: Kysely<any>): Promise<Record<string, Row[]>> {
   return data
 }
 
-/** The schema, as the database describes it (as test/db/catalog-migration.test.ts reads it). */
-async function schemaOf(db: Kysely<any>): Promise<Row[]> {
-  if (!dialectIsPg) {
-    const { rows } = await sql<Row>`select type, name, tbl_name, sql from sqlite_master
-      where name not like 'kysely%' and name <> 'sqlite_sequence' order by type, name`.execute(db)
-    return rows.map((row) => ({
-      ...row,
-      sql:
-        typeof row.sql === 'string'
-          ? row.sql
-              .toLowerCase()
-              .replaceAll('"', '')
-              .replace(/\s+/g, ' ')
-              .replace(/ ?\( ?/g, '(')
-              .replace(/ ?\) ?/g, ')')
-          : null,
-    }))
-  }
-  const schema = opened.handle.schema ?? 'public'
-  const queries = [
-    sql<Row>`select 'column' as kind, table_name as name, column_name as detail, data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '') as def
-      from information_schema.columns where table_schema = ${schema} and table_name not like 'kysely%'`,
-    sql<Row>`select 'index' as kind, tablename as name, indexname as detail, indexdef as def from pg_indexes
-      where schemaname = ${schema} and tablename not like 'kysely%'`,
-    sql<Row>`select 'constraint' as kind, c.relname as name, k.conname as detail, pg_get_constraintdef(k.oid) as def
-      from pg_constraint k join pg_class c on c.oid = k.conrelid join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = ${schema} and c.relname not like 'kysely%'`,
-  ]
-  const rows: Row[] = []
-  for (const query of queries) rows.push(...(await query.execute(db)).rows)
-  const order = (row: Row) => `${row.kind}\u0000${row.name}\u0000${row.detail}`
-  return rows.sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0))
-}
-
 async function insert(table: string, values: Row): Promise<number> {
-  const row = await raw.insertInto(table).values(values).returning('id').executeTakeFirstOrThrow()
+  const row = await migrating.raw.insertInto(table).values(values).returning('id').executeTakeFirstOrThrow()
   return Number(row.id)
 }
 
@@ -111,7 +60,7 @@ async function seedShop(): Promise<void> {
     total_cents: 3998,
     tax_cents: 0,
   })
-  await raw
+  await migrating.raw
     .insertInto('payments')
     .values({
       order_id: ids.order,
@@ -139,15 +88,15 @@ async function seedShop(): Promise<void> {
 
 describe(`migration ${REFUNDS}`, () => {
   it('keeps every refund, settled, with no shipping and no tax', async () => {
-    expect((await migrator.migrateTo(BEFORE)).error).toBeUndefined()
+    expect((await migrating.migrator.migrateTo(BEFORE)).error).toBeUndefined()
     await seedShop()
-    seeded = await dataOf(raw)
-    schemaBefore = await schemaOf(raw)
+    seeded = await dataOf(migrating.raw)
+    schemaBefore = await migrating.schemaOf()
 
-    const up = await migrator.migrateTo(REFUNDS)
+    const up = await migrating.migrator.migrateTo(REFUNDS)
     expect(up.error).toBeUndefined()
     expect(up.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([[REFUNDS, 'Up', 'Success']])
-    const data = await dataOf(raw)
+    const data = await dataOf(migrating.raw)
     expect(data.refunds).toEqual(seeded.refunds!.map((r) => ({ ...r, shipping_cents: 0, tax_cents: 0, pending_at: null })))
     for (const table of ['users', 'orders', 'order_items', 'payments']) expect(data[table]).toEqual(seeded[table])
   })
@@ -167,31 +116,33 @@ describe(`migration ${REFUNDS}`, () => {
       tax_cents: 0,
       pending_at: now,
     })
-    await raw
+    await migrating.raw
       .insertInto('refund_items')
       .values({ refund_id: refund, order_item_id: ids.line, quantity: 1, amount_cents: 1999, tax_cents: 0, restock: 1 })
       .execute()
     await expect(
-      raw.insertInto('refund_items').values({ refund_id: refund, order_item_id: ids.line, quantity: 1, amount_cents: 1, tax_cents: 0 }).execute(),
+      migrating.raw.insertInto('refund_items').values({ refund_id: refund, order_item_id: ids.line, quantity: 1, amount_cents: 1, tax_cents: 0 }).execute(),
     ).rejects.toThrow()
-    await raw.insertInto('refund_keys').values({ order_id: ids.order, key: 'k-1', refund_id: refund, created_at: now }).execute()
-    await expect(raw.insertInto('refund_keys').values({ order_id: ids.order, key: 'k-1', refund_id: null, created_at: now }).execute()).rejects.toThrow()
-    const key = await raw.selectFrom('refund_keys').selectAll().executeTakeFirstOrThrow()
+    await migrating.raw.insertInto('refund_keys').values({ order_id: ids.order, key: 'k-1', refund_id: refund, created_at: now }).execute()
+    await expect(
+      migrating.raw.insertInto('refund_keys').values({ order_id: ids.order, key: 'k-1', refund_id: null, created_at: now }).execute(),
+    ).rejects.toThrow()
+    const key = await migrating.raw.selectFrom('refund_keys').selectAll().executeTakeFirstOrThrow()
     expect(key).toMatchObject({ attempt: 1, refund_id: refund })
     // Dropping the refund (a refusal) leaves its items gone and the key without a refund.
-    await raw.deleteFrom('refunds').where('id', '=', refund).execute()
-    expect(await raw.selectFrom('refund_items').selectAll().execute()).toEqual([])
-    expect((await raw.selectFrom('refund_keys').selectAll().executeTakeFirstOrThrow()).refund_id).toBeNull()
+    await migrating.raw.deleteFrom('refunds').where('id', '=', refund).execute()
+    expect(await migrating.raw.selectFrom('refund_items').selectAll().execute()).toEqual([])
+    expect((await migrating.raw.selectFrom('refund_keys').selectAll().executeTakeFirstOrThrow()).refund_id).toBeNull()
   })
 
   it('goes down to the schema and rows it found, and up again', async () => {
-    await raw.deleteFrom('refund_keys').execute()
-    const down = await migrator.migrateTo(BEFORE)
+    await migrating.raw.deleteFrom('refund_keys').execute()
+    const down = await migrating.migrator.migrateTo(BEFORE)
     expect(down.error).toBeUndefined()
     expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([[REFUNDS, 'Down', 'Success']])
-    expect(await schemaOf(raw)).toEqual(schemaBefore)
-    expect(await dataOf(raw)).toEqual(seeded)
-    expect((await migrator.migrateTo(REFUNDS)).error).toBeUndefined()
-    expect((await dataOf(raw)).refunds).toHaveLength(1)
+    expect(await migrating.schemaOf()).toEqual(schemaBefore)
+    expect(await dataOf(migrating.raw)).toEqual(seeded)
+    expect((await migrating.migrator.migrateTo(REFUNDS)).error).toBeUndefined()
+    expect((await dataOf(migrating.raw)).refunds).toHaveLength(1)
   })
 })
