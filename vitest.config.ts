@@ -81,7 +81,16 @@ export default defineConfig({
       ...postgres,
       {
         extends: true,
-        test: { name: 'browser', include: [browser], env: { TEST_DIALECT: 'sqlite' }, testTimeout: 240_000, hookTimeout: 300_000 },
+        test: {
+          name: 'browser',
+          include: [browser],
+          env: { TEST_DIALECT: 'sqlite' },
+          testTimeout: 240_000,
+          hookTimeout: 300_000,
+          // A poll of the shop's state after a click covers the browser's request, the commit and the read: 1 s (the
+          // default) is too short on a loaded 2-core machine. A poll that never holds still fails, later.
+          expect: { poll: { timeout: 15_000 } },
+        },
       },
     ],
   },

@@ -174,12 +174,21 @@ describe.skipIf(!hasChromium)('the catalog editor pages', () => {
     const redImage = async () => (await productOf(tee)).variants.find((variant) => variant.title === 'S / Red')?.imageId
     expect(await redImage()).toBe(image.id)
     expect(await choice.inputValue()).toBe(String(image.id))
+    // The row takes its answer once it comes (and sets its fields from it): the next choice is made only after the
+    // browser has it, or the answer would undo that choice. Save is disabled while in flight too; Delete only then.
+    const saved = () => page.waitForResponse((response) => response.request().method() === 'PATCH' && /\/variants\/\d+$/.test(response.url()))
     await choice.selectOption('')
+    let answered = saved()
     await red.getByRole('button', { name: 'Save S / Red' }).click()
+    await answered
+    await expect.poll(() => red.getByRole('button', { name: 'Delete S / Red' }).isEnabled()).toBe(true)
     await expect.poll(redImage).toBeNull()
-    await expect.poll(() => red.getByRole('button', { name: 'Save S / Red' }).isDisabled()).toBe(true)
+    expect(await choice.inputValue()).toBe('')
     await choice.selectOption(String(image.id))
+    await expect.poll(() => red.getByRole('button', { name: 'Save S / Red' }).isEnabled()).toBe(true)
+    answered = saved()
     await red.getByRole('button', { name: 'Save S / Red' }).click()
+    await answered
     await expect.poll(redImage).toBe(image.id)
   })
 
@@ -282,6 +291,9 @@ describe.skipIf(!hasChromium)('the catalog editor pages', () => {
         position: 2,
       })
     const shirts = (await categories()).find((category) => category.name === 'Shirts')!
+    // The create page goes to the list once the browser has the answer: wait for that, or the redirect would come
+    // after the next page was opened (the server's commit, polled above, can come first).
+    await page.getByRole('row', { name: /Shirts/ }).waitFor()
 
     await go('/category-tree')
     await tree.getByRole('listitem', { name: 'Clothing' }).getByRole('listitem', { name: 'Shirts' }).waitFor()

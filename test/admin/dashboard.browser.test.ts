@@ -138,7 +138,11 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
     expect((await api('GET', `/products/${product.id}`)).status).toBe(200)
     await dialog.getByRole('button', { name: 'Confirm' }).click()
     await expect.poll(async () => (await api('GET', `/products/${product.id}`)).status).toBe(404)
+    // While the dialog is open or closing the list is hidden from role lookups: wait for it to go first, so that the
+    // row's absence says something (the list's header row is still found).
+    await dialog.waitFor({ state: 'detached' })
     await row.waitFor({ state: 'detached' })
+    expect(await page.getByRole('columnheader').count()).toBeGreaterThan(0)
   })
 
   it('creates, renames and deletes a category, and shows the API’s message for one in use', async () => {
