@@ -165,7 +165,9 @@ export async function startService(install: string, env: NodeJS.ProcessEnv, node
   const exited = new Promise<void>((done) => child.on('exit', () => done()))
   const base = `http://127.0.0.1:${port}`
   let up = false
-  for (let i = 0; i < 300 && !up && child.exitCode === null; i++) {
+  // Up to a minute: with the tracing SDK loaded, a start took longer than 15 s on a loaded CI machine.
+  const deadline = Date.now() + 60_000
+  while (!up && child.exitCode === null && Date.now() < deadline) {
     up = (await fetch(`${base}/health`).catch(() => undefined))?.status === 200
     if (!up) await new Promise((done) => setTimeout(done, 50))
   }

@@ -13,8 +13,10 @@ const smtp = await startSmtpFake()
 afterAll(async () => {
   await smtp.close()
 })
+// SMTP_TIMEOUT_MS: long enough for a whole exchange with the fake (which parses each message) on a loaded machine; at
+// 300 ms a CI run cut two exchanges after the fake had the message, and the retries sent them twice (at least once).
 const t = useTestApp(
-  { SMTP_URL: smtp.url, ADMIN_NOTIFY_EMAIL: 'ops@shop.test', SMTP_TIMEOUT_MS: '300' },
+  { SMTP_URL: smtp.url, ADMIN_NOTIFY_EMAIL: 'ops@shop.test', SMTP_TIMEOUT_MS: '2000' },
   // A short back-off, so that a retry comes within the test; the real schedule is tested in dispatcher.test.ts.
   { outbox: { retry: { firstDelayMs: 100, factor: 2, jitter: 0 } } },
 )
@@ -197,12 +199,12 @@ describe('e-mail over SMTP', () => {
   })
 
   it('a slow SMTP server holds an attempt no longer than SMTP_TIMEOUT_MS', async () => {
-    smtp.dataDelayMs = 3000
+    smtp.dataDelayMs = 5000
     await t.app.db
       .transaction()
       .execute((trx) => enqueueEmail(trx, { template: 'password-reset', to: 'slow@shop.test', data: { name: 'S', link: 'https://x.test/r' } }))
     await t.app.outbox.drain()
-    // Answered after 3 s, an attempt not cut at SMTP_TIMEOUT_MS would have delivered it.
+    // Answered after 5 s, an attempt not cut at SMTP_TIMEOUT_MS (2 s) would have delivered it.
     const row = await t.app.db.selectFrom('outbox').selectAll().where('payload', 'like', '%slow@shop.test%').executeTakeFirstOrThrow()
     expect(row.status).toBe('pending')
     expect(row.attempts).toBeGreaterThanOrEqual(1)
