@@ -141,7 +141,7 @@ describe.skipIf(!hasChromium)('admin dashboard in a browser', () => {
     await dialog.getByRole('button', { name: 'Confirm' }).click()
     await expect.poll(async () => (await api('GET', `/products/${product.id}`)).status).toBe(404)
     // While the dialog is open or closing the list is hidden from role lookups: wait for it to go first, so that the
-    // row's absence says something (the list's header row is still found).
+    // row's absence says something (the kept product's row is still found).
     await dialog.waitFor({ state: 'detached' })
     await row.waitFor({ state: 'detached' })
     await page.getByRole('row', { name: /Kept kettle/ }).waitFor()
