@@ -160,8 +160,8 @@ describe.skipIf(!hasChromium)('the product images editor', () => {
 
   it('edits the tax class, SKU and compare-at price of a product of one variant', async () => {
     await go(`/products/${productId}`)
-    // The page first shows the product as cached at its first visit (one image), then the fresh record, which resets
-    // the form: typing before it comes is lost (a run with the answers delayed 400 ms). Wait for the fresh record.
+    // The page first shows the product as cached at its first visit (one image), then the fresh record: wait for it,
+    // so the tax class read below is the product's own (what is typed meanwhile is kept: the next test).
     const images = (await productOf(productId)).images.length
     await page.getByRole('heading', { name: `Images (${images})` }).waitFor()
     await expect.poll(() => page.getByLabel('Tax class').inputValue()).toBe('standard')
@@ -172,6 +172,43 @@ describe.skipIf(!hasChromium)('the product images editor', () => {
     await expect.poll(async () => (await productOf(productId)).taxClass).toBe('reduced')
     expect((await productOf(productId)).variants).toMatchObject([{ sku: 'LAMP-1', compareAtPrice: 19.5 }])
     await expect.poll(() => page.getByLabel('SKU').inputValue()).toBe('LAMP-1')
+  })
+
+  it('keeps what the admin typed while the page fetches the product, and is clean once it is saved', async () => {
+    const name = () => page.getByRole('textbox', { name: 'Name', exact: true })
+    const id = (await makeProduct(used.shop.app, { name: 'Kettle' })).id
+    await go(`/products/${id}`)
+    await expect.poll(() => name().inputValue()).toBe('Kettle')
+    // Changed elsewhere after the visit: the page shows the cached product first, then this one, held back 1.5 s.
+    const changed = await used.shop.app.inject({ method: 'PATCH', url: `/products/${id}`, headers: bearer(owner), payload: { description: 'Changed meanwhile' } })
+    expect(changed.statusCode).toBe(200)
+    const isProduct = (url: URL) => url.pathname === `/products/${id}`
+    await page.route(isProduct, async (route) => {
+      if (route.request().method() === 'GET') await new Promise((resolve) => setTimeout(resolve, 1500))
+      await route.continue()
+    })
+    try {
+      await page.goto('/admin/#/products')
+      await go(`/products/${id}`)
+      await expect.poll(() => name().inputValue()).toBe('Kettle')
+      expect(await page.getByLabel('Description').inputValue()).toBe('')
+      await name().fill('Copper kettle')
+      // The fresh product has come: its description is shown, the typed name kept and still to be saved.
+      await expect.poll(() => page.getByLabel('Description').inputValue()).toBe('Changed meanwhile')
+      expect(await name().inputValue()).toBe('Copper kettle')
+      const save = page.getByRole('button', { name: 'Save', exact: true })
+      expect(await save.isEnabled()).toBe(true)
+      await save.click()
+      await expect.poll(async () => (await productOf(id)) as unknown as { name: string; description: string }).toMatchObject({
+        name: 'Copper kettle',
+        description: 'Changed meanwhile',
+      })
+      // Saved: the form holds the product's values again, and Save waits for the next change.
+      await expect.poll(() => save.isDisabled()).toBe(true)
+      expect(await name().inputValue()).toBe('Copper kettle')
+    } finally {
+      await page.unroute(isProduct)
+    }
   })
 
   it('passes axe (WCAG 2.1 AA) at 1440 px and 390 px, and fits a phone', async () => {

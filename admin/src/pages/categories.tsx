@@ -28,6 +28,7 @@ import AccountTreeIcon from '@mui/icons-material/AccountTree'
 import { api } from '../api/client'
 import { categoryTree, type CategoryNode } from '../api/categories'
 import { useSmallScreen } from './small'
+import { EditForm } from './editForm'
 
 const filters = [<SearchInput key="q" source="q" alwaysOn placeholder="Search categories" aria-label="Search categories" />]
 
@@ -99,9 +100,9 @@ export function CategoryCreate() {
 export function CategoryEdit() {
   return (
     <Edit mutationMode="pessimistic" redirect="list" title="Rename category">
-      <SimpleForm>
+      <EditForm>
         <CategoryFields />
-      </SimpleForm>
+      </EditForm>
     </Edit>
   )
 }

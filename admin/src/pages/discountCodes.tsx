@@ -39,6 +39,7 @@ import { errorCode } from '../api/answers'
 import { api } from '../api/client'
 import { DISCOUNT_TYPES, listRedemptions, type DiscountCode, type DiscountType } from '../api/discountCodes'
 import { useSmallScreen } from './small'
+import { EditForm } from './editForm'
 
 const typeNames: Record<DiscountType, string> = { percent: 'Percentage off', fixed: 'Amount off', free_shipping: 'Free shipping' }
 const typeChoices = DISCOUNT_TYPES.map((type) => ({ id: type, name: typeNames[type] }))
@@ -344,9 +345,9 @@ function Redemptions() {
 export function DiscountCodeEdit() {
   return (
     <Edit mutationMode="pessimistic" redirect={false} title={<CodeTitle />}>
-      <SimpleForm toolbar={<EditToolbar />}>
+      <EditForm toolbar={<EditToolbar />}>
         <DiscountCodeFields editing />
-      </SimpleForm>
+      </EditForm>
       <Redemptions />
     </Edit>
   )

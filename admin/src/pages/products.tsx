@@ -32,6 +32,7 @@ import { PRODUCT_STATUSES, type FullProduct, type Product } from '../api/product
 import { useSmallScreen } from './small'
 import { ImagesEditor } from './images'
 import { VariantsEditor } from './variants'
+import { EditForm } from './editForm'
 
 const statusChoices = PRODUCT_STATUSES.map((status) => ({ id: status, name: status[0]!.toUpperCase() + status.slice(1) }))
 const statusName = (status: Product['status']) => statusChoices.find((choice) => choice.id === status)?.name ?? status
@@ -175,9 +176,9 @@ export function ProductCreate() {
 export function ProductEdit() {
   return (
     <Edit mutationMode="pessimistic" title={<ProductTitle />} redirect={false}>
-      <SimpleForm>
+      <EditForm>
         <ProductFields creating={false} />
-      </SimpleForm>
+      </EditForm>
       <ImagesEditor />
       <VariantsEditor />
     </Edit>

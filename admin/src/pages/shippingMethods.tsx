@@ -24,6 +24,7 @@ import {
 import { Chip } from '@mui/material'
 import { COUNTRIES, type ShippingMethod } from '../api/shippingMethods'
 import { useSmallScreen } from './small'
+import { EditForm } from './editForm'
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' })
 export const countryName = (code: string) => regionNames.of(code) ?? code
@@ -144,9 +145,9 @@ export function ShippingMethodCreate() {
 export function ShippingMethodEdit() {
   return (
     <Edit mutationMode="pessimistic" redirect="list" title={<MethodTitle />}>
-      <SimpleForm>
+      <EditForm>
         <ShippingMethodFields />
-      </SimpleForm>
+      </EditForm>
     </Edit>
   )
 }

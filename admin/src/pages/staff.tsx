@@ -19,6 +19,7 @@ import {
 } from 'react-admin'
 import { STAFF_ROLES, type StaffMember } from '../api/staff'
 import { useSmallScreen } from './small'
+import { EditForm } from './editForm'
 
 const roleNames: Record<(typeof STAFF_ROLES)[number], string> = {
   owner: 'Owner: everything',
@@ -79,11 +80,11 @@ function StaffRoleInput() {
 export function StaffEdit() {
   return (
     <Edit mutationMode="pessimistic" redirect="list" title="Change staff role">
-      <SimpleForm>
+      <EditForm>
         <TextField source="name" />
         <EmailField source="email" />
         <StaffRoleInput />
-      </SimpleForm>
+      </EditForm>
     </Edit>
   )
 }

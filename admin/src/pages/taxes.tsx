@@ -26,6 +26,7 @@ import { Box, Typography } from '@mui/material'
 import type { TaxClass, TaxRate } from '../api/taxes'
 import { countryChoices, countryName } from './shippingMethods'
 import { useSmallScreen } from './small'
+import { EditForm } from './editForm'
 
 /** The tax classes as choices by their code (what rates, products and shipping methods name), read once. */
 function TaxClassInput(props: Omit<SelectInputProps, 'choices'>) {
@@ -103,9 +104,9 @@ export function TaxRateCreate() {
 export function TaxRateEdit() {
   return (
     <Edit mutationMode="pessimistic" redirect="list" title="Tax rate">
-      <SimpleForm>
+      <EditForm>
         <TaxRateFields />
-      </SimpleForm>
+      </EditForm>
     </Edit>
   )
 }
@@ -162,10 +163,10 @@ function ClassCode() {
 export function TaxClassEdit() {
   return (
     <Edit mutationMode="pessimistic" redirect="list" title="Tax class">
-      <SimpleForm>
+      <EditForm>
         <ClassCode />
         <TextInput source="name" validate={required()} />
-      </SimpleForm>
+      </EditForm>
     </Edit>
   )
 }

@@ -25,6 +25,7 @@ import type { MouseEvent } from 'react'
 import ReceiptIcon from '@mui/icons-material/Receipt'
 import type { User } from '../api/users'
 import { useSmallScreen } from './small'
+import { EditForm } from './editForm'
 
 /** The orders list filtered by one customer (GET /orders?userId=). */
 export const ordersOf = (userId: number | string) => `/orders?filter=${encodeURIComponent(JSON.stringify({ userId: Number(userId) }))}`
@@ -106,11 +107,11 @@ export function UserEdit() {
         </TopToolbar>
       }
     >
-      <SimpleForm>
+      <EditForm>
         <TextInput source="name" validate={required()} fullWidth />
         <TextInput source="email" type="email" validate={[required(), email()]} fullWidth />
         <RoleInput />
-      </SimpleForm>
+      </EditForm>
     </Edit>
   )
 }

@@ -23,6 +23,7 @@ import { Alert, Box, Button, Card, CardContent, Table, TableBody, TableCell, Tab
 import { api } from '../api/client'
 import { listDeliveries, retryDelivery, WEBHOOK_EVENTS, type Webhook } from '../api/webhooks'
 import { useSmallScreen } from './small'
+import { EditForm } from './editForm'
 
 /** Read by screen readers, not shown. */
 const hidden = { position: 'absolute', width: 1, height: 1, overflow: 'hidden', clip: 'rect(0 0 0 0)', whiteSpace: 'nowrap' } as const
@@ -162,9 +163,9 @@ function Deliveries() {
 export function WebhookEdit() {
   return (
     <Edit mutationMode="pessimistic" title="Webhook" redirect={false}>
-      <SimpleForm>
+      <EditForm>
         <WebhookFields editing />
-      </SimpleForm>
+      </EditForm>
       <Deliveries />
     </Edit>
   )
