@@ -180,7 +180,12 @@ describe.skipIf(!hasChromium)('the product images editor', () => {
     await go(`/products/${id}`)
     await expect.poll(() => name().inputValue()).toBe('Kettle')
     // Changed elsewhere after the visit: the page shows the cached product first, then this one, held back 1.5 s.
-    const changed = await used.shop.app.inject({ method: 'PATCH', url: `/products/${id}`, headers: bearer(owner), payload: { description: 'Changed meanwhile' } })
+    const changed = await used.shop.app.inject({
+      method: 'PATCH',
+      url: `/products/${id}`,
+      headers: bearer(owner),
+      payload: { description: 'Changed meanwhile' },
+    })
     expect(changed.statusCode).toBe(200)
     const isProduct = (url: URL) => url.pathname === `/products/${id}`
     await page.route(isProduct, async (route) => {
@@ -199,10 +204,12 @@ describe.skipIf(!hasChromium)('the product images editor', () => {
       const save = page.getByRole('button', { name: 'Save', exact: true })
       expect(await save.isEnabled()).toBe(true)
       await save.click()
-      await expect.poll(async () => (await productOf(id)) as unknown as { name: string; description: string }).toMatchObject({
-        name: 'Copper kettle',
-        description: 'Changed meanwhile',
-      })
+      await expect
+        .poll(async () => (await productOf(id)) as unknown as { name: string; description: string })
+        .toMatchObject({
+          name: 'Copper kettle',
+          description: 'Changed meanwhile',
+        })
       // Saved: the form holds the product's values again, and Save waits for the next change.
       await expect.poll(() => save.isDisabled()).toBe(true)
       expect(await name().inputValue()).toBe('Copper kettle')
