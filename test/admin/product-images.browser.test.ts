@@ -203,16 +203,16 @@ describe.skipIf(!hasChromium)('the product images editor', () => {
       expect(await name().inputValue()).toBe('Copper kettle')
       const save = page.getByRole('button', { name: 'Save', exact: true })
       expect(await save.isEnabled()).toBe(true)
+      // Tags as typed: the API stores them trimmed, as a list, which the form shows once saved.
+      await page.getByLabel('Tags').fill(' kitchen,  copper ')
       await save.click()
       await expect
-        .poll(async () => (await productOf(id)) as unknown as { name: string; description: string })
-        .toMatchObject({
-          name: 'Copper kettle',
-          description: 'Changed meanwhile',
-        })
-      // Saved: the form holds the product's values again, and Save waits for the next change.
+        .poll(async () => (await productOf(id)) as unknown as { name: string; description: string; tags: string[] })
+        .toMatchObject({ name: 'Copper kettle', description: 'Changed meanwhile', tags: ['kitchen', 'copper'] })
+      // Saved: the form holds the product as stored, and Save waits for the next change.
       await expect.poll(() => save.isDisabled()).toBe(true)
       expect(await name().inputValue()).toBe('Copper kettle')
+      expect(await page.getByLabel('Tags').inputValue()).toBe('kitchen, copper')
     } finally {
       await page.unroute(isProduct)
     }
