@@ -201,18 +201,20 @@ describe.skipIf(!hasChromium)('the product images editor', () => {
       // The fresh product has come: its description is shown, the typed name kept and still to be saved.
       await expect.poll(() => page.getByLabel('Description').inputValue()).toBe('Changed meanwhile')
       expect(await name().inputValue()).toBe('Copper kettle')
+      // Save is enabled again once the edit has been compared with the fresh product (a render after it is shown).
       const save = page.getByRole('button', { name: 'Save', exact: true })
-      expect(await save.isEnabled()).toBe(true)
+      await expect.poll(() => save.isEnabled()).toBe(true)
       // Tags as typed: the API stores them trimmed, as a list, which the form shows once saved.
       await page.getByLabel('Tags').fill(' kitchen,  copper ')
       await save.click()
       await expect
         .poll(async () => (await productOf(id)) as unknown as { name: string; description: string; tags: string[] })
         .toMatchObject({ name: 'Copper kettle', description: 'Changed meanwhile', tags: ['kitchen', 'copper'] })
-      // Saved: the form holds the product as stored, and Save waits for the next change.
+      // Saved: once the browser has the answer (Save is disabled while the save is in flight too, so it proves
+      // nothing before), the form holds the product as stored, and Save waits for the next change.
+      await expect.poll(() => page.getByLabel('Tags').inputValue()).toBe('kitchen, copper')
       await expect.poll(() => save.isDisabled()).toBe(true)
       expect(await name().inputValue()).toBe('Copper kettle')
-      expect(await page.getByLabel('Tags').inputValue()).toBe('kitchen, copper')
     } finally {
       await page.unroute(isProduct)
     }
