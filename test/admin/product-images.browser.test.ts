@@ -12,6 +12,9 @@ interface Image {
 }
 interface Product {
   id: number
+  name: string
+  description: string | null
+  tags: string[]
   status: string
   imageUrl: string | null
   taxClass: string
@@ -207,9 +210,7 @@ describe.skipIf(!hasChromium)('the product images editor', () => {
       // Tags as typed: the API stores them trimmed, as a list, which the form shows once saved.
       await page.getByLabel('Tags').fill(' kitchen,  copper ')
       await save.click()
-      await expect
-        .poll(async () => (await productOf(id)) as unknown as { name: string; description: string; tags: string[] })
-        .toMatchObject({ name: 'Copper kettle', description: 'Changed meanwhile', tags: ['kitchen', 'copper'] })
+      await expect.poll(() => productOf(id)).toMatchObject({ name: 'Copper kettle', description: 'Changed meanwhile', tags: ['kitchen', 'copper'] })
       // Saved: once the browser has the answer (Save is disabled while the save is in flight too, so it proves
       // nothing before), the form holds the product as stored, and Save waits for the next change.
       await expect.poll(() => page.getByLabel('Tags').inputValue()).toBe('kitchen, copper')
