@@ -863,9 +863,10 @@ async function readEuBooks(databaseUrl: string, afterOrderId: number, codeId: nu
       .where((eb) => eb.or([eb('tax_total_cents', '>', 0), eb('shipping_method', 'is not', null)]))
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow()
+    // The orders holding a use of the code: its redemptions.
     const redemptions = await db
-      .selectFrom('discount_redemptions')
-      .where('code_id', '=', codeId)
+      .selectFrom('orders')
+      .where('discount_code_id', '=', codeId)
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow()
     const code = await db.selectFrom('discount_codes').where('id', '=', codeId).select('usage_count').executeTakeFirstOrThrow()

@@ -218,6 +218,13 @@ export interface OrdersTable {
   guest: Generated<number>
   /** The guest's e-mail as given at checkout; null on account orders, whose e-mail is their user's. */
   email: Generated<string | null>
+  /**
+   * The discount code this order holds a use of (its redemption), or null: none, or given back when the order was
+   * cancelled or expired unpaid (`discount` still says which code priced it).
+   */
+  discount_code_id: Generated<number | null>
+  /** The customer's lower-case e-mail when the code was redeemed (the per-customer limit matches it); null without a code. */
+  discount_email: Generated<string | null>
 }
 
 export interface OrderItemsTable {
@@ -565,19 +572,6 @@ export interface DiscountCodesTable {
   updated_at: Timestamp
 }
 
-export interface DiscountRedemptionsTable {
-  id: Generated<number>
-  code_id: number
-  /** One redemption per order. */
-  order_id: number
-  /** null for a guest. */
-  user_id: number | null
-  /** Lower-cased. */
-  email: string
-  amount_cents: number
-  created_at: Timestamp
-}
-
 export interface Database {
   users: UsersTable
   categories: CategoriesTable
@@ -621,7 +615,6 @@ export interface Database {
   password_resets: PasswordResetsTable
   webhooks: WebhooksTable
   discount_codes: DiscountCodesTable
-  discount_redemptions: DiscountRedemptionsTable
 }
 
 export type UserRow = Selectable<UsersTable>
@@ -642,7 +635,6 @@ export type TaxRateRow = Selectable<TaxRatesTable>
 export type PaymentRow = Selectable<PaymentsTable>
 export type WebhookRow = Selectable<WebhooksTable>
 export type DiscountCodeRow = Selectable<DiscountCodesTable>
-export type DiscountRedemptionRow = Selectable<DiscountRedemptionsTable>
 
 /** An integration's key: it acts as an admin of its staff role. The secret is kept as its SHA-256 only. */
 export interface ApiKeysTable {

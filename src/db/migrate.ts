@@ -29,6 +29,7 @@ import * as variantFiltersCovering from './migrations/2026-12-06T0000-variant-fi
 import * as variantFiltersKeyCovering from './migrations/2026-12-07T0000-variant-filters-key-covering.js'
 import * as catalogOutsideWrites from './migrations/2026-12-08T0000-catalog-outside-writes.js'
 import * as derivedTriggersSchema from './migrations/2026-12-09T0000-derived-triggers-schema.js'
+import * as redemptionsOnOrders from './migrations/2026-12-10T0000-redemptions-on-orders.js'
 
 /** Migrations are listed here, in order, so the built service needs no directory scan. */
 export const migrations: Record<string, Migration> = {
@@ -62,6 +63,7 @@ export const migrations: Record<string, Migration> = {
   '2026-12-07T0000-variant-filters-key-covering': variantFiltersKeyCovering,
   '2026-12-08T0000-catalog-outside-writes': catalogOutsideWrites,
   '2026-12-09T0000-derived-triggers-schema': derivedTriggersSchema,
+  '2026-12-10T0000-redemptions-on-orders': redemptionsOnOrders,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

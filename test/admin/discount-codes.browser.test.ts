@@ -1,6 +1,6 @@
 import type { Locator, Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { redeem } from '../../src/modules/discounts/discounts.service.js'
+import { redeemOrder } from '../helpers/discounts.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { makeCategory, makeProduct } from '../helpers/catalog.js'
 import { DESKTOP, hasChromium, openPage, PHONE, screenshot, signIn, useShopAndBrowser, violations } from '../helpers/browser.js'
@@ -193,7 +193,7 @@ describe.skipIf(!hasChromium)('the Discount codes pages', () => {
     for (let n = 1; n <= 11; n += 1) {
       const orderId = await makeOrder()
       orders.push(orderId)
-      await redeem(used.shop.app.db, { codeId: created.id, orderId, userId: null, email: `buyer${n}@example.com`, amountCents: 500 + n })
+      await redeemOrder(used.shop.app.db, { codeId: created.id, orderId, userId: null, email: `buyer${n}@example.com`, amountCents: 500 + n })
     }
     await go(page, `/discount-codes/${created.id}`)
     await page.getByRole('heading', { name: 'Redemptions (11)' }).waitFor()

@@ -1,24 +1,16 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createCategory } from '../../src/modules/catalog/categories.service.js'
-import {
-  type CheckCodeInput,
-  checkCode,
-  createDiscountCode,
-  type DiscountLine,
-  evaluateCode,
-  redeem,
-  release,
-} from '../../src/modules/discounts/discounts.service.js'
+import { type CheckCodeInput, checkCode, createDiscountCode, type DiscountLine, evaluateCode, release } from '../../src/modules/discounts/discounts.service.js'
 import type { CreateDiscountCodeInput } from '../../src/modules/discounts/discounts.schemas.js'
 import { AppError } from '../../src/shared/errors.js'
 import { useTestApp } from '../helpers/app.js'
+import { redeemOrder } from '../helpers/discounts.js'
 
 // The rules of applying a code (checkCode / evaluateCode), and counting its uses (redeem / release), through the
 // service the cart and checkout call.
 
 const t = useTestApp()
 beforeEach(async () => {
-  await t.app.db.deleteFrom('discount_redemptions').execute()
   await t.app.db.deleteFrom('orders').execute()
   await t.app.db.deleteFrom('discount_codes').execute()
 })
@@ -85,13 +77,13 @@ describe('checkCode', () => {
   it('409 when the usage limit is reached', async () => {
     const code = await makeCode({ code: 'ONCE', usageLimit: 1 })
     await checkCode(t.app.db, input('ONCE'))
-    await redeem(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 99, email: 'other@example.com', amountCents: 100 })
+    await redeemOrder(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 99, email: 'other@example.com', amountCents: 100 })
     expect(await failure(checkCode(t.app.db, input('ONCE')))).toEqual({ status: 409, message: 'El código de descuento ha alcanzado su límite de usos' })
   })
 
   it('409 when the customer reached their limit, matched by user id or by e-mail (any case)', async () => {
     const code = await makeCode({ code: 'PERSONAL', perCustomerLimit: 1 })
-    await redeem(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 7, email: 'old-address@example.com', amountCents: 100 })
+    await redeemOrder(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 7, email: 'old-address@example.com', amountCents: 100 })
     const limit = { status: 409, message: 'Ya has usado este código de descuento el máximo de veces permitido' }
     // The same user under another e-mail.
     expect(await failure(checkCode(t.app.db, input('PERSONAL', { customer: { userId: 7, email: 'new@example.com' } })))).toEqual(limit)
@@ -148,7 +140,7 @@ describe('checkCode', () => {
   it('answers the first failed rule in order', async () => {
     // Not yet valid, expired window aside: used up, over the customer's limit, no line, under the minimum.
     const code = await makeCode({ code: 'ALLBAD', usageLimit: 1, perCustomerLimit: 1, minSubtotal: 1000, startsAt: '2027-01-01T00:00:00Z' })
-    await redeem(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 7, email: 'ana@example.com', amountCents: 1 })
+    await redeemOrder(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 7, email: 'ana@example.com', amountCents: 1 })
     await t.app.db.updateTable('discount_codes').set({ product_ids: '[999]' }).where('id', '=', code.id).execute()
     const messages: string[] = []
     const steps: Array<() => Promise<unknown>> = [
@@ -186,6 +178,14 @@ describe('evaluateCode', () => {
 })
 
 describe('redeem and release', () => {
+  /** The orders holding a use of the code: its redemptions. */
+  const holding = (codeId: number) =>
+    t.app.db
+      .selectFrom('orders')
+      .select(['id', 'user_id', 'discount_email', 'discount_total_cents'])
+      .where('discount_code_id', '=', codeId)
+      .orderBy('id')
+      .execute()
   async function codeRow(id: number) {
     return t.app.db.selectFrom('discount_codes').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
   }
@@ -193,15 +193,15 @@ describe('redeem and release', () => {
   it('redeem counts a use and writes the redemption (e-mail lower-cased); release gives it back once', async () => {
     const code = await makeCode({ code: 'COUNT', usageLimit: 5 })
     const orderId = await makeOrder()
-    const redemption = await t.app.db
-      .transaction()
-      .execute((trx) => redeem(trx, { codeId: code.id, orderId, userId: 7, email: ' Ana@Example.com ', amountCents: 450 }))
-    expect(redemption).toMatchObject({ code_id: code.id, order_id: orderId, user_id: 7, email: 'ana@example.com', amount_cents: 450 })
+    await t.app.db.transaction().execute((trx) => redeemOrder(trx, { codeId: code.id, orderId, userId: 7, email: ' Ana@Example.com ', amountCents: 450 }))
+    expect(await holding(code.id)).toEqual([{ id: orderId, user_id: 7, discount_email: 'ana@example.com', discount_total_cents: 450 }])
     expect((await codeRow(code.id)).usage_count).toBe(1)
 
     expect(await t.app.db.transaction().execute((trx) => release(trx, orderId))).toBe(true)
     expect((await codeRow(code.id)).usage_count).toBe(0)
-    expect(await t.app.db.selectFrom('discount_redemptions').selectAll().execute()).toEqual([])
+    expect(await holding(code.id)).toEqual([])
+    // The order still says which code priced it: only its hold on a use is gone.
+    expect((await t.app.db.selectFrom('orders').select('discount_code_id').where('id', '=', orderId).executeTakeFirstOrThrow()).discount_code_id).toBeNull()
     // A second release (the order expired after being cancelled, say) changes nothing.
     expect(await release(t.app.db, orderId)).toBe(false)
     expect(await release(t.app.db, 424242)).toBe(false)
@@ -211,17 +211,17 @@ describe('redeem and release', () => {
   it('a release makes the use available again', async () => {
     const code = await makeCode({ code: 'SINGLE', usageLimit: 1, perCustomerLimit: 1 })
     const first = await makeOrder()
-    await redeem(t.app.db, { codeId: code.id, orderId: first, userId: 7, email: 'ana@example.com', amountCents: 1 })
+    await redeemOrder(t.app.db, { codeId: code.id, orderId: first, userId: 7, email: 'ana@example.com', amountCents: 1 })
     expect(await failure(checkCode(t.app.db, input('SINGLE')))).toMatchObject({ status: 409 })
     await release(t.app.db, first)
     await expect(checkCode(t.app.db, input('SINGLE'))).resolves.toBeDefined()
-    await redeem(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 7, email: 'ana@example.com', amountCents: 1 })
+    await redeemOrder(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 7, email: 'ana@example.com', amountCents: 1 })
     expect((await codeRow(code.id)).usage_count).toBe(1)
   })
 
   it('throws the limit’s 409 and the caller’s transaction rolls back (counter, redemption and order)', async () => {
     const code = await makeCode({ code: 'LIMITED', usageLimit: 1 })
-    await redeem(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 1, email: 'a@example.com', amountCents: 1 })
+    await redeemOrder(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 1, email: 'a@example.com', amountCents: 1 })
     const ordersBefore = await t.app.db.selectFrom('orders').select('id').execute()
     const attempt = t.app.db.transaction().execute(async (trx) => {
       const now = new Date().toISOString()
@@ -230,41 +230,41 @@ describe('redeem and release', () => {
         .values({ user_id: 2, total_cents: 1, status: 'pending', created_at: now, updated_at: now })
         .returning('id')
         .executeTakeFirstOrThrow()
-      return redeem(trx, { codeId: code.id, orderId: order.id, userId: 2, email: 'b@example.com', amountCents: 1 })
+      return redeemOrder(trx, { codeId: code.id, orderId: order.id, userId: 2, email: 'b@example.com', amountCents: 1 })
     })
     expect(await failure(attempt)).toEqual({ status: 409, message: 'El código de descuento ha alcanzado su límite de usos' })
     expect(await t.app.db.selectFrom('orders').select('id').execute()).toEqual(ordersBefore)
     expect((await codeRow(code.id)).usage_count).toBe(1)
-    expect(await t.app.db.selectFrom('discount_redemptions').selectAll().execute()).toHaveLength(1)
+    expect(await holding(code.id)).toHaveLength(1)
   })
 
   it('throws the per-customer 409 (by user id or e-mail) and leaves the counter as it was', async () => {
     const code = await makeCode({ code: 'MINE', perCustomerLimit: 2 })
-    await redeem(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 7, email: 'ana@example.com', amountCents: 1 })
-    await redeem(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: null, email: 'ana@example.com', amountCents: 1 })
+    await redeemOrder(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 7, email: 'ana@example.com', amountCents: 1 })
+    await redeemOrder(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: null, email: 'ana@example.com', amountCents: 1 })
     // The user (both rows: one by id and e-mail, one by e-mail), and a guest with the e-mail (both rows by e-mail).
     for (const customer of [
       { userId: 7, email: 'ana@example.com' },
       { userId: null, email: 'ANA@example.com' },
     ]) {
       const orderId = await makeOrder()
-      expect(await failure(redeem(t.app.db, { codeId: code.id, orderId, ...customer, amountCents: 1 }))).toEqual({
+      expect(await failure(redeemOrder(t.app.db, { codeId: code.id, orderId, ...customer, amountCents: 1 }))).toEqual({
         status: 409,
         message: 'Ya has usado este código de descuento el máximo de veces permitido',
       })
     }
     expect((await codeRow(code.id)).usage_count).toBe(2)
-    expect(await t.app.db.selectFrom('discount_redemptions').selectAll().execute()).toHaveLength(2)
+    expect(await holding(code.id)).toHaveLength(2)
     // The same user under a new e-mail matches one row (by id): under the limit of 2.
-    await redeem(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 7, email: 'new@example.com', amountCents: 1 })
+    await redeemOrder(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 7, email: 'new@example.com', amountCents: 1 })
     expect((await codeRow(code.id)).usage_count).toBe(3)
   })
 
   it('404 Código de descuento no válido when the code is gone', async () => {
-    expect(await failure(redeem(t.app.db, { codeId: 424242, orderId: await makeOrder(), userId: 7, email: 'a@example.com', amountCents: 1 }))).toEqual({
+    expect(await failure(redeemOrder(t.app.db, { codeId: 424242, orderId: await makeOrder(), userId: 7, email: 'a@example.com', amountCents: 1 }))).toEqual({
       status: 404,
       message: 'Código de descuento no válido',
     })
-    expect(await t.app.db.selectFrom('discount_redemptions').selectAll().execute()).toEqual([])
+    expect(await t.app.db.selectFrom('orders').select('id').where('discount_code_id', 'is not', null).execute()).toEqual([])
   })
 })

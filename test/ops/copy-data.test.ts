@@ -93,8 +93,8 @@ async function sourceShop(): Promise<string> {
         product_ids, category_ids, active, created_at, updated_at) values
       (1, 'Verano-10', 'percent', 1000, 5000, ${t}, null, 100, 1, 1, '[1,3]', '[2]', 1, ${t}, ${t}),
       (3, 'ENVIO', 'free_shipping', null, null, null, null, null, null, 0, '[]', '[]', 0, ${t}, ${t})`.execute(db)
-    await sql`insert into discount_redemptions (code_id, order_id, user_id, email, amount_cents, created_at) values
-      (1, 2, 2, 'zoe@shop.test', 40, ${t})`.execute(db)
+    // Order 2 is a redemption of code 1 (on PostgreSQL its key makes the copy take the codes first).
+    await sql`update orders set discount_code_id = 1, discount_email = 'zoe@shop.test', discount_total_cents = 40 where id = 2`.execute(db)
   })
   return url
 }
@@ -169,7 +169,6 @@ describe('copy-data', () => {
       payment_events: 3,
       idempotency_keys: 2,
       discount_codes: 2,
-      discount_redemptions: 1,
     })
     // Kysely's bookkeeping is not copied: the target's own migrations are recorded there.
     expect(Object.keys(counts)).not.toContain('kysely_migration')

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { placeOrder } from '../../src/modules/orders/orders.service.js'
 import { messages } from '../../src/shared/errors.js'
-import { useTestApp } from '../helpers/app.js'
+import { dialect, useTestApp } from '../helpers/app.js'
 import { makeProduct } from '../helpers/catalog.js'
 import { bearer, makeUser, type TestUser } from '../helpers/factories.js'
 import { countRows, fillCart, stockOf } from '../helpers/shop.js'
@@ -60,15 +60,23 @@ describe('checkout with taxes and a code', () => {
     // What the cart showed is what the order charges.
     expect([view.total, view.taxTotal, view.discountTotal]).toEqual([order.total, order.taxTotal, order.discountTotal])
     expect((await t.app.db.selectFrom('discount_codes').select('usage_count').where('id', '=', code.id).executeTakeFirstOrThrow()).usage_count).toBe(1)
-    const redemption = await t.app.db.selectFrom('discount_redemptions').selectAll().where('order_id', '=', order.id).executeTakeFirstOrThrow()
-    expect(redemption).toMatchObject({ code_id: code.id, user_id: user.id, email: user.email, amount_cents: 242 })
+    // The order is the code's redemption: it holds the use, with its customer then and its discount.
+    const redemption = await t.app.db
+      .selectFrom('orders')
+      .select(['discount_code_id', 'user_id', 'discount_email', 'discount_total_cents'])
+      .where('id', '=', order.id)
+      .executeTakeFirstOrThrow()
+    expect(redemption).toEqual({ discount_code_id: code.id, user_id: user.id, discount_email: user.email, discount_total_cents: 242 })
     // The cart's code went with the order.
     expect((await t.app.inject({ method: 'GET', url: '/cart', headers: bearer(user) })).json().discount).toBeNull()
 
     const cancelled = await t.app.inject({ method: 'POST', url: `/orders/${order.id}/cancel`, headers: bearer(user) })
     expect(cancelled.statusCode).toBe(200)
     expect((await t.app.db.selectFrom('discount_codes').select('usage_count').where('id', '=', code.id).executeTakeFirstOrThrow()).usage_count).toBe(0)
-    expect(await t.app.db.selectFrom('discount_redemptions').select('id').where('order_id', '=', order.id).execute()).toEqual([])
+    // It no longer holds the use; `discount` still says which code priced it.
+    const after = await t.app.db.selectFrom('orders').select(['discount_code_id', 'discount']).where('id', '=', order.id).executeTakeFirstOrThrow()
+    expect(after.discount_code_id).toBeNull()
+    expect(JSON.parse(after.discount ?? 'null')).toMatchObject({ code: code.code, type: 'percent' })
     // Its snapshot does not move when the rate changes afterwards.
     await t.app.db.updateTable('tax_rates').set({ rate: 1000 }).execute()
     expect((await t.app.inject({ method: 'GET', url: `/orders/${order.id}`, headers: bearer(user) })).json()).toMatchObject({ taxTotal: 3.78, total: 21.78 })
@@ -165,7 +173,7 @@ describe('checkout with taxes and a code', () => {
     expect(placed).toHaveLength(1)
     expect(refused.map((r) => (r.reason as Error).message)).toEqual(Array(19).fill(messages.discountCodeUsedUp))
     expect((await t.app.db.selectFrom('discount_codes').select('usage_count').where('id', '=', code.id).executeTakeFirstOrThrow()).usage_count).toBe(1)
-    expect(await t.app.db.selectFrom('discount_redemptions').select('id').where('code_id', '=', code.id).execute()).toHaveLength(1)
+    expect(await t.app.db.selectFrom('orders').select('id').where('discount_code_id', '=', code.id).execute()).toHaveLength(1)
     expect(await stockOf(t.app, product.id)).toBe(99)
   })
 
@@ -191,7 +199,29 @@ describe('checkout with taxes and a code', () => {
     const results = await Promise.allSettled([placeOrder(t.app.services.orders, user.id), ...guests.map((guest) => placeOrder(t.app.services.orders, guest))])
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
     for (const r of results) if (r.status === 'rejected') expect((r.reason as Error).message).toBe(messages.discountCodeCustomerLimit)
-    expect(await t.app.db.selectFrom('discount_redemptions').select('id').where('code_id', '=', code.id).execute()).toHaveLength(1)
+    expect(await t.app.db.selectFrom('orders').select('id').where('discount_code_id', '=', code.id).execute()).toHaveLength(1)
+  })
+})
+
+describe.skipIf(dialect !== 'postgres')('a code deleted while its order is placed (PostgreSQL)', () => {
+  it('answers the code’s 404 and changes nothing: no order, no use, no stock moved, the cart kept', async () => {
+    const code = await newCode()
+    const user = await makeUser(t.app)
+    const product = await makeProduct(t.app, { priceCents: 1000, stock: 5 })
+    await fillCart(t.app, user.id, [{ productId: product.id, quantity: 1 }])
+    expect((await applyCode(user, code.code)).statusCode).toBe(200)
+    const ordersBefore = await countRows(t.app, 'orders')
+    // Checkout has read the cart's code and taken the stock; the code, still unused, is deleted and committed on
+    // another connection before the order row names it.
+    const attempt = placeOrder(t.app.services.orders, user.id, {
+      afterStep: async (step) => {
+        if (step === 'stock-reserved') await t.app.db.deleteFrom('discount_codes').where('id', '=', code.id).execute()
+      },
+    })
+    await expect(attempt).rejects.toMatchObject({ statusCode: 404, message: messages.discountCodeInvalid })
+    expect(await countRows(t.app, 'orders')).toBe(ordersBefore)
+    expect(await stockOf(t.app, product.id)).toBe(5)
+    expect((await t.app.inject({ method: 'GET', url: '/cart', headers: bearer(user) })).json().items).toHaveLength(1)
   })
 })
 

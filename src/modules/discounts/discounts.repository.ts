@@ -1,5 +1,5 @@
 import { type Insertable, type Kysely, sql, type Transaction, type Updateable } from 'kysely'
-import type { Database, DiscountCodeRow, DiscountCodesTable, DiscountRedemptionRow, DiscountRedemptionsTable } from '../../db/database.js'
+import type { Database, DiscountCodeRow, DiscountCodesTable } from '../../db/database.js'
 import { prepared } from '../../db/prepared.js'
 
 type Db = Kysely<Database> | Transaction<Database>
@@ -60,33 +60,54 @@ export async function updateCode(db: Db, id: number, changes: Updateable<Discoun
   return db.updateTable('discount_codes').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
 }
 
-/** Deletes the code unless it has a redemption (one statement, so no redemption can slip in between). */
+/**
+ * A redemption as the API lists it: an order holding a use of the code (`orders.discount_code_id`), its customer's
+ * e-mail then, its discount and its time.
+ */
+export interface DiscountRedemptionRow {
+  order_id: number
+  user_id: number | null
+  email: string
+  amount_cents: number
+  created_at: string
+}
+
+/** Deletes the code unless an order holds a use of it (one statement, so no order can slip in between). */
 export async function deleteUnusedCode(db: Db, id: number): Promise<boolean> {
   const result = await db
     .deleteFrom('discount_codes')
     .where('id', '=', id)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('discount_redemptions as r').select('r.id').whereRef('r.code_id', '=', 'discount_codes.id'))))
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('orders as o').select('o.id').whereRef('o.discount_code_id', '=', 'discount_codes.id'))))
     .executeTakeFirst()
   return Number(result.numDeletedRows) > 0
 }
 
-export async function hasRedemptions(db: Db, codeId: number): Promise<boolean> {
-  return (await db.selectFrom('discount_redemptions').select('id').where('code_id', '=', codeId).limit(1).executeTakeFirst()) !== undefined
-}
-
-/** The customer's redemptions of the code: by user id or by (lower-case) e-mail, each counted once. */
-export async function countCustomerRedemptions(db: Db, codeId: number, customer: { userId: number | null; email: string | null }): Promise<number> {
-  if (customer.userId === null && customer.email === null) return 0
+/**
+ * The customer's redemptions of the code: orders holding a use of it, by user id or by (lower-case) e-mail, each
+ * counted once; `exceptOrderId` leaves out the order being placed (it holds the code from its insert). By user id
+ * through the orders' index by user (a customer's orders are few), by e-mail through the partial index by code.
+ */
+export async function countCustomerRedemptions(
+  db: Db,
+  codeId: number,
+  customer: { userId: number | null; email: string | null },
+  exceptOrderId?: number,
+): Promise<number> {
+  const { userId, email } = customer
+  if (userId === null && email === null) return 0
+  const holding = () =>
+    db
+      .selectFrom('orders')
+      .select('id')
+      .where('discount_code_id', '=', codeId)
+      .$if(exceptOrderId !== undefined, (qb) => qb.where('id', '<>', exceptOrderId ?? 0))
+  const byUser = userId === null ? undefined : holding().where('user_id', '=', userId)
+  const byEmail = email === null ? undefined : holding().where('discount_email', '=', email)
+  const either = byUser && byEmail ? byUser.union(byEmail) : (byUser ?? byEmail)
+  if (!either) return 0
   const row = await db
-    .selectFrom('discount_redemptions')
+    .selectFrom(either.as('r'))
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('code_id', '=', codeId)
-    .where((eb) => {
-      const matches = []
-      if (customer.userId !== null) matches.push(eb('user_id', '=', customer.userId))
-      if (customer.email !== null) matches.push(eb('email', '=', customer.email))
-      return eb.or(matches)
-    })
     .executeTakeFirstOrThrow()
   return Number(row.n)
 }
@@ -109,65 +130,6 @@ const takeUseStatement = prepared((db, v: { codeId: number; now: string }) =>
     .returningAll(),
 )
 
-/**
- * PostgreSQL: takeUse and, when the code has no per-customer limit, insertRedemption, in one statement (one round
- * trip less per order with a code). No row when the use was not taken; `redemption` is null when the code has a
- * per-customer limit (the caller counts the customer's uses, then inserts).
- */
-export async function takeUseAndRedeem(
-  trx: Db,
-  codeId: number,
-  redemption: NewRedemption,
-): Promise<{ perCustomerLimit: number | null; redemption: DiscountRedemptionRow | null } | undefined> {
-  const row = (await takeUseAndRedeemStatement(trx, { ...redemption, codeId })).rows[0]
-  if (!row) return undefined
-  const { per_customer_limit: perCustomerLimit, ...inserted } = row
-  return { perCustomerLimit, redemption: inserted.id === null ? null : (inserted as DiscountRedemptionRow) }
-}
-
-const takeUseAndRedeemStatement = prepared((db, v: NewRedemption & { codeId: number }) =>
-  db
-    .with('used', (qb) =>
-      qb
-        .updateTable('discount_codes')
-        .set((eb) => ({ usage_count: eb('usage_count', '+', 1), updated_at: v.created_at }))
-        .where('id', '=', v.codeId)
-        .where((eb) => eb.or([eb('usage_limit', 'is', null), eb('usage_count', '<', eb.ref('usage_limit'))]))
-        .returning(['id', 'per_customer_limit']),
-    )
-    .with('redeemed', (qb) =>
-      qb
-        .insertInto('discount_redemptions')
-        .columns(['code_id', 'order_id', 'user_id', 'email', 'amount_cents', 'created_at'])
-        .expression((eb) =>
-          eb
-            .selectFrom('used')
-            .select([
-              'used.id',
-              sql<number>`cast(${v.order_id} as integer)`.as('order_id'),
-              sql<number | null>`cast(${v.user_id} as integer)`.as('user_id'),
-              sql<string>`cast(${v.email} as text)`.as('email'),
-              sql<number>`cast(${v.amount_cents} as bigint)`.as('amount_cents'),
-              sql<string>`cast(${v.created_at} as text)`.as('created_at'),
-            ])
-            .where('used.per_customer_limit', 'is', null),
-        )
-        .returningAll(),
-    )
-    .selectFrom('used')
-    .leftJoin('redeemed', (join) => join.onTrue())
-    .select([
-      'used.per_customer_limit',
-      'redeemed.id',
-      'redeemed.code_id',
-      'redeemed.order_id',
-      'redeemed.user_id',
-      'redeemed.email',
-      'redeemed.amount_cents',
-      'redeemed.created_at',
-    ]),
-)
-
 /** Gives one use back (never below 0). */
 export async function giveUseBack(trx: Db, codeId: number, now: string): Promise<void> {
   await trx
@@ -178,40 +140,47 @@ export async function giveUseBack(trx: Db, codeId: number, now: string): Promise
     .execute()
 }
 
-export async function insertRedemption(trx: Db, row: NewRedemption): Promise<DiscountRedemptionRow> {
-  const inserted = (await insertRedemptionStatement(trx, row)).rows[0]
-  if (!inserted) throw new Error('the redemption was not inserted')
-  return inserted
+/**
+ * Gives the order's redemption up (the order no longer holds the code's use) and answers which code it was; undefined
+ * when it held none. Of two concurrent releases, the one whose update finds the code still there gives the use back.
+ */
+export async function dropRedemption(trx: Db, orderId: number): Promise<number | undefined> {
+  const order = await trx.selectFrom('orders').select('discount_code_id').where('id', '=', orderId).executeTakeFirst()
+  const codeId = order?.discount_code_id
+  if (codeId === null || codeId === undefined) return undefined
+  const result = await trx
+    .updateTable('orders')
+    .set({ discount_code_id: null })
+    .where('id', '=', orderId)
+    .where('discount_code_id', '=', codeId)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0 ? codeId : undefined
 }
 
-type NewRedemption = Required<Omit<Insertable<DiscountRedemptionsTable>, 'id'>>
-
-const insertRedemptionStatement = prepared((db, v: NewRedemption) =>
-  db
-    .insertInto('discount_redemptions')
-    .values({ code_id: v.code_id, order_id: v.order_id, user_id: v.user_id, email: v.email, amount_cents: v.amount_cents, created_at: v.created_at })
-    .returningAll(),
-)
-
-export async function findRedemptionOfOrder(db: Db, orderId: number): Promise<DiscountRedemptionRow | undefined> {
-  return db.selectFrom('discount_redemptions').selectAll().where('order_id', '=', orderId).executeTakeFirst()
-}
-
-export async function deleteRedemption(trx: Db, id: number): Promise<boolean> {
-  const result = await trx.deleteFrom('discount_redemptions').where('id', '=', id).executeTakeFirst()
-  return Number(result.numDeletedRows) > 0
+function redemptions(db: Db, codeId: number) {
+  return db.selectFrom('orders').where('discount_code_id', '=', codeId)
 }
 
 /** A page of the code's redemptions, newest first. */
 export async function listRedemptions(db: Db, codeId: number, page: { limit: number; offset: number }): Promise<DiscountRedemptionRow[]> {
-  return db.selectFrom('discount_redemptions').selectAll().where('code_id', '=', codeId).orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute()
+  const rows = await redemptions(db, codeId)
+    .select(['id', 'user_id', 'discount_email', 'discount_total_cents', 'created_at'])
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute()
+  return rows.map((row) => ({
+    order_id: row.id,
+    user_id: row.user_id,
+    email: row.discount_email ?? '',
+    amount_cents: Number(row.discount_total_cents ?? 0),
+    created_at: row.created_at,
+  }))
 }
 
 export async function countRedemptions(db: Db, codeId: number): Promise<number> {
-  const row = await db
-    .selectFrom('discount_redemptions')
+  const row = await redemptions(db, codeId)
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('code_id', '=', codeId)
     .executeTakeFirstOrThrow()
   return Number(row.n)
 }

@@ -1,6 +1,5 @@
 import type { Kysely, Transaction, Updateable } from 'kysely'
-import type { Database, DiscountCodeRow, DiscountCodesTable, DiscountRedemptionRow } from '../../db/database.js'
-import { isPostgres } from '../../db/dialect.js'
+import type { Database, DiscountCodeRow, DiscountCodesTable } from '../../db/database.js'
 import { inTransaction } from '../../db/transaction.js'
 import { isForeignKeyViolation, isUniqueViolation } from '../../shared/db-errors.js'
 import { AppError } from '../../shared/errors.js'
@@ -229,7 +228,7 @@ export async function updateDiscountCode(db: Db, id: number, input: UpdateDiscou
   })
 }
 
-/** A code that was ever used keeps its redemptions: 409, deactivate it instead. */
+/** A code an order holds a use of keeps its redemptions: 409, deactivate it instead. */
 export async function deleteDiscountCode(db: Db, id: number, audit: AuditSource): Promise<void> {
   try {
     const deleted = await db.transaction().execute(async (trx) => {
@@ -247,7 +246,7 @@ export async function deleteDiscountCode(db: Db, id: number, audit: AuditSource)
     })
     if (deleted) return
   } catch (error) {
-    // A redemption committed while the delete waited for the row: the foreign key refuses.
+    // An order with the code committed while the delete waited for the row (PostgreSQL): the foreign key refuses.
     if (isForeignKeyViolation(error)) throw new AppError(409, 'discountCodeInUse')
     throw error
   }
@@ -255,7 +254,7 @@ export async function deleteDiscountCode(db: Db, id: number, audit: AuditSource)
   throw new AppError(409, 'discountCodeInUse')
 }
 
-function redemptionRowToRedemption(row: DiscountRedemptionRow): DiscountRedemption {
+function redemptionRowToRedemption(row: repo.DiscountRedemptionRow): DiscountRedemption {
   return { orderId: row.order_id, userId: row.user_id, email: row.email, amount: centsToAmount(row.amount_cents), createdAt: row.created_at }
 }
 
@@ -374,66 +373,68 @@ function customerKey(customer: DiscountCustomer): { userId: number | null; email
   return { userId: customer.userId, email: customer.email === null ? null : customer.email.trim().toLowerCase() }
 }
 
+/**
+ * The order's columns that make it a redemption of the code: written with the order's row (its insert), before
+ * `redeem` counts the use. `email` is the customer's, any case (stored lower-case).
+ */
+export function redemptionColumns(codeId: number, email: string): { discount_code_id: number; discount_email: string } {
+  return { discount_code_id: codeId, discount_email: email.trim().toLowerCase() }
+}
+
+/**
+ * What writing an order with `redemptionColumns` threw, as the API answers it: on PostgreSQL the order's key on the
+ * code refuses a code deleted since checkout read it (the code was unused, so its delete went through): 404 `Código
+ * de descuento no válido`, as `redeem` answers for a code gone. Anything else as it was.
+ */
+export function codeGoneOnWrite(error: unknown): unknown {
+  return isForeignKeyViolation(error) ? new AppError(404, 'discountCodeInvalid') : error
+}
+
 export interface RedeemInput {
   codeId: number
+  /** The order placed with the code: its row already holds `redemptionColumns(codeId, email)`. */
   orderId: number
   /** null for a guest order. */
   userId: number | null
-  /** The order's e-mail, any case (stored lower-case). */
+  /** The order's e-mail, any case. */
   email: string
-  /** The discount the order got (`discountTotal`), in cents. */
-  amountCents: number
 }
 
 /**
  * Counts one use of the code for an order, inside the order's transaction (call it after the order row exists,
- * with that transaction): a conditional update `usage_count + 1` while under `usageLimit` (on PostgreSQL it also
- * locks the code's row until the transaction ends, so concurrent redemptions of the code queue there), then, under
- * that lock, the customer's redemptions by user id or e-mail against `perCustomerLimit`, then the redemption row.
- * Throws 409 `El código de descuento ha alcanzado su límite de usos` or `Ya has usado este código de descuento el
- * máximo de veces permitido` (404 `Código de descuento no válido` if the code was deleted meanwhile): the caller's
- * transaction then rolls back, the counter with it. Given a database rather than a transaction, it runs in a
- * transaction of its own.
+ * holding the code, with that transaction): a conditional update `usage_count + 1` while under `usageLimit` (on
+ * PostgreSQL it also locks the code's row until the transaction ends, so concurrent redemptions of the code queue
+ * there), then, under that lock and only for a code with `perCustomerLimit`, the customer's other orders holding the
+ * code, by user id or e-mail. Throws 409 `El código de descuento ha alcanzado su límite de usos` or `Ya has usado
+ * este código de descuento el máximo de veces permitido` (404 `Código de descuento no válido` if the code was deleted
+ * meanwhile): the caller's transaction then rolls back, the counter and the order with it. Given a database rather
+ * than a transaction, it runs in a transaction of its own.
  */
-export async function redeem(trx: Trx | Db, input: RedeemInput): Promise<DiscountRedemptionRow> {
-  return inTransaction(trx, async (tx) => {
-    const redemption = {
-      code_id: input.codeId,
-      order_id: input.orderId,
-      user_id: input.userId,
-      email: input.email.trim().toLowerCase(),
-      amount_cents: input.amountCents,
-      created_at: nowIso(),
-    }
-    // On PostgreSQL, where each statement is a round trip, the use and the redemption are one statement.
-    const taken = isPostgres(tx)
-      ? await repo.takeUseAndRedeem(tx, input.codeId, redemption)
-      : await repo.takeUse(tx, input.codeId, redemption.created_at).then((row) => row && { perCustomerLimit: row.per_customer_limit, redemption: null })
+export async function redeem(trx: Trx | Db, input: RedeemInput): Promise<void> {
+  await inTransaction(trx, async (tx) => {
+    const taken = await repo.takeUse(tx, input.codeId, nowIso())
     if (!taken) {
       if (!(await repo.findCode(tx, input.codeId))) throw new AppError(404, 'discountCodeInvalid')
       throw new AppError(409, 'discountCodeUsedUp')
     }
-    if (taken.redemption) return taken.redemption
-    if (taken.perCustomerLimit !== null) {
-      const used = await repo.countCustomerRedemptions(tx, input.codeId, { userId: input.userId, email: redemption.email })
-      if (used >= taken.perCustomerLimit) throw new AppError(409, 'discountCodeCustomerLimit')
+    if (taken.per_customer_limit !== null) {
+      const customer = { userId: input.userId, email: input.email.trim().toLowerCase() }
+      const used = await repo.countCustomerRedemptions(tx, input.codeId, customer, input.orderId)
+      if (used >= taken.per_customer_limit) throw new AppError(409, 'discountCodeCustomerLimit')
     }
-    return repo.insertRedemption(tx, redemption)
   })
 }
 
 /**
  * Gives back the use an order took (a `pending` order cancelled or expired unpaid; never call it for a paid one):
- * deletes its redemption and decrements the code's counter, in the caller's transaction. False when the order has
- * no redemption (nothing to do; a second release is harmless).
+ * the order stops holding the code and the code's counter goes down, in the caller's transaction. False when the
+ * order held no use (nothing to do; a second release is harmless).
  */
 export async function release(trx: Trx | Db, orderId: number): Promise<boolean> {
   return inTransaction(trx, async (tx) => {
-    const redemption = await repo.findRedemptionOfOrder(tx, orderId)
-    if (!redemption) return false
-    // The delete decides: of two concurrent releases, one deletes the row and gives the use back.
-    if (!(await repo.deleteRedemption(tx, redemption.id))) return false
-    await repo.giveUseBack(tx, redemption.code_id, nowIso())
+    const codeId = await repo.dropRedemption(tx, orderId)
+    if (codeId === undefined) return false
+    await repo.giveUseBack(tx, codeId, nowIso())
     return true
   })
 }

@@ -28,6 +28,9 @@ export interface BreakdownColumns {
   tax_total_cents: number | null
   discount: string | null
   tax_lines: string | null
+  /** The code's redemption (`redemptionColumns` of the discounts' service), or both null. */
+  discount_code_id: number | null
+  discount_email: string | null
 }
 
 export const noBreakdown: BreakdownColumns = {
@@ -39,6 +42,8 @@ export const noBreakdown: BreakdownColumns = {
   tax_total_cents: null,
   discount: null,
   tax_lines: null,
+  discount_code_id: null,
+  discount_email: null,
 }
 
 /**
@@ -84,6 +89,8 @@ const insertOrderStatement = prepared((db, order: Omit<NewOrder, 'guest' | 'emai
       tax_total_cents: order.tax_total_cents,
       discount: order.discount,
       tax_lines: order.tax_lines,
+      discount_code_id: order.discount_code_id,
+      discount_email: order.discount_email,
       guest: order.guest,
       email: order.email,
     })

@@ -22,7 +22,7 @@ import { orderLinkUrl, type OrderTokens } from './order-token.js'
 import type { ListOrdersQuery, Order, OrderLookupInput, OrderStatus, PlaceOrderInput } from './orders.schemas.js'
 import { cartAddress, cartMethod, discountLines, type PricingSettings, priceCart, taxLinesView } from '../cart/cart-view.js'
 import { type CartRef, clearCartAfterOrder, linesForPricing, takeCart, variantOptions } from '../cart/cart.service.js'
-import { type CheckedCode, checkCode, redeem } from '../discounts/discounts.service.js'
+import { type CheckedCode, checkCode, codeGoneOnWrite, redeem, redemptionColumns } from '../discounts/discounts.service.js'
 import { assertPermissions } from '../staff/staff-access.js'
 import { isPostgres } from '../../db/dialect.js'
 import { retryAborted } from '../../db/transaction.js'
@@ -308,25 +308,31 @@ async function createOrderFromCart(
     tax_total_cents: totals.taxTotalCents,
     discount: code ? JSON.stringify({ code: code.code.code, type: code.type, value: code.code.value }) : null,
     tax_lines: JSON.stringify(taxLinesView(totals)),
+    // The order is the code's redemption: `redeem` below counts the use.
+    ...(code ? redemptionColumns(code.code.id, email ?? '') : { discount_code_id: null, discount_email: null }),
   }
 
   const totalCents = totals.totalCents
+  // The order names its code (on PostgreSQL by a key): a code deleted since it was read is the code's 404.
+  const written = code ? (error: unknown) => Promise.reject(codeGoneOnWrite(error)) : undefined
   if (orderId === undefined) {
     orderId = (
-      await repo.insertOrder(trx, {
-        user_id: userId,
-        guest,
-        email: guest ? email : null,
-        total_cents: totalCents,
-        status: 'pending',
-        created_at: now,
-        updated_at: now,
-        ...columns,
-        ...breakdown,
-      })
+      await repo
+        .insertOrder(trx, {
+          user_id: userId,
+          guest,
+          email: guest ? email : null,
+          total_cents: totalCents,
+          status: 'pending',
+          created_at: now,
+          updated_at: now,
+          ...columns,
+          ...breakdown,
+        })
+        .catch(written)
     ).id
   } else {
-    await repo.setOrderTotals(trx, orderId, { total_cents: totalCents, ...(guest ? { email } : {}), ...columns, ...breakdown })
+    await repo.setOrderTotals(trx, orderId, { total_cents: totalCents, ...(guest ? { email } : {}), ...columns, ...breakdown }).catch(written)
   }
   await step('order-written')
 
@@ -391,7 +397,7 @@ async function createOrderFromCart(
   await clearCartAfterOrder(trx, ref, taken)
   // The code's use, counted last: a conditional update on the code's row (409 when used up meanwhile), whose lock
   // every order with that code waits for until this one commits; last, it is held for this statement and the commit.
-  if (code) await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '', amountCents: totals.discountTotalCents })
+  if (code) await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '' })
   return order
 }
 
