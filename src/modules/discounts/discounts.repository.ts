@@ -85,7 +85,7 @@ export async function deleteUnusedCode(db: Db, id: number): Promise<boolean> {
 /**
  * The customer's redemptions of the code: orders holding a use of it, by user id or by (lower-case) e-mail, each
  * counted once; `exceptOrderId` leaves out the order being placed (it holds the code from its insert). By user id
- * through the orders' index by user (a customer's orders are few), by e-mail through the partial index by code.
+ * through the orders' index by user (a customer's orders are few), by e-mail through `orders_discount_email_idx`.
  */
 export async function countCustomerRedemptions(
   db: Db,
@@ -161,7 +161,7 @@ function redemptions(db: Db, codeId: number) {
   return db.selectFrom('orders').where('discount_code_id', '=', codeId)
 }
 
-/** A page of the code's redemptions, newest first. */
+/** A page of the code's redemptions, newest first (the code's entries of `orders_discount_email_idx`, sorted). */
 export async function listRedemptions(db: Db, codeId: number, page: { limit: number; offset: number }): Promise<DiscountRedemptionRow[]> {
   const rows = await redemptions(db, codeId)
     .select(['id', 'user_id', 'discount_email', 'discount_total_cents', 'created_at'])
