@@ -1,6 +1,14 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { createCategory } from '../../src/modules/catalog/categories.service.js'
-import { type CheckCodeInput, checkCode, createDiscountCode, type DiscountLine, evaluateCode, release } from '../../src/modules/discounts/discounts.service.js'
+import {
+  type CheckCodeInput,
+  checkCode,
+  createDiscountCode,
+  type DiscountLine,
+  evaluateCode,
+  redeem,
+  release,
+} from '../../src/modules/discounts/discounts.service.js'
 import type { CreateDiscountCodeInput } from '../../src/modules/discounts/discounts.schemas.js'
 import { AppError } from '../../src/shared/errors.js'
 import { useTestApp } from '../helpers/app.js'
@@ -258,6 +266,15 @@ describe('redeem and release', () => {
     // The same user under a new e-mail matches one row (by id): under the limit of 2.
     await redeemOrder(t.app.db, { codeId: code.id, orderId: await makeOrder(), userId: 7, email: 'new@example.com', amountCents: 1 })
     expect((await codeRow(code.id)).usage_count).toBe(3)
+  })
+
+  it('refuses to count a use for an order that does not hold the code (one no release could give back)', async () => {
+    const code = await makeCode({ code: 'HELD', usageLimit: 5 })
+    const orderId = await makeOrder()
+    await expect(redeem(t.app.db, { codeId: code.id, orderId, userId: 7, email: 'ana@example.com' })).rejects.toThrow(
+      `order ${orderId} does not hold code ${code.id}`,
+    )
+    expect((await codeRow(code.id)).usage_count).toBe(0)
   })
 
   it('404 Código de descuento no válido when the code is gone', async () => {

@@ -93,7 +93,7 @@ async function sourceShop(): Promise<string> {
         product_ids, category_ids, active, created_at, updated_at) values
       (1, 'Verano-10', 'percent', 1000, 5000, ${t}, null, 100, 1, 1, '[1,3]', '[2]', 1, ${t}, ${t}),
       (3, 'ENVIO', 'free_shipping', null, null, null, null, null, null, 0, '[]', '[]', 0, ${t}, ${t})`.execute(db)
-    // Order 2 is a redemption of code 1 (on PostgreSQL its key makes the copy take the codes first).
+    // Order 2 is a redemption of code 1 (on PostgreSQL by a key on the code).
     await sql`update orders set discount_code_id = 1, discount_email = 'zoe@shop.test', discount_total_cents = 40 where id = 2`.execute(db)
   })
   return url

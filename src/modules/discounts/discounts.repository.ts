@@ -113,22 +113,32 @@ export async function countCustomerRedemptions(
 }
 
 /**
- * Takes one use of the code while it is under its limit: one conditional update, which on PostgreSQL also holds
- * the code's row lock until the transaction ends (so what follows for this code is serialized). Undefined when the
- * code is used up (or gone).
+ * Takes one use of the code for an order that holds it (`orders.discount_code_id`), while the code is under its
+ * limit: one conditional update, which on PostgreSQL also holds the code's row lock until the transaction ends (so
+ * what follows for this code is serialized). Undefined when the code is used up (or gone), or the order does not
+ * hold it (a use no release could give back).
  */
-export async function takeUse(trx: Db, codeId: number, now: string): Promise<DiscountCodeRow | undefined> {
-  return (await takeUseStatement(trx, { codeId, now })).rows[0]
+export async function takeUse(trx: Db, codeId: number, orderId: number, now: string): Promise<DiscountCodeRow | undefined> {
+  return (await takeUseStatement(trx, { codeId, orderId, now })).rows[0]
 }
 
-const takeUseStatement = prepared((db, v: { codeId: number; now: string }) =>
+const takeUseStatement = prepared((db, v: { codeId: number; orderId: number; now: string }) =>
   db
     .updateTable('discount_codes')
     .set((eb) => ({ usage_count: eb('usage_count', '+', 1), updated_at: v.now }))
     .where('id', '=', v.codeId)
     .where((eb) => eb.or([eb('usage_limit', 'is', null), eb('usage_count', '<', eb.ref('usage_limit'))]))
+    .where((eb) =>
+      eb.exists(eb.selectFrom('orders').select('orders.id').where('orders.id', '=', v.orderId).whereRef('orders.discount_code_id', '=', 'discount_codes.id')),
+    )
     .returningAll(),
 )
+
+/** Whether the order holds a use of the code (its redemption). */
+export async function orderHoldsCode(db: Db, orderId: number, codeId: number): Promise<boolean> {
+  const row = await db.selectFrom('orders').select('id').where('id', '=', orderId).where('discount_code_id', '=', codeId).executeTakeFirst()
+  return row !== undefined
+}
 
 /** Gives one use back (never below 0). */
 export async function giveUseBack(trx: Db, codeId: number, now: string): Promise<void> {

@@ -412,9 +412,12 @@ export interface RedeemInput {
  */
 export async function redeem(trx: Trx | Db, input: RedeemInput): Promise<void> {
   await inTransaction(trx, async (tx) => {
-    const taken = await repo.takeUse(tx, input.codeId, nowIso())
+    const taken = await repo.takeUse(tx, input.codeId, input.orderId, nowIso())
     if (!taken) {
       if (!(await repo.findCode(tx, input.codeId))) throw new AppError(404, 'discountCodeInvalid')
+      // A caller's mistake, not the customer's: a use no release could find to give back.
+      if (!(await repo.orderHoldsCode(tx, input.orderId, input.codeId)))
+        throw new Error(`order ${input.orderId} does not hold code ${input.codeId}: write it with redemptionColumns`)
       throw new AppError(409, 'discountCodeUsedUp')
     }
     if (taken.per_customer_limit !== null) {
