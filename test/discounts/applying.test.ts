@@ -208,7 +208,7 @@ describe('redeem and release', () => {
     expect(await t.app.db.transaction().execute((trx) => release(trx, orderId))).toBe(true)
     expect((await codeRow(code.id)).usage_count).toBe(0)
     expect(await holding(code.id)).toEqual([])
-    // The order still says which code priced it: only its hold on a use is gone.
+    // The order itself no longer holds the use.
     expect((await t.app.db.selectFrom('orders').select('discount_code_id').where('id', '=', orderId).executeTakeFirstOrThrow()).discount_code_id).toBeNull()
     // A second release (the order expired after being cancelled, say) changes nothing.
     expect(await release(t.app.db, orderId)).toBe(false)

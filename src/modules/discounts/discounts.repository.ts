@@ -60,18 +60,6 @@ export async function updateCode(db: Db, id: number, changes: Updateable<Discoun
   return db.updateTable('discount_codes').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
 }
 
-/**
- * A redemption as the API lists it: an order holding a use of the code (`orders.discount_code_id`), its customer's
- * e-mail then, its discount and its time.
- */
-export interface DiscountRedemptionRow {
-  order_id: number
-  user_id: number | null
-  email: string
-  amount_cents: number
-  created_at: string
-}
-
 /** Deletes the code unless an order holds a use of it (one statement, so no order can slip in between). */
 export async function deleteUnusedCode(db: Db, id: number): Promise<boolean> {
   const result = await db
@@ -171,21 +159,17 @@ function redemptions(db: Db, codeId: number) {
   return db.selectFrom('orders').where('discount_code_id', '=', codeId)
 }
 
-/** A page of the code's redemptions, newest first (the code's entries of `orders_discount_email_idx`, sorted). */
-export async function listRedemptions(db: Db, codeId: number, page: { limit: number; offset: number }): Promise<DiscountRedemptionRow[]> {
-  const rows = await redemptions(db, codeId)
+/**
+ * A page of the code's redemptions, newest first: the orders holding a use of it (the code's entries of
+ * `orders_discount_email_idx`, sorted), with their customer's e-mail then, their discount and their time.
+ */
+export async function listRedemptions(db: Db, codeId: number, page: { limit: number; offset: number }) {
+  return redemptions(db, codeId)
     .select(['id', 'user_id', 'discount_email', 'discount_total_cents', 'created_at'])
     .orderBy('id', 'desc')
     .limit(page.limit)
     .offset(page.offset)
     .execute()
-  return rows.map((row) => ({
-    order_id: row.id,
-    user_id: row.user_id,
-    email: row.discount_email ?? '',
-    amount_cents: Number(row.discount_total_cents ?? 0),
-    created_at: row.created_at,
-  }))
 }
 
 export async function countRedemptions(db: Db, codeId: number): Promise<number> {

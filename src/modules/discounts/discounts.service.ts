@@ -254,15 +254,22 @@ export async function deleteDiscountCode(db: Db, id: number, audit: AuditSource)
   throw new AppError(409, 'discountCodeInUse')
 }
 
-function redemptionRowToRedemption(row: repo.DiscountRedemptionRow): DiscountRedemption {
-  return { orderId: row.order_id, userId: row.user_id, email: row.email, amount: centsToAmount(row.amount_cents), createdAt: row.created_at }
+/** An order holding a use of the code, as its redemption (an order holding a code has both columns set). */
+function redemptionOf(row: Awaited<ReturnType<typeof repo.listRedemptions>>[number]): DiscountRedemption {
+  return {
+    orderId: row.id,
+    userId: row.user_id,
+    email: row.discount_email ?? '',
+    amount: centsToAmount(Number(row.discount_total_cents ?? 0)),
+    createdAt: row.created_at,
+  }
 }
 
 export async function listRedemptions(db: Db, codeId: number, query: ListRedemptionsQuery): Promise<{ redemptions: DiscountRedemption[]; total: number }> {
   if (!(await repo.findCode(db, codeId))) throw new AppError(404, 'discountCodeNotFound')
   const page = { limit: query.limit ?? 100, offset: query.offset ?? 0 }
   const [rows, total] = await Promise.all([repo.listRedemptions(db, codeId, page), repo.countRedemptions(db, codeId)])
-  return { redemptions: rows.map(redemptionRowToRedemption), total }
+  return { redemptions: rows.map(redemptionOf), total }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
