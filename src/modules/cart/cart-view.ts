@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely'
 import type { Database, ShippingMethodRow } from '../../db/database.js'
-import { isPostgres } from '../../db/dialect.js'
 import { centsToAmount } from '../../shared/money.js'
 import type { AddressSnapshot } from '../addresses/addresses.schemas.js'
 import { findOwnAddressSnapshot } from '../addresses/addresses.service.js'
@@ -9,16 +8,7 @@ import { type TaxRateLookup, taxRatesFor } from '../taxes/taxes.service.js'
 import { computeTotals, type Totals, type TotalsDiscount } from '../totals/totals.js'
 import { type CheckedCode, type CodeEvaluation, checkCode, type DiscountCustomer, type DiscountLine, evaluateCode } from '../discounts/discounts.service.js'
 import { getUser } from '../users/users.service.js'
-import {
-  type CartRecord,
-  type CartRef,
-  type CartSettings,
-  readCart,
-  readCartLines,
-  readUserLinesWithCode,
-  setCartDiscountCode,
-  setUserCartCode,
-} from './cart.service.js'
+import { type CartRecord, type CartRef, type CartSettings, readCart, readUserLinesWithCode, setCartDiscountCode, setUserCartCode } from './cart.service.js'
 import type { CartView } from './cart.schemas.js'
 
 type Db = Kysely<Database>
@@ -65,19 +55,14 @@ export function discountLines(lines: ReadonlyArray<{ product_id: number; categor
  * inactive, then the 409s), then keeps it on the cart, replacing any other. Checkout checks it again.
  */
 export async function applyCartDiscount(db: Db, ref: CartRef, settings: CartSettings, pricing: PricingSettings, code: string): Promise<CartView> {
-  // A customer's cart row comes back from the write that keeps the code (a statement less); a guest's, whose
-  // e-mail a per-customer limit counts, is read first. On PostgreSQL a customer's lines come with the code's row
-  // (another round trip less).
+  // A customer's cart row comes back from the write that keeps the code (a statement less), and their lines come
+  // with the code's row (another); a guest's, whose e-mail a per-customer limit counts, is read first.
   const { userId } = ref
   const {
     cart: guestCart,
     lines,
     codeRow,
-  } = userId === undefined
-    ? { ...(await readCart(db, ref)), codeRow: undefined }
-    : isPostgres(db)
-      ? { cart: undefined, ...(await readUserLinesWithCode(db, userId, code)) }
-      : { cart: undefined, lines: await readCartLines(db, ref), codeRow: undefined }
+  } = userId === undefined ? { ...(await readCart(db, ref)), codeRow: undefined } : { cart: undefined, ...(await readUserLinesWithCode(db, userId, code)) }
   const checked = await checkCode(db, {
     code,
     row: codeRow,

@@ -1,5 +1,6 @@
 import { type Kysely, type QueryResult, sql } from 'kysely'
-import type { AddressRow, Database, DiscountCodeRow, ShippingMethodRow } from '../../db/database.js'
+import type { AddressesTable, AddressRow, Database, DiscountCodeRow, DiscountCodesTable, ShippingMethodRow, ShippingMethodsTable } from '../../db/database.js'
+import { type AllColumns, parseRowJson, rowJson } from '../../db/row-json.js'
 import { prepared, preparedList } from '../../db/prepared.js'
 import { MAX_AMOUNT_CENTS, maxUnitCentsFor } from '../../shared/money.js'
 import { isPostgres } from '../../db/dialect.js'
@@ -95,12 +96,11 @@ export async function findCart(db: Db, ref: CartRef) {
 }
 
 /**
- * The cart row, locked until the transaction ends (PostgreSQL; SQLite's writer lock does it already): checkout
+ * A guest cart's row, locked until the transaction ends (PostgreSQL; SQLite's writer lock does it already): checkout
  * takes it first, and a merge into the cart (which writes the row first) waits for the order or the order for it.
  */
-export async function lockCart(db: Db, ref: CartRef) {
-  const { rows } = ref.cartId !== undefined ? await lockCartById(db, { cartId: ref.cartId }) : await lockCartOfUser(db, { userId: ref.userId })
-  return rows[0]
+export async function lockGuestCart(db: Db, cartId: number) {
+  return (await lockCartById(db, { cartId })).rows[0]
 }
 
 const lockCartById = prepared((db, v: { cartId: number }) =>
@@ -108,13 +108,6 @@ const lockCartById = prepared((db, v: { cartId: number }) =>
     .selectFrom('carts')
     .select(cartColumns)
     .where('id', '=', v.cartId)
-    .$if(isPostgres(db), (q) => q.forUpdate()),
-)
-const lockCartOfUser = prepared((db, v: { userId: number }) =>
-  db
-    .selectFrom('carts')
-    .select(cartColumns)
-    .where('user_id', '=', v.userId)
     .$if(isPostgres(db), (q) => q.forUpdate()),
 )
 
@@ -127,10 +120,30 @@ const lockCartOfUser = prepared((db, v: { userId: number }) =>
  */
 export async function lockAndClearCartOfUser(db: Db, v: { userId: number; now: string } & CheckoutReferences) {
   const statement = v.addressId === null && v.methodId === null ? lockAndClearCartOfUserStatement : lockAndClearCartWithReferencesStatement
-  const row = (await statement(db, v)).rows[0]
+  return checkoutCart((await statement(db, v)).rows[0])
+}
+
+/**
+ * SQLite: what `lockAndClearCartOfUser` reads, in one statement too (its choices are cleared after the order, by
+ * clearCartAfterOrder: SQLite has no write inside a `WITH`). The transaction's `begin immediate` holds the
+ * database's write lock already, so the read needs no lock of its own.
+ */
+export async function readCartOfUserForCheckout(db: Db, v: { userId: number } & CheckoutReferences) {
+  const statement = v.addressId === null && v.methodId === null ? readCartOfUserStatement : readCartOfUserWithReferencesStatement
+  return checkoutCart((await statement(db, v)).rows[0])
+}
+
+function checkoutCart(row: CheckoutCartRow | undefined) {
   if (!row) return undefined
-  const { code_row: codeRow, address_row: addressRow, method_row: methodRow, account_row: account, ships, ...cart } = row
-  return { cart, codeRow, references: { addressRow, methodRow }, account: account ?? undefined, ships }
+  const { code_row, address_row, method_row, account_row, ships, ...cart } = row
+  return {
+    cart,
+    codeRow: parseRowJson(code_row),
+    references: { addressRow: parseRowJson(address_row), methodRow: parseRowJson(method_row) },
+    account: parseRowJson(account_row) ?? undefined,
+    // PostgreSQL answers a boolean, SQLite 1 or 0.
+    ships: Boolean(ships),
+  }
 }
 
 /**
@@ -142,40 +155,103 @@ export interface CheckoutReferences {
   methodId: number | null
 }
 
-// Two forms: the address and method's lookups only when the body names one (a plain order plans no more).
+// Every column of the rows read beside the cart (rowJson lists them: SQLite has no row-to-JSON).
+const discountCodeColumns = {
+  id: true,
+  code: true,
+  type: true,
+  value: true,
+  min_subtotal_cents: true,
+  starts_at: true,
+  ends_at: true,
+  usage_limit: true,
+  per_customer_limit: true,
+  usage_count: true,
+  product_ids: true,
+  category_ids: true,
+  active: true,
+  created_at: true,
+  updated_at: true,
+} satisfies AllColumns<DiscountCodesTable>
+const addressColumns = {
+  id: true,
+  user_id: true,
+  full_name: true,
+  line1: true,
+  line2: true,
+  city: true,
+  region: true,
+  postal_code: true,
+  country: true,
+  phone: true,
+  created_at: true,
+  updated_at: true,
+} satisfies AllColumns<AddressesTable>
+const shippingMethodColumns = {
+  id: true,
+  name: true,
+  price_cents: true,
+  countries: true,
+  free_over_cents: true,
+  active: true,
+  tax_class: true,
+  created_at: true,
+  updated_at: true,
+} satisfies AllColumns<ShippingMethodsTable>
+
+/**
+ * A customer's cart row with what checkout needs beside it, each read by a subquery: the row's code (`code_row`,
+ * null when it has none or the code is gone), the account's name and e-mail (the order and its e-mail need them),
+ * whether the shop ships (an active method: checkout asks when the order names no method), and, `withReferences`,
+ * the address and method the body names. Two forms, so a plain order plans no lookup it does not need.
+ */
+function cartOfUserForCheckout(db: Db, v: { userId: number } & CheckoutReferences, withReferences: boolean) {
+  const postgres = isPostgres(db)
+  return (
+    db
+      .selectFrom('carts')
+      .select(cartColumns)
+      // Codes are ASCII: lower() folds them as the codes' unique index does.
+      .select(
+        sql<
+          DiscountCodeRow | string | null
+        >`(select ${rowJson(postgres, 'dc', discountCodeColumns)} from discount_codes dc where lower(dc.code) = lower(carts.discount_code))`.as('code_row'),
+      )
+      .select(
+        sql<
+          { name: string; email: string } | string | null
+        >`(select ${rowJson(postgres, 'u', { name: true, email: true })} from users u where u.id = carts.user_id)`.as('account_row'),
+      )
+      .select(sql<boolean | number>`exists (select 1 from shipping_methods where active = 1)`.as('ships'))
+      .select(
+        withReferences
+          ? sql<
+              AddressRow | string | null
+            >`(select ${rowJson(postgres, 'a', addressColumns)} from addresses a where a.id = ${v.addressId} and a.user_id = ${v.userId})`.as('address_row')
+          : sql<null>`null`.as('address_row'),
+      )
+      .select(
+        withReferences
+          ? sql<
+              ShippingMethodRow | string | null
+            >`(select ${rowJson(postgres, 'm', shippingMethodColumns)} from shipping_methods m where m.id = ${v.methodId} and m.active = 1)`.as('method_row')
+          : sql<null>`null`.as('method_row'),
+      )
+      .where('user_id', '=', v.userId)
+  )
+}
+
+type CheckoutCartRow = Awaited<ReturnType<ReturnType<typeof cartOfUserForCheckout>['execute']>>[number]
+
+const readCartOfUserStatement = prepared((db, v: { userId: number } & CheckoutReferences) => cartOfUserForCheckout(db, v, false))
+const readCartOfUserWithReferencesStatement = prepared((db, v: { userId: number } & CheckoutReferences) => cartOfUserForCheckout(db, v, true))
 const lockAndClearCartOfUserStatement = prepared(lockAndClearCartOfUserQuery(false))
 const lockAndClearCartWithReferencesStatement = prepared(lockAndClearCartOfUserQuery(true))
 
 function lockAndClearCartOfUserQuery(withReferences: boolean) {
   return (db: Kysely<Database>, v: { userId: number; now: string } & CheckoutReferences) =>
     db
-      .with('old', (qb) =>
-        qb
-          .selectFrom('carts')
-          .select(cartColumns)
-          // Codes are ASCII: lower() folds them as the codes' unique index does.
-          .select(sql<DiscountCodeRow | null>`(select row_to_json(dc) from discount_codes dc where lower(dc.code) = lower(carts.discount_code))`.as('code_row'))
-          // The account's name and e-mail, which the order and its e-mail need.
-          .select(
-            sql<{ name: string; email: string } | null>`(select row_to_json(u) from (select name, email from users where id = carts.user_id) u)`.as(
-              'account_row',
-            ),
-          )
-          // Whether the shop ships (an active method): checkout asks when the order names no method.
-          .select(sql<boolean>`exists (select 1 from shipping_methods where active = 1)`.as('ships'))
-          .select(
-            withReferences
-              ? sql<AddressRow | null>`(select row_to_json(a) from addresses a where a.id = ${v.addressId} and a.user_id = ${v.userId})`.as('address_row')
-              : sql<AddressRow | null>`null`.as('address_row'),
-          )
-          .select(
-            withReferences
-              ? sql<ShippingMethodRow | null>`(select row_to_json(m) from shipping_methods m where m.id = ${v.methodId} and m.active = 1)`.as('method_row')
-              : sql<ShippingMethodRow | null>`null`.as('method_row'),
-          )
-          .where('user_id', '=', v.userId)
-          .forUpdate(),
-      )
+      .with('old', () => cartOfUserForCheckout(db, v, withReferences).forUpdate())
       // A data-modifying WITH runs whether or not the query reads it; most carts keep no choice and are not written.
       .with('cleared', (qb) =>
         qb
@@ -336,19 +412,23 @@ function listLines(db: Db) {
 const listUserLinesStatement = prepared((db, v: { userId: number }) => listLines(db).where('c.user_id', '=', v.userId))
 
 /**
- * PostgreSQL, POST /cart/discount: a customer's cart lines and the code they apply, in one statement (a round trip
- * less than reading them one after the other). Each line carries the code's row (`code_row`, null when no code has
+ * POST /cart/discount: a customer's cart lines and the code they apply, in one statement (on PostgreSQL a round
+ * trip less than reading them one after the other). Each line carries the code's row (`code_row`, null when no code has
  * that text); a cart without lines answers no row, and so no code: the caller reads it alone then.
  */
 export async function listUserLinesWithCode(db: Db, userId: number, codeKey: string) {
   const rows = (await listUserLinesWithCodeStatement(db, { userId, codeKey })).rows
-  return { lines: rows.map(({ code_row: _, ...line }) => line), codeRow: rows.length > 0 ? (rows[0]?.code_row ?? null) : undefined }
+  return { lines: rows.map(({ code_row: _, ...line }) => line), codeRow: rows.length > 0 ? parseRowJson(rows[0]?.code_row) : undefined }
 }
 
 const listUserLinesWithCodeStatement = prepared((db, v: { userId: number; codeKey: string }) =>
   listLines(db)
     // Codes are ASCII: lower() folds them as the codes' unique index does. Not correlated: run once per statement.
-    .select(sql<DiscountCodeRow | null>`(select row_to_json(dc) from discount_codes dc where lower(dc.code) = ${v.codeKey})`.as('code_row'))
+    .select(
+      sql<
+        DiscountCodeRow | string | null
+      >`(select ${rowJson(isPostgres(db), 'dc', discountCodeColumns)} from discount_codes dc where lower(dc.code) = ${v.codeKey})`.as('code_row'),
+    )
     .where('c.user_id', '=', v.userId),
 )
 const listGuestLinesStatement = prepared((db, v: { cartId: number }) => listLines(db).where('c.cart_id', '=', v.cartId))

@@ -203,12 +203,12 @@ export async function readCart(db: Db, ref: CartRef) {
 }
 
 /** The cart's lines (product, variant, option values), oldest line first. */
-export async function readCartLines(db: Db, ref: CartRef) {
+async function readCartLines(db: Db, ref: CartRef) {
   return withVariantOptions(db, await repo.listCartLines(db, ref))
 }
 
 /**
- * PostgreSQL: a customer's cart lines (as readCartLines) and the code `code` names, read together (`codeRow`: null
+ * A customer's cart lines (as readCartLines) and the code `code` names, read together (`codeRow`: null
  * when there is no such code, undefined when the cart has no line and so it was not read).
  */
 export async function readUserLinesWithCode(db: Db, userId: number, code: string) {
@@ -243,14 +243,17 @@ export type CartLine = Awaited<ReturnType<typeof readCart>>['lines'][number]
 export async function takeCart(db: Db, ref: CartRef, references: repo.CheckoutReferences) {
   // The row first, locked: a merge into this cart waits for the order (or the order for the merge), so no line is
   // moved into the cart while the order takes its lines.
-  // On PostgreSQL a customer's choices are cleared as the row is locked (see clearCartAfterOrder).
-  // There, the row's code is read with it (codeRow: null when the cart's code is gone; undefined when not read), and
-  // so are the address and method `references` names (`chosen`), the account's name and e-mail (`account`) and
-  // whether the shop ships (`ships`; each undefined when not read).
+  // A customer's row comes with the row's code (codeRow: null when the cart has none or its code is gone; undefined
+  // when not read), the address and method `references` names (`chosen`), the account's name and e-mail (`account`)
+  // and whether the shop ships (`ships`; each undefined when not read): one statement. On PostgreSQL the cart's
+  // choices are cleared in it too (see clearCartAfterOrder).
   const clearedOnLock = ref.userId !== undefined && isPostgres(db)
-  const locked = clearedOnLock
-    ? await repo.lockAndClearCartOfUser(db, { userId: ref.userId, now: nowIso(), ...references })
-    : { cart: await repo.lockCart(db, ref), codeRow: undefined, references: undefined, account: undefined, ships: undefined }
+  const locked =
+    ref.userId === undefined
+      ? { cart: await repo.lockGuestCart(db, ref.cartId), codeRow: undefined, references: undefined, account: undefined, ships: undefined }
+      : clearedOnLock
+        ? await repo.lockAndClearCartOfUser(db, { userId: ref.userId, now: nowIso(), ...references })
+        : await repo.readCartOfUserForCheckout(db, { userId: ref.userId, ...references })
   // Oldest line first, as the cart shows them (the discount's ties go to the line added first).
   const lines = (await repo.takeCartLines(db, ref)).sort((a, b) => a.id - b.id)
   return { cart: locked?.cart, codeRow: locked?.codeRow, chosen: locked?.references, account: locked?.account, ships: locked?.ships, lines, clearedOnLock }

@@ -1,6 +1,6 @@
 import { type ExpressionBuilder, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely'
 import { prepared, preparedRows } from '../../db/prepared.js'
-import type { AddressRow, Database, OrderRow, ShippingMethodRow } from '../../db/database.js'
+import type { Database, OrderRow } from '../../db/database.js'
 import type { FulfillmentStatus } from './fulfillments.schemas.js'
 import type { OrderStatus } from './orders.schemas.js'
 
@@ -386,49 +386,3 @@ export async function listOrderLines(trx: Trx, orderId: number) {
     .orderBy('product_id')
     .execute()
 }
-
-/**
- * The customer's book address and the active shipping method a checkout names, read in one statement (each is a
- * round trip on PostgreSQL): undefined when either is missing, someone else's or inactive (the caller then reads
- * them one by one to say which).
- */
-export async function findAddressAndMethod(
-  db: Db,
-  v: { userId: number; addressId: number; methodId: number },
-): Promise<{ address: AddressRow; method: ShippingMethodRow } | undefined> {
-  const row = (await findAddressAndMethodStatement(db, v)).rows[0]
-  if (!row) return undefined
-  const { method_id, method_name, price_cents, countries, free_over_cents, active, tax_class, method_created_at, method_updated_at, ...address } = row
-  const method = {
-    id: method_id,
-    name: method_name,
-    price_cents,
-    countries,
-    free_over_cents,
-    active,
-    tax_class,
-    created_at: method_created_at,
-    updated_at: method_updated_at,
-  }
-  return { address, method }
-}
-
-const findAddressAndMethodStatement = prepared((db, v: { userId: number; addressId: number; methodId: number }) =>
-  db
-    .selectFrom('addresses as a')
-    .innerJoin('shipping_methods as m', (join) => join.on((eb) => eb.and([eb('m.id', '=', v.methodId), eb('m.active', '=', 1)])))
-    .selectAll('a')
-    .select([
-      'm.id as method_id',
-      'm.name as method_name',
-      'm.price_cents',
-      'm.countries',
-      'm.free_over_cents',
-      'm.active',
-      'm.tax_class',
-      'm.created_at as method_created_at',
-      'm.updated_at as method_updated_at',
-    ])
-    .where('a.id', '=', v.addressId)
-    .where('a.user_id', '=', v.userId),
-)

@@ -131,7 +131,8 @@ export interface GuestBuyer {
 
 /**
  * The address and method a checkout's body names (404 when unknown, someone else's or inactive, the address's
- * first). `read`: both as read with the cart row (PostgreSQL), each its row or null when missing.
+ * first). `read`: both as read with a customer's cart row, each its row or null when missing (undefined for a
+ * guest's cart, or a customer without a cart row: each is read here then).
  */
 async function resolveCheckoutReferences(
   trx: Transaction<Database>,
@@ -140,11 +141,6 @@ async function resolveCheckoutReferences(
   read: { addressRow: AddressRow | null; methodRow: ShippingMethodRow | null } | undefined,
 ) {
   const { shippingAddressId: addressId, shippingMethodId: methodId } = checkout
-  if (read === undefined && userId !== undefined && addressId !== undefined && methodId !== undefined) {
-    // Both from the customer's book and the shop's methods: one statement when both are there.
-    const both = await repo.findAddressAndMethod(trx, { userId, addressId, methodId })
-    if (both) return { address: addressRowToSnapshot(both.address), method: both.method }
-  }
   let address: AddressSnapshot | undefined
   if (addressId !== undefined) {
     if (read !== undefined) address = read.addressRow ? addressRowToSnapshot(read.addressRow) : undefined
@@ -193,7 +189,7 @@ async function createOrderFromCart(
     await step('key-claimed')
   }
 
-  // The cart taken first: on PostgreSQL the body's address and method are read with its row (a round trip less).
+  // The cart taken first: a customer's comes with the body's address and method (a statement less).
   // Their 404s still come before the empty cart's 400; the transaction gives back whatever a refusal took.
   const taken = await takeCart(trx, ref, { addressId: checkout.shippingAddressId ?? null, methodId: checkout.shippingMethodId ?? null })
   const chosen = await resolveCheckoutReferences(trx, userId ?? undefined, checkout, taken.chosen)
