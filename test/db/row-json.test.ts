@@ -1,6 +1,6 @@
-import { sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { ShippingMethodsTable } from '../../src/db/database.js'
+import type { Database, ShippingMethodsTable } from '../../src/db/database.js'
 import { isPostgres } from '../../src/db/dialect.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { type AllColumns, parseRowJson, rowJson } from '../../src/db/row-json.js'
@@ -102,16 +102,22 @@ describe('rowJson', () => {
 })
 
 describe('a customer’s cart row for checkout', () => {
-  const read = (references: { addressId: number | null; methodId: number | null }) =>
+  type Taken = Awaited<ReturnType<typeof readCartOfUserForCheckout>>
+  // Read in a transaction that is rolled back (PostgreSQL's form also clears the cart's choices), after `change`:
+  // each test reads the same data.
+  const read = (
+    references: { addressId: number | null; methodId: number | null },
+    options: { userId?: number; change?: (trx: Kysely<Database>) => Promise<unknown> } = {},
+  ) =>
     opened.handle.db
       .transaction()
       .execute(async (trx) => {
-        const v = { userId: ids.user, ...references }
-        // PostgreSQL's form also clears the cart's choices: rolled back, so each test reads the same cart.
+        await options.change?.(trx)
+        const v = { userId: options.userId ?? ids.user, ...references }
         const taken = isPostgres(trx) ? await lockAndClearCartOfUser(trx, { ...v, now }) : await readCartOfUserForCheckout(trx, v)
         throw Object.assign(new Error('rollback'), { taken })
       })
-      .catch((error: { taken?: Awaited<ReturnType<typeof readCartOfUserForCheckout>> }) => {
+      .catch((error: { taken?: Taken }) => {
         if (!('taken' in error)) throw error
         return error.taken
       })
@@ -129,11 +135,37 @@ describe('a customer’s cart row for checkout', () => {
     )
   })
 
-  it('answers null for someone else’s address, an inactive method, or none named', async () => {
+  it('answers null for someone else’s address, an inactive method, or one not named', async () => {
     const refused = await read({ addressId: ids.otherAddress, methodId: ids.inactiveMethod })
     expect(refused?.references).toStrictEqual({ addressRow: null, methodRow: null })
+    const addressOnly = await read({ addressId: ids.address, methodId: null })
+    expect(addressOnly?.references.addressRow?.id).toBe(ids.address)
+    expect(addressOnly?.references.methodRow).toBeNull()
+    const methodOnly = await read({ addressId: null, methodId: ids.method })
+    expect(methodOnly?.references.addressRow).toBeNull()
+    expect(methodOnly?.references.methodRow?.id).toBe(ids.method)
     const none = await read({ addressId: null, methodId: null })
     expect(none?.references).toStrictEqual({ addressRow: null, methodRow: null })
     expect(none?.codeRow?.id).toBe(ids.code)
+  })
+
+  it('says the shop does not ship when no method is active, and null for a code deleted since it was kept', async () => {
+    const taken = await read(
+      { addressId: null, methodId: null },
+      {
+        change: async (trx) => {
+          await trx.updateTable('shipping_methods').set({ active: 0 }).execute()
+          await trx.deleteFrom('discount_codes').where('id', '=', ids.code).execute()
+        },
+      },
+    )
+    expect(taken?.cart.discount_code).toBe('VERANO10')
+    expect(taken?.ships).toBe(false)
+    expect(taken?.codeRow).toBeNull()
+  })
+
+  it('answers nothing for a customer without a cart row', async () => {
+    const withoutCart = await opened.handle.db.selectFrom('users').select('id').where('email', '=', 'otro@example.com').executeTakeFirstOrThrow()
+    expect(await read({ addressId: ids.address, methodId: ids.method }, { userId: withoutCart.id })).toBeUndefined()
   })
 })

@@ -198,7 +198,7 @@ async function createOrderFromCart(
   await step('cart-taken')
 
   // The order's e-mail: a guest's from the body or the cart (required), an account's its user's (read with their
-  // name, which the order's e-mail then needs not read again; on PostgreSQL with the cart row).
+  // name, which the order's e-mail then needs not read again; with the cart row).
   const account = guest ? undefined : (taken.account ?? (await repo.findAccount(trx, userId)))
   const email = guest ? (checkout.email?.toLowerCase() ?? cart?.email ?? null) : (account?.email ?? null)
   if (guest && email === null) throw new AppError(422, 'guestEmailRequired')
@@ -209,8 +209,8 @@ async function createOrderFromCart(
   const method = chosen.method ?? (checkout.shippingMethodId === undefined ? await cartMethod(trx, cart) : undefined)
   const note = checkout.note ?? cart?.note ?? undefined
 
-  // A named method is active, so the shop ships; otherwise one probe tells whether it does (on PostgreSQL made
-  // with the cart's lock).
+  // A named method is active, so the shop ships; otherwise whether it does was read with a customer's cart row
+  // (a guest's cart probes it here).
   const ships = method !== undefined || (taken.ships ?? (await shopShips(trx)))
   if (ships) {
     if (!address) throw new AppError(422, 'shippingAddressRequired')
