@@ -7,15 +7,18 @@ import { type RawBuilder, sql } from 'kysely'
 export type AllColumns<Table> = Record<keyof Table & string, true>
 
 /**
- * One row of a subquery as a single value of a select list, on either database: `json_build_object` of its columns
- * on PostgreSQL (the driver parses it), `json_object` on SQLite (which answers the text: read it with
- * `parseRowJson`). Each column keeps its type (numbers stay numbers, text stays text), as a plain select reads it.
- * Used to read a row beside another in one statement: `(select ${rowJson(...)} from t alias where …)`.
- * `alias` and the column names are the code's, never input.
+ * The row `alias` names, as one value of a select list, on either database: `row_to_json` on PostgreSQL (the driver
+ * parses it), `json_object` of `columns` on SQLite (which has no row-to-JSON, and answers the text: read it with
+ * `parseRowJson`). `columns` must be every column `alias` has, so that both answer the same object: a table's
+ * (`AllColumns` checks the list against its type), or a derived table's select list. Each column keeps its type
+ * (numbers stay numbers, text stays text), as a plain select reads it. Used to read a row beside another in one
+ * statement: `(select ${rowJson(...)} from t alias where …)`. `alias` and the column names are the code's, never
+ * input.
  */
 export function rowJson<Row>(postgres: boolean, alias: string, columns: Record<string, true>): RawBuilder<Row | string | null> {
+  if (postgres) return sql.raw(`row_to_json(${alias})`)
   const pairs = Object.keys(columns).map((column) => `'${column}', ${alias}."${column}"`)
-  return sql.raw(`${postgres ? 'json_build_object' : 'json_object'}(${pairs.join(', ')})`)
+  return sql.raw(`json_object(${pairs.join(', ')})`)
 }
 
 /** A `rowJson` value as read: the row (SQLite's text parsed), or null when the subquery found none. */

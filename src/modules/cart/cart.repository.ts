@@ -155,7 +155,7 @@ export interface CheckoutReferences {
   methodId: number | null
 }
 
-// Every column of the rows read beside the cart (rowJson lists them: SQLite has no row-to-JSON).
+// Every column of the rows read beside the cart (rowJson lists them on SQLite, which has no row-to-JSON).
 const discountCodeColumns = {
   id: true,
   code: true,
@@ -220,7 +220,7 @@ function cartOfUserForCheckout(db: Db, v: { userId: number } & CheckoutReference
       .select(
         sql<
           { name: string; email: string } | string | null
-        >`(select ${rowJson(postgres, 'u', { name: true, email: true })} from users u where u.id = carts.user_id)`.as('account_row'),
+        >`(select ${rowJson(postgres, 'u', { name: true, email: true })} from (select name, email from users where id = carts.user_id) u)`.as('account_row'),
       )
       .select(sql<boolean | number>`exists (select 1 from shipping_methods where active = 1)`.as('ships'))
       .select(
