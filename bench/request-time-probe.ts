@@ -13,8 +13,7 @@ import Sqlite from 'better-sqlite3'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { connectDatabase } from '../src/db/connect.js'
-import { createUser } from '../src/modules/users/users.service.js'
-import { makeProduct } from '../test/helpers/catalog.js'
+import { checkoutEuLoops } from './checkout-eu-loops.js'
 
 /** The request being timed ('' between requests): each statement's time is counted under it. */
 let current = ''
@@ -55,30 +54,13 @@ const config = loadConfig({
 })
 const app = await buildApp(config, { database: connectDatabase(url, { readers: { threads: 0 } }), logger: false })
 try {
-  const admin = await createUser(app.db, { name: 'A', email: 'a@probe.test', password: 'secret123', role: 'admin' }, null)
-  const customer = await createUser(app.db, { name: 'C', email: 'c@probe.test', password: 'secret123', role: 'customer' }, null)
-  const as = (user: { id: number; email: string; role: string }) => ({ authorization: `Bearer ${app.signToken(user as never)}` })
-  const call = async (user: typeof admin, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, payload?: object) => {
-    const res = await app.inject({ method, url: path, headers: as(user), ...(payload ? { payload } : {}) })
-    if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${res.body}`)
-    return res.json() as { id: number }
-  }
-  const productId = (await makeProduct(app, { name: 'Taza', priceCents: 1210, stock: 10_000_000 })).id
-  await call(admin, 'POST', '/discount-codes', { code: 'PROBE10', type: 'percent', value: 10 })
-  const method = await call(admin, 'POST', '/shipping-methods', { name: 'Envío', price: 4.9, countries: ['ES'], taxClass: 'standard', active: false })
-  const address = await call(customer, 'POST', '/addresses', { fullName: 'C', line1: 'Calle Mayor 1', city: 'Madrid', postalCode: '28013', country: 'ES' })
-  const steps = (eu: boolean): Array<[string, () => Promise<unknown>]> => [
-    ['add', () => call(customer, 'POST', '/cart/add', { productId, quantity: 1 })],
-    eu ? ['code', () => call(customer, 'POST', '/cart/discount', { code: 'PROBE10' })] : ['view', () => call(customer, 'GET', '/cart')],
-    ['order', () => call(customer, 'POST', '/orders', eu ? { shippingAddressId: address.id, shippingMethodId: method.id } : undefined)],
-  ]
+  const { steps, setEu } = await checkoutEuLoops(app, 10_000_000)
   const times = new Map<string, number[]>()
   const blocks = Number(process.argv[2] ?? 10)
   for (let block = 0; block < blocks; block++) {
     for (const eu of [false, true]) {
       // As the bench's windows: the plain loop on a shop without the rate and the method.
-      await call(admin, 'PATCH', `/shipping-methods/${method.id}`, { active: eu })
-      const rate = eu ? await call(admin, 'POST', '/tax-rates', { country: 'ES', taxClass: 'standard', rate: 21 }) : undefined
+      await setEu(eu)
       for (let i = 0; i < 300; i++) {
         for (const [name, step] of steps(eu)) {
           const key = `${eu ? 'EU' : 'plain'} ${name}`
@@ -89,7 +71,6 @@ try {
           current = ''
         }
       }
-      if (rate) await call(admin, 'DELETE', `/tax-rates/${rate.id}`)
     }
   }
   const loops = times.get('plain add')?.length ?? 1

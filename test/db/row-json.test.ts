@@ -1,10 +1,10 @@
 import { type Kysely, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Database, ShippingMethodsTable } from '../../src/db/database.js'
+import type { Database } from '../../src/db/database.js'
 import { isPostgres } from '../../src/db/dialect.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { type AllColumns, parseRowJson, rowJson } from '../../src/db/row-json.js'
-import { lockAndClearCartOfUser, readCartOfUserForCheckout } from '../../src/modules/cart/cart.repository.js'
+import { parseRowJson, rowJson } from '../../src/db/row-json.js'
+import { lockAndClearCartOfUser, readCartOfUserForCheckout, shippingMethodColumns } from '../../src/modules/cart/cart.repository.js'
 import { openTestDatabase } from '../helpers/app.js'
 
 // A row read as one JSON value beside another (rowJson) is the row a plain select reads: same columns, same types
@@ -78,19 +78,8 @@ afterAll(async () => {
 describe('rowJson', () => {
   it('reads a row as a plain select does, and null when the subquery finds none', async () => {
     const { db } = opened.handle
-    const columns = {
-      id: true,
-      name: true,
-      price_cents: true,
-      countries: true,
-      free_over_cents: true,
-      active: true,
-      tax_class: true,
-      created_at: true,
-      updated_at: true,
-    } satisfies AllColumns<ShippingMethodsTable>
     const read = async (id: number) => {
-      const json = rowJson(isPostgres(db), 'm', columns)
+      const json = rowJson(isPostgres(db), 'm', shippingMethodColumns)
       const { rows } = await sql<{ row: unknown }>`select (select ${json} from shipping_methods m where m.id = ${id}) as row`.execute(db)
       return parseRowJson(rows[0]?.row)
     }

@@ -156,7 +156,7 @@ export interface CheckoutReferences {
 }
 
 // Every column of the rows read beside the cart (rowJson lists them on SQLite, which has no row-to-JSON).
-const discountCodeColumns = {
+export const discountCodeColumns = {
   id: true,
   code: true,
   type: true,
@@ -173,7 +173,7 @@ const discountCodeColumns = {
   created_at: true,
   updated_at: true,
 } satisfies AllColumns<DiscountCodesTable>
-const addressColumns = {
+export const addressColumns = {
   id: true,
   user_id: true,
   full_name: true,
@@ -187,7 +187,7 @@ const addressColumns = {
   created_at: true,
   updated_at: true,
 } satisfies AllColumns<AddressesTable>
-const shippingMethodColumns = {
+export const shippingMethodColumns = {
   id: true,
   name: true,
   price_cents: true,
