@@ -15,7 +15,7 @@ export type AllColumns<Table> = Record<keyof Table & string, true>
  * statement: `(select ${rowJson(...)} from t alias where …)`. `alias` and the column names are the code's, never
  * input.
  */
-export function rowJson<Row>(postgres: boolean, alias: string, columns: Record<string, true>): RawBuilder<Row | string | null> {
+export function rowJson(postgres: boolean, alias: string, columns: Record<string, true>): RawBuilder<unknown> {
   if (postgres) return sql.raw(`row_to_json(${alias})`)
   const pairs = Object.keys(columns).map((column) => `'${column}', ${alias}."${column}"`)
   return sql.raw(`json_object(${pairs.join(', ')})`)

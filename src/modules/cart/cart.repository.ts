@@ -156,7 +156,7 @@ export interface CheckoutReferences {
 }
 
 // Every column of the rows read beside the cart (rowJson lists them on SQLite, which has no row-to-JSON).
-export const discountCodeColumns = {
+const discountCodeColumns = {
   id: true,
   code: true,
   type: true,
@@ -173,7 +173,7 @@ export const discountCodeColumns = {
   created_at: true,
   updated_at: true,
 } satisfies AllColumns<DiscountCodesTable>
-export const addressColumns = {
+const addressColumns = {
   id: true,
   user_id: true,
   full_name: true,
