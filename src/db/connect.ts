@@ -2,10 +2,21 @@ import { mkdirSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import type SQLite from 'better-sqlite3'
-import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig, SqliteDriver } from 'kysely'
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresDialect,
+  type QueryCompiler,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+} from 'kysely'
 import pg from 'pg'
 import { alwaysAvailable, DatabaseStatus, DatabaseUnavailableError, guardPool } from './availability.js'
 import type { Database } from './database.js'
+import { SqliteStatementCompiler } from './sqlite-compiler.js'
 import { MIGRATION_LOCK_WAIT_MS, MigrationLockDialect, MigrationLockTimeoutError } from './migration-lock.js'
 import { openSqlite } from './sqlite-connection.js'
 import { readerKysely, SqliteReaderPool } from './sqlite-readers.js'
@@ -216,6 +227,10 @@ class WriteFirstSqliteDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     return new WriteFirstSqliteDriver(this.#config)
+  }
+
+  override createQueryCompiler(): QueryCompiler {
+    return new SqliteStatementCompiler()
   }
 }
 

@@ -1,16 +1,7 @@
 import type { Worker } from 'node:worker_threads'
-import {
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
-  Kysely,
-  type QueryResult,
-  SqliteAdapter,
-  SqliteIntrospector,
-  SqliteQueryCompiler,
-} from 'kysely'
+import { type CompiledQuery, type DatabaseConnection, type Dialect, type Driver, Kysely, type QueryResult, SqliteAdapter, SqliteIntrospector } from 'kysely'
 import { DatabaseUnavailableError } from './availability.js'
+import { SqliteStatementCompiler } from './sqlite-compiler.js'
 import type { Database } from './database.js'
 import { startWorker } from '../shared/worker-thread.js'
 
@@ -202,7 +193,7 @@ export function readerKysely(pool: SqliteReaderPool): Kysely<Database> {
   const dialect: Dialect = {
     createAdapter: () => new SqliteAdapter(),
     createDriver: () => driver,
-    createQueryCompiler: () => new SqliteQueryCompiler(),
+    createQueryCompiler: () => new SqliteStatementCompiler(),
     createIntrospector: (db) => new SqliteIntrospector(db),
   }
   return new Kysely<Database>({ dialect })

@@ -313,13 +313,14 @@ function searchCondition(col: (name: string) => RawBuilder<unknown>, dialect: Di
   }
   if (canSearchByLike(q)) {
     // Shorter than a trigram, or so common that walking the sort's index finds the page sooner:
-    // LIKE (it ignores ASCII case; its escape character must be named).
-    return sql<SqlBool>`(${name} like ${pattern} escape '\\' or ${description} like ${pattern} escape '\\' or ${sku})`
+    // LIKE (it ignores ASCII case; its escape character must be named). The pattern is cast so that SQLite does not
+    // prepare the statement again at each run (src/db/sqlite-compiler.ts).
+    return sql<SqlBool>`(${name} like cast(${pattern} as text) escape '\\' or ${description} like cast(${pattern} as text) escape '\\' or ${sku})`
   }
   // Shorter than a trigram and not ASCII ("ñ", "él"): LIKE would not fold its case, so both sides are
   // folded by fold_case (src/db/connect.ts), a scan like LIKE's.
   const folded = likePattern(q.toLowerCase())
-  return sql<SqlBool>`(fold_case(${name}) like ${folded} escape '\\' or fold_case(${description}) like ${folded} escape '\\' or ${sku})`
+  return sql<SqlBool>`(fold_case(${name}) like cast(${folded} as text) escape '\\' or fold_case(${description}) like cast(${folded} as text) escape '\\' or ${sku})`
 }
 
 function applyFilter<O>(query: SelectQueryBuilder<Database, 'products', O>, dialect: Dialect, filter: ProductFilter, plan: ProductListPlan = PLANNER) {

@@ -16,10 +16,15 @@ function containsPattern(text: string): string {
 }
 
 function filtered(db: Db, filter: CodeFilter) {
-  return db
-    .selectFrom('discount_codes')
-    .$if(filter.q !== undefined && filter.q !== '', (qb) => qb.where(sql<boolean>`lower(code) like ${containsPattern(filter.q ?? '')} escape '\\'`))
-    .$if(filter.active !== undefined, (qb) => qb.where('active', '=', filter.active ? 1 : 0))
+  return (
+    db
+      .selectFrom('discount_codes')
+      // The pattern is cast: SQLite would prepare the statement again for each bound pattern (src/db/sqlite-compiler.ts).
+      .$if(filter.q !== undefined && filter.q !== '', (qb) =>
+        qb.where(sql<boolean>`lower(code) like cast(${containsPattern(filter.q ?? '')} as text) escape '\\'`),
+      )
+      .$if(filter.active !== undefined, (qb) => qb.where('active', '=', filter.active ? 1 : 0))
+  )
 }
 
 /** A page of codes, newest first. */

@@ -92,7 +92,8 @@ function claimQuery(db: Kysely<Database>, dialect: Dialect, lanes: readonly Lane
       .$if(full.length > 0, (qb) => qb.where((eb) => eb.or([eb('webhook_id', 'is', null), eb('webhook_id', 'not in', full)])))
       .limit(v[`window_${lane.channel}`] as number)
     // How many more rows each endpoint may start: cap less what it has in flight here (cast: PostgreSQL would read
-    // a bare parameter in a CASE as text). Rows without an endpoint (none is written so; tests) count as one.
+    // a bare parameter in a CASE as text). Rows without an endpoint (none is written so; tests) count as one. The
+    // limit below is cast too: SQLite prepares a statement with a bare `limit ?` again at every run (sqlite-compiler.ts).
     const int = (value: number) => sql`cast(${value} as integer)`
     const room = sql.join(
       partly.map(([id, count]) => sql`when webhook_id = ${id} then ${int(lane.perEndpoint!.cap - count)}`),
@@ -106,7 +107,7 @@ function claimQuery(db: Kysely<Database>, dialect: Dialect, lanes: readonly Lane
       ) as ${sql.id(`${lane.channel}_ranked`)}
       where place <= allowed
       order by next_attempt_at
-      limit ${limit}
+      limit ${int(limit)}
     ) as ${sql.id(`${lane.channel}_due`)}`)
   }
   const ids = sql.join(parts, sql` union all `)
