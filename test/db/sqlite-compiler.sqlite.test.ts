@@ -5,7 +5,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { claimDue } from '../../src/modules/outbox/outbox.repository.js'
+import { claimDue, markDelivered, markFailedAttempt } from '../../src/modules/outbox/outbox.repository.js'
 import { useTestApp } from '../helpers/app.js'
 import { makeProduct } from '../helpers/catalog.js'
 import { bearer } from '../helpers/factories.js'
@@ -81,7 +81,7 @@ describe('SQLite query compiler', () => {
 describe('the statements the service prepares on SQLite', () => {
   const shop = useTestApp()
 
-  it('bind no LIMIT and no LIKE pattern bare, raw SQL included (the outbox’s claim, the catalog’s search)', async () => {
+  it('bind no LIMIT, no LIKE pattern and no outbox status bare, raw SQL included (the outbox’s claim, the catalog’s search)', async () => {
     const sqlite = shop.database.sqlite
     if (!sqlite) throw new Error('not SQLite')
     const sources: string[] = []
@@ -110,6 +110,8 @@ describe('the statements the service prepares on SQLite', () => {
         ] as const
       await claimDue(shop.app.db, 'sqlite', { lanes: lanes(new Map()), now: Date.now(), leaseMs: 1000 })
       await claimDue(shop.app.db, 'sqlite', { lanes: lanes(new Map([[7, 1]])), now: Date.now(), leaseMs: 1000 })
+      await markDelivered(shop.app.db, ['a', 'b'], { statusCode: 250, at: new Date().toISOString() })
+      await markFailedAttempt(shop.app.db, 'c', { attempts: 1, statusCode: null, error: 'refused', nextAttemptAt: null })
       // Search by LIKE (shorter than a trigram), folded (not ASCII), and the codes' search; lists with a limit.
       expect((await call('GET', '/products?q=az&limit=5')).json()).toMatchObject([{ name: 'Taza azul' }])
       expect((await call('GET', `/products?q=${encodeURIComponent('ñ')}&limit=5`)).json()).toEqual([])
@@ -122,5 +124,7 @@ describe('the statements the service prepares on SQLite', () => {
     expect(sources.some((source) => /limit cast\(\? as integer\)/.test(source))).toBe(true)
     expect(sources.some((source) => /like cast\(\? as text\)/.test(source))).toBe(true)
     expect(sources.filter((source) => /\b(limit|like)\s+\?/i.test(source))).toEqual([])
+    // A bound value compared with a partial index's condition (outbox_due: status = 'pending') is read too.
+    expect(sources.filter((source) => source.includes('"outbox"') && /\bwhere\b.*"status" = \?/s.test(source))).toEqual([])
   })
 })

@@ -143,18 +143,22 @@ export async function markDelivered(db: Kysely<Database>, ids: readonly string[]
 const markStatement = preparedList(markDeliveredQuery, 16)
 
 function markDeliveredQuery(db: Kysely<Database>, ids: readonly string[], done: { statusCode: number | null; at: string }) {
-  return db
-    .updateTable('outbox')
-    .set((eb) => ({
-      status: 'delivered',
-      attempts: eb('attempts', '+', 1),
-      delivered_at: done.at,
-      last_status_code: done.statusCode,
-      last_error: null,
-      locked_until: null,
-    }))
-    .where('id', 'in', ids)
-    .where('status', '=', 'pending')
+  return (
+    db
+      .updateTable('outbox')
+      .set((eb) => ({
+        status: 'delivered',
+        attempts: eb('attempts', '+', 1),
+        delivered_at: done.at,
+        last_status_code: done.statusCode,
+        last_error: null,
+        locked_until: null,
+      }))
+      .where('id', 'in', ids)
+      // A literal, as in the claim: SQLite reads a bound value compared with the partial index outbox_due's condition
+      // at planning time, and prepared the statement again at every run.
+      .where('status', '=', sql.lit('pending'))
+  )
 }
 
 /** A failed attempt: tried again at `nextAttemptAt`, or `failed` for good when it is null. */
@@ -173,6 +177,6 @@ export async function markFailedAttempt(
       ...(failure.nextAttemptAt === null ? { status: 'failed' as const } : { next_attempt_at: failure.nextAttemptAt }),
     })
     .where('id', '=', id)
-    .where('status', '=', 'pending')
+    .where('status', '=', sql.lit('pending'))
     .execute()
 }
