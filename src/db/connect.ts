@@ -2,21 +2,11 @@ import { mkdirSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import type SQLite from 'better-sqlite3'
-import {
-  CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  Kysely,
-  PostgresDialect,
-  type QueryCompiler,
-  SqliteDialect,
-  type SqliteDialectConfig,
-  SqliteDriver,
-} from 'kysely'
+import { CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresDialect, type SqliteDialectConfig, SqliteDriver } from 'kysely'
 import pg from 'pg'
 import { alwaysAvailable, DatabaseStatus, DatabaseUnavailableError, guardPool } from './availability.js'
 import type { Database } from './database.js'
-import { SqliteStatementCompiler } from './sqlite-compiler.js'
+import { SqliteStatementDialect } from './sqlite-compiler.js'
 import { MIGRATION_LOCK_WAIT_MS, MigrationLockDialect, MigrationLockTimeoutError } from './migration-lock.js'
 import { openSqlite } from './sqlite-connection.js'
 import { readerKysely, SqliteReaderPool } from './sqlite-readers.js'
@@ -217,7 +207,7 @@ export function connectDatabase(url: string, options: ConnectOptions = {}): Data
  * the bench's service ran beside it). Begun immediate, the transaction waits for the lock instead, up to the busy
  * timeout. Within one process nothing changes: Kysely gives its one connection to one transaction at a time.
  */
-class WriteFirstSqliteDialect extends SqliteDialect {
+class WriteFirstSqliteDialect extends SqliteStatementDialect {
   readonly #config: SqliteDialectConfig & { onDestroy: () => Promise<void> }
 
   constructor(config: SqliteDialectConfig & { onDestroy: () => Promise<void> }) {
@@ -227,10 +217,6 @@ class WriteFirstSqliteDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     return new WriteFirstSqliteDriver(this.#config)
-  }
-
-  override createQueryCompiler(): QueryCompiler {
-    return new SqliteStatementCompiler()
   }
 }
 

@@ -1,7 +1,7 @@
-import { type BinaryOperationNode, type LimitNode, OperatorNode, SqliteQueryCompiler, ValueNode } from 'kysely'
+import { type BinaryOperationNode, type LimitNode, OperatorNode, type QueryCompiler, SqliteDialect, SqliteQueryCompiler, ValueNode } from 'kysely'
 
 /** The operators whose right side, a bound parameter, SQLite reads at planning time (its LIKE optimization). */
-const PATTERN_OPERATORS = new Set(['like', 'not like', 'glob'])
+const PATTERN_OPERATORS = new Set(['like', 'not like'])
 
 /**
  * SQLite's query compiler, with the two bound parameters SQLite's planner reads written so that it does not.
@@ -16,7 +16,7 @@ const PATTERN_OPERATORS = new Set(['like', 'not like', 'glob'])
  * `OFFSET ?` is not read at planning time and stays as it is.
  *
  * Raw `sql` templates are not compiled here: one that binds a LIKE pattern writes the cast itself
- * (products.repository.ts, discounts.repository.ts).
+ * (products.repository.ts, discounts.repository.ts), and a fixed limit is written as a literal (`sql.lit`).
  */
 export class SqliteStatementCompiler extends SqliteQueryCompiler {
   protected override visitLimit(node: LimitNode): void {
@@ -37,5 +37,16 @@ export class SqliteStatementCompiler extends SqliteQueryCompiler {
     this.append(' cast(')
     this.visitNode(rightOperand)
     this.append(' as text)')
+  }
+}
+
+/**
+ * Kysely's SQLite dialect with that compiler: every Kysely instance of the code over SQLite is made with it (the
+ * service's connection extends it; the copy tool and the tests use it), so that `prepared()` statements, compiled
+ * once per adapter and shared by them all, have one text whoever compiled them first.
+ */
+export class SqliteStatementDialect extends SqliteDialect {
+  override createQueryCompiler(): QueryCompiler {
+    return new SqliteStatementCompiler()
   }
 }

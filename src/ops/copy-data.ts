@@ -2,11 +2,12 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { describeDatabaseUrl } from '../db/connect.js'
 import type { Database } from '../db/database.js'
 import { migrateToLatest, migrationNames } from '../db/migrate.js'
+import { SqliteStatementDialect } from '../db/sqlite-compiler.js'
 
 /**
  * `copy-data`: carries every row of one shop database into another (SQLite → PostgreSQL, PostgreSQL →
@@ -185,7 +186,7 @@ function sqliteEndpoint(database: SQLite.Database, label: string): Endpoint {
       if (statement.reader) statement.all(...bind(params))
       else statement.run(...bind(params))
     },
-    kysely: () => new Kysely<Database>({ dialect: new SqliteDialect({ database }) }),
+    kysely: () => new Kysely<Database>({ dialect: new SqliteStatementDialect({ database }) }),
     close: async () => {
       database.close()
     },

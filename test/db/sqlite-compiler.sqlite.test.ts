@@ -79,9 +79,9 @@ describe('SQLite query compiler', () => {
 })
 
 describe('the statements the service prepares on SQLite', () => {
-  const shop = useTestApp()
+  const shop = useTestApp({ WEBHOOKS_ALLOW_PRIVATE: 'true' })
 
-  it('bind no LIMIT, no LIKE pattern and no outbox status bare, raw SQL included (the outbox’s claim, the catalog’s search)', async () => {
+  it('bind no LIMIT, no LIKE pattern and no outbox status bare, raw SQL included (the outbox’s claim, the catalog’s search and facets)', async () => {
     const sqlite = shop.database.sqlite
     if (!sqlite) throw new Error('not SQLite')
     const sources: string[] = []
@@ -112,10 +112,13 @@ describe('the statements the service prepares on SQLite', () => {
       await claimDue(shop.app.db, 'sqlite', { lanes: lanes(new Map([[7, 1]])), now: Date.now(), leaseMs: 1000 })
       await markDelivered(shop.app.db, ['a', 'b'], { statusCode: 250, at: new Date().toISOString() })
       await markFailedAttempt(shop.app.db, 'c', { attempts: 1, statusCode: null, error: 'refused', nextAttemptAt: null })
-      // Search by LIKE (shorter than a trigram), folded (not ASCII), and the codes' search; lists with a limit.
+      // Search by LIKE (shorter than a trigram), folded (not ASCII), the codes' search, the facets; lists with a limit.
       expect((await call('GET', '/products?q=az&limit=5')).json()).toMatchObject([{ name: 'Taza azul' }])
       expect((await call('GET', `/products?q=${encodeURIComponent('ñ')}&limit=5`)).json()).toEqual([])
       await call('GET', '/discount-codes?q=ver&limit=5')
+      await call('GET', '/products/facets?q=az')
+      const hook = (await call('POST', '/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['product.updated'] })).json() as { id: number }
+      await call('GET', `/webhooks/${hook.id}/deliveries?status=failed&limit=5`)
       await call('GET', '/orders?limit=5')
       await call('GET', '/audit-log?limit=5')
     } finally {
@@ -126,5 +129,6 @@ describe('the statements the service prepares on SQLite', () => {
     expect(sources.filter((source) => /\b(limit|like)\s+\?/i.test(source))).toEqual([])
     // A bound value compared with a partial index's condition (outbox_due: status = 'pending') is read too.
     expect(sources.filter((source) => source.includes('"outbox"') && /\bwhere\b.*"status" = \?/s.test(source))).toEqual([])
+    expect(sources.some((source) => source.includes('product_tags') && /limit \d+/.test(source))).toBe(true)
   })
 })

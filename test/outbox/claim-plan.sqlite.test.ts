@@ -1,8 +1,9 @@
-import { CompiledQuery, Kysely, SqliteDialect } from 'kysely'
+import { CompiledQuery, Kysely } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.js'
 import type { Database } from '../../src/db/database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import { SqliteStatementDialect } from '../../src/db/sqlite-compiler.js'
 import { claimDue, type LaneClaim } from '../../src/modules/outbox/outbox.repository.js'
 
 let handle: DatabaseHandle | undefined
@@ -27,7 +28,7 @@ async function claimPlan(lanes: LaneClaim[]): Promise<string[]> {
   sqlite.exec('analyze')
   const queries: CompiledQuery[] = []
   const logged = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: sqlite }),
+    dialect: new SqliteStatementDialect({ database: sqlite }),
     log: (event) => {
       if (event.level === 'query') queries.push(event.query)
     },

@@ -107,7 +107,7 @@ export async function countByTag(db: Db, dialect: Dialect, filter: ProductFilter
       from product_tags t join products p on p.id = t.product_id ${where(productConditions('p', dialect, filter))}
       group by t.tag_key) g
     order by g.count desc, g.tag_key${binary(dialect)}
-    limit ${FACET_LIMIT}`.execute(db)
+    limit ${sql.lit(FACET_LIMIT)}`.execute(db)
   return rows.map((row) => ({ tag: row.tag, count: Number(row.count) }))
 }
 

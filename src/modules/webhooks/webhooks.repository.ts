@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely'
+import { type Insertable, type Kysely, type Selectable, sql, type Transaction, type Updateable } from 'kysely'
 import type { Database, OutboxTable, WebhookRow, WebhooksTable } from '../../db/database.js'
 import { countOutboxWrite } from '../outbox/outbox.js'
 
@@ -47,7 +47,9 @@ export async function listDeliveries(
     .selectFrom('outbox')
     .where('channel', '=', 'webhook')
     .where('webhook_id', '=', webhookId)
-    .$if(query.status !== undefined, (qb) => qb.where('status', '=', query.status!))
+    // A literal (one of three checked values): SQLite reads a bound one against outbox_due's condition (status =
+    // 'pending') while planning, and would prepare the statement again at every run (src/db/sqlite-compiler.ts).
+    .$if(query.status !== undefined, (qb) => qb.where('status', '=', sql.lit(query.status!)))
   const [rows, count] = await Promise.all([
     base.select(deliveryColumns).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).offset(query.offset).execute(),
     base.select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow(),
