@@ -1,9 +1,19 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest'
-import { checkCode, createDiscountCode, type DiscountCustomer, redeem, redemptionColumns } from '../../src/modules/discounts/discounts.service.js'
+import {
+  checkCode,
+  createDiscountCode,
+  type DiscountCustomer,
+  getDiscountCode,
+  redeem,
+  redemptionColumns,
+  release,
+  updateDiscountCode,
+} from '../../src/modules/discounts/discounts.service.js'
 import type { CreateDiscountCodeInput } from '../../src/modules/discounts/discounts.schemas.js'
 import { AppError } from '../../src/shared/errors.js'
 import { dialect, useTestApp } from '../helpers/app.js'
 import { backendPid, waitUntilBlockedBy } from '../helpers/pg-locks.js'
+import { sql } from 'kysely'
 import { countRows } from '../helpers/shop.js'
 
 // Real concurrency: on PostgreSQL the transactions run on a pool of 12 connections; on SQLite Kysely serialises
@@ -27,7 +37,7 @@ function makeCode(values: Partial<CreateDiscountCodeInput> & { code: string }) {
 function checkout(code: { id: number; code: string }, customer: DiscountCustomer & { email: string }, hold?: Promise<void>) {
   return t.app.db.transaction().execute(async (trx) => {
     const now = new Date().toISOString()
-    await checkCode(trx, { code: code.code, now, customer, lines: [{ productId: 1, categoryId: null, subtotalCents: 1000 }], currency: 'EUR' })
+    const checked = await checkCode(trx, { code: code.code, now, customer, lines: [{ productId: 1, categoryId: null, subtotalCents: 1000 }], currency: 'EUR' })
     const order = await trx
       .insertInto('orders')
       .values({
@@ -40,7 +50,8 @@ function checkout(code: { id: number; code: string }, customer: DiscountCustomer
       })
       .returning('id')
       .executeTakeFirstOrThrow()
-    await redeem(trx, { codeId: code.id, orderId: order.id, userId: customer.userId, email: customer.email })
+    const limited = checked.code.usageLimit !== null || checked.code.perCustomerLimit !== null
+    await redeem(trx, { codeId: code.id, orderId: order.id, userId: customer.userId, email: customer.email, limited })
     await hold
   })
 }
@@ -128,7 +139,7 @@ describe.skipIf(dialect !== 'postgres')('the per-customer count waits for the co
         .values({ user_id: 7, total_cents: 900, status: 'pending', created_at: now, updated_at: now, ...redemptionColumns(code.id, 'ana@example.com') })
         .returning('id')
         .executeTakeFirstOrThrow()
-      await redeem(trx, { codeId: code.id, orderId: order.id, userId: 7, email: 'ana@example.com' })
+      await redeem(trx, { codeId: code.id, orderId: order.id, userId: 7, email: 'ana@example.com', limited: true })
       redeemed = true
       await hold
     })
@@ -147,5 +158,136 @@ describe.skipIf(dialect !== 'postgres')('the per-customer count waits for the co
     expect(outcome).toBe(CUSTOMER_LIMIT)
     expect(await usageCount(code.id)).toBe(1)
     expect(await redemptions()).toBe(1)
+  })
+})
+
+/** An admin's change, as the API makes it. */
+function setLimits(id: number, limits: { usageLimit?: number | null; perCustomerLimit?: number | null }) {
+  return updateDiscountCode(t.app.db, id, limits, { actor: { type: 'system', name: 'test' }, requestId: null, ip: null, userAgent: null })
+}
+
+describe(`a code without limits (${dialect})`, () => {
+  it('20 concurrent checkouts all get it; usageCount counts their orders and the code’s row is not written', async () => {
+    const code = await makeCode({ code: 'OPEN' })
+    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => checkout(code, { userId: 400 + i, email: `open${i}@example.com` })))
+    expect(results.every((r) => r.status === 'fulfilled')).toBe(true)
+    expect((await getDiscountCode(t.app.db, code.id)).usageCount).toBe(20)
+    expect(await redemptions()).toBe(20)
+    expect(await usageCount(code.id)).toBe(0)
+    expect((await getDiscountCode(t.app.db, code.id)).updatedAt).toBe(code.updatedAt)
+  })
+
+  it('a limit set later counts the uses it had: one more order, then the limit’s 409; removing it and setting it again counts again', async () => {
+    const code = await makeCode({ code: 'LATER' })
+    for (let i = 0; i < 3; i++) await checkout(code, { userId: 500 + i, email: `later${i}@example.com` })
+    expect((await setLimits(code.id, { usageLimit: 4 })).usageCount).toBe(3)
+    expect(await usageCount(code.id)).toBe(3)
+    await checkout(code, { userId: 510, email: 'fourth@example.com' })
+    await expect(checkout(code, { userId: 511, email: 'fifth@example.com' })).rejects.toMatchObject({ statusCode: 409, message: USED_UP })
+    expect(await redemptions()).toBe(4)
+    // Without a limit again: orders go through and the row's count stays where it was.
+    await setLimits(code.id, { usageLimit: null })
+    await checkout(code, { userId: 512, email: 'sixth@example.com' })
+    expect(await usageCount(code.id)).toBe(4)
+    // A per-customer limit alone counts them too (its checks run under the code's row lock).
+    expect((await setLimits(code.id, { perCustomerLimit: 1 })).usageCount).toBe(5)
+    expect(await usageCount(code.id)).toBe(5)
+    await expect(checkout(code, { userId: 512, email: 'sixth@example.com' })).rejects.toMatchObject({ statusCode: 409, message: CUSTOMER_LIMIT })
+  })
+
+  it('a release gives its use back to the API’s count, and to the row’s only for a code with a limit', async () => {
+    const open = await makeCode({ code: 'OPEN-BACK' })
+    const limited = await makeCode({ code: 'LIMITED-BACK', usageLimit: 10 })
+    for (const code of [open, limited]) await checkout(code, { userId: 600, email: 'back@example.com' })
+    const orders = await t.app.db.selectFrom('orders').select(['id', 'discount_code_id']).orderBy('id').execute()
+    for (const order of orders) expect(await release(t.app.db, order.id)).toBe(true)
+    expect((await getDiscountCode(t.app.db, open.id)).usageCount).toBe(0)
+    expect((await getDiscountCode(t.app.db, limited.id)).usageCount).toBe(0)
+    expect([await usageCount(open.id), await usageCount(limited.id)]).toEqual([0, 0])
+  })
+
+  it('an order that read the code without a limit, whose admin set one before the order took its use, is counted against it', async () => {
+    const code = await makeCode({ code: 'RACED' })
+    // The order reads the code as it was (no limit), then an admin sets a limit of 1, used up by another order.
+    await setLimits(code.id, { usageLimit: 1 })
+    await checkout(code, { userId: 800, email: 'first@example.com' })
+    const now = new Date().toISOString()
+    const attempt = t.app.db.transaction().execute(async (trx) => {
+      const order = await trx
+        .insertInto('orders')
+        .values({ user_id: 801, total_cents: 900, status: 'pending', created_at: now, updated_at: now, ...redemptionColumns(code.id, 'late@example.com') })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      await redeem(trx, { codeId: code.id, orderId: order.id, userId: 801, email: 'late@example.com', limited: false })
+    })
+    await expect(attempt).rejects.toMatchObject({ statusCode: 409, message: USED_UP })
+    expect(await redemptions()).toBe(1)
+  })
+})
+
+describe.skipIf(dialect !== 'postgres')('a code without limits under concurrency (PostgreSQL)', () => {
+  /** A checkout holding its use of `code` uncommitted until `hold` settles; resolves its backend pid once it has redeemed. */
+  function heldCheckout(code: { id: number }, email: string, hold: Promise<void>) {
+    let redeemed!: (pid: number) => void
+    const ready = new Promise<number>((resolve) => (redeemed = resolve))
+    const done = t.app.db.transaction().execute(async (trx) => {
+      const pid = await backendPid(trx)
+      const now = new Date().toISOString()
+      const order = await trx
+        .insertInto('orders')
+        .values({ user_id: 7, total_cents: 900, status: 'pending', created_at: now, updated_at: now, ...redemptionColumns(code.id, email) })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      await redeem(trx, { codeId: code.id, orderId: order.id, userId: 7, email, limited: false })
+      redeemed(pid)
+      await hold
+    })
+    return { ready, done }
+  }
+
+  it('an order in flight with the code does not keep a second one waiting', async () => {
+    const code = await makeCode({ code: 'NO-QUEUE' })
+    let letGo!: () => void
+    const first = heldCheckout(code, 'first@example.com', new Promise<void>((resolve) => (letGo = resolve)))
+    await first.ready
+    // With the first uncommitted, the second commits: it waited for no lock (a lock wait would fail it at 2 s).
+    const second = t.app.db.transaction().execute(async (trx) => {
+      await sql`set local lock_timeout = '2s'`.execute(trx)
+      const now = new Date().toISOString()
+      const order = await trx
+        .insertInto('orders')
+        .values({ user_id: 8, total_cents: 900, status: 'pending', created_at: now, updated_at: now, ...redemptionColumns(code.id, 'second@example.com') })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+      await redeem(trx, { codeId: code.id, orderId: order.id, userId: 8, email: 'second@example.com', limited: false })
+    })
+    try {
+      await second
+    } finally {
+      letGo()
+    }
+    await first.done
+    expect((await getDiscountCode(t.app.db, code.id)).usageCount).toBe(2)
+  })
+
+  it('an admin setting a limit waits for the orders in flight with the code, and counts them', async () => {
+    const code = await makeCode({ code: 'IN-FLIGHT' })
+    await checkout(code, { userId: 700, email: 'before@example.com' })
+    let letGo!: () => void
+    const first = heldCheckout(code, 'held@example.com', new Promise<void>((resolve) => (letGo = resolve)))
+    const pid = await first.ready
+    const change = setLimits(code.id, { usageLimit: 3 })
+    try {
+      await waitUntilBlockedBy(t.app.db, pid)
+    } finally {
+      letGo()
+    }
+    await first.done
+    // Counted after the held order committed: 2 uses, so one more order and then the limit.
+    expect((await change).usageCount).toBe(2)
+    expect(await usageCount(code.id)).toBe(2)
+    await checkout(code, { userId: 701, email: 'third@example.com' })
+    await expect(checkout(code, { userId: 702, email: 'fourth@example.com' })).rejects.toMatchObject({ statusCode: 409, message: USED_UP })
+    expect(await usageCount(code.id)).toBe(3)
   })
 })

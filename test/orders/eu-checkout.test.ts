@@ -19,13 +19,20 @@ async function newCode(fields: object = {}) {
   const code = `EU${sequence}X${Date.now() % 100000}`
   const res = await t.app.inject({ method: 'POST', url: '/discount-codes', headers: bearer(t.admin), payload: { code, type: 'percent', value: 10, ...fields } })
   expect(res.statusCode).toBe(201)
-  return res.json() as { id: number; code: string }
+  return res.json() as { id: number; code: string; updatedAt: string }
 }
 
 async function setRates() {
   await t.app.db.deleteFrom('tax_rates').execute()
   await t.app.db.deleteFrom('shipping_methods').execute()
   await t.app.inject({ method: 'POST', url: '/tax-rates', headers: bearer(t.admin), payload: { country: 'ES', taxClass: 'standard', rate: 21 } })
+}
+
+/** The code's `usageCount` as the admin reads it. */
+async function usageCount(id: number): Promise<number> {
+  const res = await t.app.inject({ method: 'GET', url: `/discount-codes/${id}`, headers: bearer(t.admin) })
+  expect(res.statusCode).toBe(200)
+  return (res.json() as { usageCount: number }).usageCount
 }
 
 function applyCode(user: TestUser, code: string) {
@@ -59,7 +66,12 @@ describe('checkout with taxes and a code', () => {
     })
     // What the cart showed is what the order charges.
     expect([view.total, view.taxTotal, view.discountTotal]).toEqual([order.total, order.taxTotal, order.discountTotal])
-    expect((await t.app.db.selectFrom('discount_codes').select('usage_count').where('id', '=', code.id).executeTakeFirstOrThrow()).usage_count).toBe(1)
+    expect(await usageCount(code.id)).toBe(1)
+    // A code without limits is counted by its orders: the order wrote nothing to the code's row.
+    expect(await t.app.db.selectFrom('discount_codes').select(['usage_count', 'updated_at']).where('id', '=', code.id).executeTakeFirstOrThrow()).toEqual({
+      usage_count: 0,
+      updated_at: code.updatedAt,
+    })
     // The order is the code's redemption: it holds the use, with its customer then and its discount.
     const redemption = await t.app.db
       .selectFrom('orders')
@@ -72,7 +84,7 @@ describe('checkout with taxes and a code', () => {
 
     const cancelled = await t.app.inject({ method: 'POST', url: `/orders/${order.id}/cancel`, headers: bearer(user) })
     expect(cancelled.statusCode).toBe(200)
-    expect((await t.app.db.selectFrom('discount_codes').select('usage_count').where('id', '=', code.id).executeTakeFirstOrThrow()).usage_count).toBe(0)
+    expect(await usageCount(code.id)).toBe(0)
     // It no longer holds the use; `discount` still says which code priced it.
     const after = await t.app.db.selectFrom('orders').select(['discount_code_id', 'discount']).where('id', '=', order.id).executeTakeFirstOrThrow()
     expect(after.discount_code_id).toBeNull()

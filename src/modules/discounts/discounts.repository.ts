@@ -1,5 +1,6 @@
 import { type Insertable, type Kysely, sql, type Transaction, type Updateable } from 'kysely'
 import type { Database, DiscountCodeRow, DiscountCodesTable } from '../../db/database.js'
+import { isPostgres } from '../../db/dialect.js'
 import { prepared } from '../../db/prepared.js'
 
 type Db = Kysely<Database> | Transaction<Database>
@@ -61,8 +62,26 @@ export async function insertCode(db: Db, row: Insertable<DiscountCodesTable>): P
   return db.insertInto('discount_codes').values(row).returningAll().executeTakeFirstOrThrow()
 }
 
-export async function updateCode(db: Db, id: number, changes: Updateable<DiscountCodesTable>): Promise<DiscountCodeRow | undefined> {
-  return db.updateTable('discount_codes').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
+/**
+ * `recount`: the count of uses is set to the orders holding the code (a code that has a limit after the change; its
+ * count is kept only while it has one). Run it after `lockCode`, as a statement of its own, so it sees every order
+ * the lock waited for.
+ */
+export async function updateCode(db: Db, id: number, changes: Updateable<DiscountCodesTable>, recount = false): Promise<DiscountCodeRow | undefined> {
+  return db
+    .updateTable('discount_codes')
+    .set(changes)
+    .$if(recount, (qb) =>
+      qb.set((eb) => ({
+        usage_count: eb
+          .selectFrom('orders')
+          .select((o) => o.fn.countAll<number>().as('n'))
+          .where('orders.discount_code_id', '=', id),
+      })),
+    )
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst()
 }
 
 /** Deletes the code unless an order holds a use of it (one statement, so no order can slip in between). */
@@ -106,19 +125,20 @@ export async function countCustomerRedemptions(
 }
 
 /**
- * Takes one use of the code for an order that holds it (`orders.discount_code_id`), while the code is under its
- * limit: one conditional update, which on PostgreSQL also holds the code's row lock until the transaction ends (so
- * what follows for this code is serialized). Undefined when the code is used up (or gone), or the order does not
- * hold it (a use no release could give back).
+ * Takes one use of a code with a limit (`usage_limit` or `per_customer_limit`) for an order that holds it
+ * (`orders.discount_code_id`), while the code is under its usage limit: one conditional update of the code's count of
+ * uses, which on PostgreSQL also holds the code's row lock until the transaction ends (so what follows for this code
+ * is serialized). Undefined when the code is used up (or gone), or the order does not hold it (a use no release could
+ * give back).
  */
-export async function takeUse(trx: Db, codeId: number, orderId: number, now: string): Promise<DiscountCodeRow | undefined> {
-  return (await takeUseStatement(trx, { codeId, orderId, now })).rows[0]
+export async function takeUse(trx: Db, codeId: number, orderId: number): Promise<DiscountCodeRow | undefined> {
+  return (await takeUseStatement(trx, { codeId, orderId })).rows[0]
 }
 
-const takeUseStatement = prepared((db, v: { codeId: number; orderId: number; now: string }) =>
+const takeUseStatement = prepared((db, v: { codeId: number; orderId: number }) =>
   db
     .updateTable('discount_codes')
-    .set((eb) => ({ usage_count: eb('usage_count', '+', 1), updated_at: v.now }))
+    .set((eb) => ({ usage_count: eb('usage_count', '+', 1) }))
     .where('id', '=', v.codeId)
     .where((eb) => eb.or([eb('usage_limit', 'is', null), eb('usage_count', '<', eb.ref('usage_limit'))]))
     .where((eb) =>
@@ -127,19 +147,69 @@ const takeUseStatement = prepared((db, v: { codeId: number; orderId: number; now
     .returningAll(),
 )
 
+/**
+ * For an order holding a code without limits: whether the code still has none. On PostgreSQL it holds a key-share
+ * lock on the code's row until the transaction ends. Any number of orders hold that lock at once, but it keeps an
+ * admin's change of the code (`lockCode`) waiting until they commit, so the change that sets a limit counts them.
+ * False when the code has a limit by now, or is gone.
+ */
+export async function holdOpenCode(trx: Db, codeId: number): Promise<boolean> {
+  return (await holdOpenCodeStatement(trx, { codeId })).rows.length > 0
+}
+
+const holdOpenCodeStatement = prepared((db, v: { codeId: number }) =>
+  db
+    .selectFrom('discount_codes')
+    .select('id')
+    .where('id', '=', v.codeId)
+    .where('usage_limit', 'is', null)
+    .where('per_customer_limit', 'is', null)
+    .$if(isPostgres(db), (qb) => qb.forKeyShare()),
+)
+
+/**
+ * The code's row for an admin's change. On PostgreSQL it is locked until the transaction ends: the lock waits for
+ * every order in flight that holds the code (its foreign key, `holdOpenCode` or `takeUse`), and keeps new ones
+ * waiting until the change commits.
+ */
+export async function lockCode(trx: Db, id: number): Promise<DiscountCodeRow | undefined> {
+  return trx
+    .selectFrom('discount_codes')
+    .selectAll()
+    .where('id', '=', id)
+    .$if(isPostgres(trx), (qb) => qb.forUpdate())
+    .executeTakeFirst()
+}
+
+/** How many orders hold a use of each code (its redemptions): the `usageCount` the API shows. */
+export async function countUses(db: Db, codeIds: readonly number[]): Promise<Map<number, number>> {
+  if (codeIds.length === 0) return new Map()
+  const rows = await db
+    .selectFrom('orders')
+    .select((eb) => ['discount_code_id', eb.fn.countAll<number | string>().as('n')])
+    .where('discount_code_id', 'in', codeIds)
+    .groupBy('discount_code_id')
+    .execute()
+  return new Map(rows.map((row) => [Number(row.discount_code_id), Number(row.n)]))
+}
+
 /** Whether the order holds a use of the code (its redemption). */
 export async function orderHoldsCode(db: Db, orderId: number, codeId: number): Promise<boolean> {
   const row = await db.selectFrom('orders').select('id').where('id', '=', orderId).where('discount_code_id', '=', codeId).executeTakeFirst()
   return row !== undefined
 }
 
-/** Gives one use back (never below 0). */
-export async function giveUseBack(trx: Db, codeId: number, now: string): Promise<void> {
+/**
+ * Gives one use back to a code with a limit (never below 0). The update always takes the code's row lock, limit or
+ * not, so that a release and an admin's change setting a limit (which counts the uses again) come one after the other.
+ */
+export async function giveUseBack(trx: Db, codeId: number): Promise<void> {
   await trx
     .updateTable('discount_codes')
-    .set((eb) => ({ usage_count: eb('usage_count', '-', 1), updated_at: now }))
+    .set({
+      usage_count: sql<number>`case when (usage_limit is not null or per_customer_limit is not null) and usage_count > 0 then usage_count - 1 else usage_count end`,
+    })
     .where('id', '=', codeId)
-    .where('usage_count', '>', 0)
     .execute()
 }
 

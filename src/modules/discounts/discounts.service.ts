@@ -33,7 +33,13 @@ function idList(json: string): number[] {
   return JSON.parse(json) as number[]
 }
 
-export function discountCodeRowToCode(row: DiscountCodeRow): DiscountCode {
+/** `uses`: the orders holding the code (`repo.countUses`); the row's own count is kept only while it has a limit. */
+export function discountCodeRowToCode(row: DiscountCodeRow, uses: number): DiscountCode {
+  return { ...codeOfRow(row), usageCount: uses }
+}
+
+/** The code as the API shows it, but its count of uses (which a cart or an order does not show). */
+function codeOfRow(row: DiscountCodeRow): AppliedCode {
   return {
     id: row.id,
     code: row.code,
@@ -45,7 +51,6 @@ export function discountCodeRowToCode(row: DiscountCodeRow): DiscountCode {
     endsAt: row.ends_at,
     usageLimit: row.usage_limit,
     perCustomerLimit: row.per_customer_limit,
-    usageCount: row.usage_count,
     productIds: idList(row.product_ids),
     categoryIds: idList(row.category_ids),
     active: row.active === 1,
@@ -132,13 +137,21 @@ export async function listDiscountCodes(db: Db, query: ListDiscountCodesQuery): 
   const filter = { q: query.q?.toLowerCase(), active: query.active }
   const page = { limit: query.limit ?? 100, offset: query.offset ?? 0 }
   const [rows, total] = await Promise.all([repo.listCodes(db, filter, page), repo.countCodes(db, filter)])
-  return { codes: rows.map(discountCodeRowToCode), total }
+  const uses = await repo.countUses(
+    db,
+    rows.map((row) => row.id),
+  )
+  return { codes: rows.map((row) => discountCodeRowToCode(row, uses.get(row.id) ?? 0)), total }
 }
 
 export async function getDiscountCode(db: Db, id: number): Promise<DiscountCode> {
   const row = await repo.findCode(db, id)
   if (!row) throw new AppError(404, 'discountCodeNotFound')
-  return discountCodeRowToCode(row)
+  return discountCodeRowToCode(row, await usesOf(db, id))
+}
+
+async function usesOf(db: Db, id: number): Promise<number> {
+  return (await repo.countUses(db, [id])).get(id) ?? 0
 }
 
 /** 422 (fields, then unknown products or categories), then 409 for a code taken in any case. */
@@ -167,7 +180,7 @@ export async function createDiscountCode(db: Db, input: CreateDiscountCodeInput,
         created_at: now,
         updated_at: now,
       })
-      const code = discountCodeRowToCode(row)
+      const code = discountCodeRowToCode(row, 0)
       await recordAudit(trx, { by: audit, action: 'discount_code.create', entityType: 'discount_code', entityId: code.id, before: null, after: code })
       return code
     })
@@ -184,7 +197,8 @@ export async function createDiscountCode(db: Db, input: CreateDiscountCodeInput,
  */
 export async function updateDiscountCode(db: Db, id: number, input: UpdateDiscountCodeInput, audit: AuditSource): Promise<DiscountCode> {
   return inTransaction(db, async (trx) => {
-    const current = await repo.findCode(trx, id)
+    // Locked (PostgreSQL) until the change commits: a limit set here counts every order in flight with the code.
+    const current = await repo.lockCode(trx, id)
     const changes: Updateable<DiscountCodesTable> = {}
     if (input.type !== undefined || input.value !== undefined) {
       const type = input.type ?? current?.type
@@ -213,15 +227,20 @@ export async function updateDiscountCode(db: Db, id: number, input: UpdateDiscou
     if (input.categoryIds !== undefined) changes.category_ids = JSON.stringify(input.categoryIds)
     if (input.active !== undefined) changes.active = input.active ? 1 : 0
     changes.updated_at = nowIso()
-    const row = await repo.updateCode(trx, id, changes)
+    // A code with a limit after the change has its uses counted again: its orders took none while it had no limit.
+    const usageLimit = changes.usage_limit !== undefined ? changes.usage_limit : current.usage_limit
+    const perCustomerLimit = changes.per_customer_limit !== undefined ? changes.per_customer_limit : current.per_customer_limit
+    const limited = usageLimit !== null || perCustomerLimit !== null
+    const row = await repo.updateCode(trx, id, changes, limited)
     if (!row) throw new AppError(404, 'discountCodeNotFound')
-    const code = discountCodeRowToCode(row)
+    const uses = await usesOf(trx, id)
+    const code = discountCodeRowToCode(row, uses)
     await recordAudit(trx, {
       by: audit,
       action: 'discount_code.update',
       entityType: 'discount_code',
       entityId: id,
-      before: discountCodeRowToCode(current),
+      before: discountCodeRowToCode(current, uses),
       after: code,
     })
     return code
@@ -239,7 +258,8 @@ export async function deleteDiscountCode(db: Db, id: number, audit: AuditSource)
         action: 'discount_code.delete',
         entityType: 'discount_code',
         entityId: id,
-        before: discountCodeRowToCode(current),
+        // Deleted only while no order holds it.
+        before: discountCodeRowToCode(current, 0),
         after: null,
       })
       return true
@@ -305,9 +325,28 @@ export interface CheckCodeInput {
   row?: DiscountCodeRow | null
 }
 
+/** A code as a cart or an order reads it: as the admin API shows it, but its count of uses. */
+export type AppliedCode = Pick<
+  DiscountCode,
+  | 'id'
+  | 'code'
+  | 'type'
+  | 'value'
+  | 'minSubtotal'
+  | 'startsAt'
+  | 'endsAt'
+  | 'usageLimit'
+  | 'perCustomerLimit'
+  | 'productIds'
+  | 'categoryIds'
+  | 'active'
+  | 'createdAt'
+  | 'updatedAt'
+>
+
 export interface CheckedCode {
   /** The code as the admin API shows it (`value` a percentage or an amount). */
-  code: DiscountCode
+  code: AppliedCode
   type: DiscountType
   /** `value` as stored: percent in hundredths of a percent (1250 = 12.5 %), fixed in cents; null for free_shipping. */
   storedValue: number | null
@@ -317,7 +356,7 @@ export interface CheckedCode {
   eligibleSubtotalCents: number
 }
 
-export type CodeEvaluation = ({ applicable: true } & CheckedCode) | { applicable: false; reason: string; error: AppError; code: DiscountCode | null }
+export type CodeEvaluation = ({ applicable: true } & CheckedCode) | { applicable: false; reason: string; error: AppError; code: AppliedCode | null }
 
 /** Which lines a code applies to: all when it lists nothing, else its products' and its categories' (with descendants). */
 async function eligibleLines(db: Db, row: DiscountCodeRow, lines: readonly DiscountLine[]): Promise<boolean[]> {
@@ -357,7 +396,7 @@ export async function checkCode(db: Db, input: CheckCodeInput): Promise<CheckedC
   if (row.min_subtotal_cents !== null && eligibleSubtotalCents < row.min_subtotal_cents) {
     throw new AppError(409, 'discountMinSubtotal', centsToAmount(row.min_subtotal_cents).toFixed(2), input.currency)
   }
-  return { code: discountCodeRowToCode(row), type: row.type, storedValue: row.value, eligible, eligibleSubtotalCents }
+  return { code: codeOfRow(row), type: row.type, storedValue: row.value, eligible, eligibleSubtotalCents }
 }
 
 /**
@@ -372,7 +411,7 @@ export async function evaluateCode(db: Db, input: CheckCodeInput): Promise<CodeE
     if (!(error instanceof AppError)) throw error
     const row = await repo.findCodeByText(db, input.code)
     const failure: AppError = error as AppError
-    return { applicable: false, reason: failure.message, error: failure, code: row ? discountCodeRowToCode(row) : null }
+    return { applicable: false, reason: failure.message, error: failure, code: row ? codeOfRow(row) : null }
   }
 }
 
@@ -405,21 +444,31 @@ export interface RedeemInput {
   userId: number | null
   /** The order's e-mail, any case. */
   email: string
+  /**
+   * Whether the code had a limit (`usageLimit` or `perCustomerLimit`) as the order read it. It only picks which
+   * check runs first: a code that has a limit by now is counted all the same.
+   */
+  limited: boolean
 }
 
 /**
  * Counts one use of the code for an order, inside the order's transaction (call it after the order row exists,
- * holding the code, with that transaction): a conditional update `usage_count + 1` while under `usageLimit` (on
- * PostgreSQL it also locks the code's row until the transaction ends, so concurrent redemptions of the code queue
- * there), then, under that lock and only for a code with `perCustomerLimit`, the customer's other orders holding the
- * code, by user id or e-mail. Throws 409 `El código de descuento ha alcanzado su límite de usos` or `Ya has usado
+ * holding the code, with that transaction). The order holding the code is its redemption, and the count the API
+ * shows. A code without limits has nothing more to count against: the order only holds a key-share lock on the
+ * code's row (PostgreSQL), which any number of orders hold at once, so an admin setting a limit meanwhile waits and
+ * then counts this order (`updateDiscountCode`). A code with a limit takes a conditional update `usage_count + 1`
+ * while under `usageLimit` (on PostgreSQL it also locks the code's row until the transaction ends, so concurrent
+ * redemptions of the code queue there), then, under that lock and only for a code with `perCustomerLimit`, counts
+ * the customer's other orders holding the code, by user id or e-mail. Throws 409 `El código de descuento ha alcanzado su límite de usos` or `Ya has usado
  * este código de descuento el máximo de veces permitido` (404 `Código de descuento no válido` if the code was deleted
  * meanwhile): the caller's transaction then rolls back, the counter and the order with it. Given a database rather
  * than a transaction, it runs in a transaction of its own.
  */
 export async function redeem(trx: Trx | Db, input: RedeemInput): Promise<void> {
   await inTransaction(trx, async (tx) => {
-    const taken = await repo.takeUse(tx, input.codeId, input.orderId, nowIso())
+    // Taking a use on every order would make each order with the code wait for the one before it to commit.
+    if (!input.limited && (await repo.holdOpenCode(tx, input.codeId))) return
+    const taken = await repo.takeUse(tx, input.codeId, input.orderId)
     if (!taken) {
       if (!(await repo.findCode(tx, input.codeId))) throw new AppError(404, 'discountCodeInvalid')
       // A caller's mistake, not the customer's: a use no release could find to give back.
@@ -437,14 +486,14 @@ export async function redeem(trx: Trx | Db, input: RedeemInput): Promise<void> {
 
 /**
  * Gives back the use an order took (a `pending` order cancelled or expired unpaid; never call it for a paid one):
- * the order stops holding the code and the code's counter goes down, in the caller's transaction. False when the
+ * the order stops holding the code and, for a code with a limit, its count of uses goes down, in the caller's transaction. False when the
  * order held no use (nothing to do; a second release is harmless).
  */
 export async function release(trx: Trx | Db, orderId: number): Promise<boolean> {
   return inTransaction(trx, async (tx) => {
     const codeId = await repo.dropRedemption(tx, orderId)
     if (codeId === undefined) return false
-    await repo.giveUseBack(tx, codeId, nowIso())
+    await repo.giveUseBack(tx, codeId)
     return true
   })
 }

@@ -393,7 +393,10 @@ async function createOrderFromCart(
   await clearCartAfterOrder(trx, ref, taken)
   // The code's use, counted last: a conditional update on the code's row (409 when used up meanwhile), whose lock
   // every order with that code waits for until this one commits; last, it is held for this statement and the commit.
-  if (code) await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '' })
+  if (code) {
+    const limited = code.code.usageLimit !== null || code.code.perCustomerLimit !== null
+    await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '', limited })
+  }
   return order
 }
 
