@@ -180,9 +180,12 @@ describe(`a code without limits (${dialect})`, () => {
   it('a limit set later counts the uses it had: one more order, then the limit’s 409; removing it and setting it again counts again', async () => {
     const code = await makeCode({ code: 'LATER' })
     for (let i = 0; i < 3; i++) await checkout(code, { userId: 500 + i, email: `later${i}@example.com` })
-    expect((await setLimits(code.id, { usageLimit: 4 })).usageCount).toBe(3)
+    const limited = await setLimits(code.id, { usageLimit: 4 })
+    expect(limited.usageCount).toBe(3)
     expect(await usageCount(code.id)).toBe(3)
     await checkout(code, { userId: 510, email: 'fourth@example.com' })
+    // A use moves the row's count, not the code's updatedAt (the admin's last change).
+    expect(await getDiscountCode(t.app.db, code.id)).toMatchObject({ usageCount: 4, updatedAt: limited.updatedAt })
     await expect(checkout(code, { userId: 511, email: 'fifth@example.com' })).rejects.toMatchObject({ statusCode: 409, message: USED_UP })
     expect(await redemptions()).toBe(4)
     // Without a limit again: orders go through and the row's count stays where it was.
