@@ -161,9 +161,11 @@ describe.skipIf(dialect !== 'postgres')('the per-customer count waits for the co
   })
 })
 
+const ADMIN = { actor: { type: 'system', name: 'test' }, requestId: null, ip: null, userAgent: null } as const
+
 /** An admin's change, as the API makes it. */
 function setLimits(id: number, limits: { usageLimit?: number | null; perCustomerLimit?: number | null }) {
-  return updateDiscountCode(t.app.db, id, limits, { actor: { type: 'system', name: 'test' }, requestId: null, ip: null, userAgent: null })
+  return updateDiscountCode(t.app.db, id, limits, ADMIN)
 }
 
 describe(`a code without limits (${dialect})`, () => {
@@ -214,19 +216,44 @@ describe(`a code without limits (${dialect})`, () => {
     // The order reads the code as it was (no limit), then an admin sets a limit of 1, used up by another order.
     await setLimits(code.id, { usageLimit: 1 })
     await checkout(code, { userId: 800, email: 'first@example.com' })
-    const now = new Date().toISOString()
-    const attempt = t.app.db.transaction().execute(async (trx) => {
-      const order = await trx
-        .insertInto('orders')
-        .values({ user_id: 801, total_cents: 900, status: 'pending', created_at: now, updated_at: now, ...redemptionColumns(code.id, 'late@example.com') })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      await redeem(trx, { codeId: code.id, orderId: order.id, userId: 801, email: 'late@example.com', limited: false })
-    })
-    await expect(attempt).rejects.toMatchObject({ statusCode: 409, message: USED_UP })
+    await expect(lateOrder(code.id, 801, 'late@example.com')).rejects.toMatchObject({ statusCode: 409, message: USED_UP })
     expect(await redemptions()).toBe(1)
   })
+
+  it('the same with a per-customer limit: the customer’s earlier order counts against it', async () => {
+    const code = await makeCode({ code: 'RACED-MINE' })
+    await checkout(code, { userId: 810, email: 'mine@example.com' })
+    await setLimits(code.id, { perCustomerLimit: 1 })
+    await expect(lateOrder(code.id, 810, 'mine@example.com')).rejects.toMatchObject({ statusCode: 409, message: CUSTOMER_LIMIT })
+    // Someone else still gets it, and is counted.
+    await lateOrder(code.id, 811, 'other@example.com')
+    expect(await usageCount(code.id)).toBe(2)
+  })
+
+  it('a release leaves the row’s count of a code without limits as it was (it is kept only while the code has one)', async () => {
+    const code = await makeCode({ code: 'STALE' })
+    // A count left from when the code had a limit.
+    await t.app.db.updateTable('discount_codes').set({ usage_count: 5 }).where('id', '=', code.id).execute()
+    await checkout(code, { userId: 820, email: 'stale@example.com' })
+    const order = await t.app.db.selectFrom('orders').select('id').where('discount_code_id', '=', code.id).executeTakeFirstOrThrow()
+    expect(await release(t.app.db, order.id)).toBe(true)
+    expect(await usageCount(code.id)).toBe(5)
+    expect((await getDiscountCode(t.app.db, code.id)).usageCount).toBe(0)
+  })
 })
+
+/** An order that read the code without a limit (as a cart that applied it earlier did), placed now. */
+function lateOrder(codeId: number, userId: number, email: string) {
+  return t.app.db.transaction().execute(async (trx) => {
+    const now = new Date().toISOString()
+    const order = await trx
+      .insertInto('orders')
+      .values({ user_id: userId, total_cents: 900, status: 'pending', created_at: now, updated_at: now, ...redemptionColumns(codeId, email) })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    await redeem(trx, { codeId, orderId: order.id, userId, email, limited: false })
+  })
+}
 
 describe.skipIf(dialect !== 'postgres')('a code without limits under concurrency (PostgreSQL)', () => {
   /** A checkout holding its use of `code` uncommitted until `hold` settles; resolves its backend pid once it has redeemed. */
@@ -292,5 +319,74 @@ describe.skipIf(dialect !== 'postgres')('a code without limits under concurrency
     await checkout(code, { userId: 701, email: 'third@example.com' })
     await expect(checkout(code, { userId: 702, email: 'fourth@example.com' })).rejects.toMatchObject({ statusCode: 409, message: USED_UP })
     expect(await usageCount(code.id)).toBe(3)
+  })
+
+  it('an admin’s change that gives no limit does not wait for the orders in flight (a deactivation during a sale)', async () => {
+    const code = await makeCode({ code: 'SWITCH-OFF' })
+    let letGo!: () => void
+    const first = heldCheckout(code, 'held@example.com', new Promise<void>((resolve) => (letGo = resolve)))
+    await first.ready
+    let outcome: string
+    try {
+      const change = updateDiscountCode(t.app.db, code.id, { active: false }, ADMIN).then(() => 'changed')
+      outcome = await Promise.race([change, new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 3 s'), 3000))])
+    } finally {
+      letGo()
+    }
+    await first.done
+    expect(outcome).toBe('changed')
+    expect((await getDiscountCode(t.app.db, code.id)).active).toBe(false)
+  })
+
+  it('orders that come while an admin waits to give the code a limit queue behind the admin, then count against it', async () => {
+    const code = await makeCode({ code: 'QUEUED' })
+    let letGo!: () => void
+    const first = heldCheckout(code, 'held@example.com', new Promise<void>((resolve) => (letGo = resolve)))
+    const pid = await first.ready
+    const change = setLimits(code.id, { usageLimit: 2 })
+    let late: Promise<unknown> | undefined
+    try {
+      await waitUntilBlockedBy(t.app.db, pid)
+      // This order would take the code without a limit; it waits behind the admin (two sessions now wait on the first).
+      late = lateOrder(code.id, 901, 'late@example.com').then(
+        () => 'placed',
+        (error: unknown) => (error as Error).message,
+      )
+      await waitUntilBlockedBy(t.app.db, pid, 5000, 2)
+    } finally {
+      letGo()
+    }
+    await first.done
+    expect((await change).usageCount).toBe(1)
+    // It found the limit and took a use under it.
+    expect(await late).toBe('placed')
+    expect(await usageCount(code.id)).toBe(2)
+    await expect(lateOrder(code.id, 902, 'third@example.com')).rejects.toMatchObject({ statusCode: 409, message: USED_UP })
+  })
+
+  it('an admin giving a limit while a release is in flight counts after it', async () => {
+    const code = await makeCode({ code: 'RELEASING' })
+    for (let i = 0; i < 2; i++) await checkout(code, { userId: 910 + i, email: `rel${i}@example.com` })
+    const order = await t.app.db.selectFrom('orders').select('id').where('discount_code_id', '=', code.id).orderBy('id').executeTakeFirstOrThrow()
+    let letGo!: () => void
+    const hold = new Promise<void>((resolve) => (letGo = resolve))
+    let released!: (pid: number) => void
+    const ready = new Promise<number>((resolve) => (released = resolve))
+    const releasing = t.app.db.transaction().execute(async (trx) => {
+      const pid = await backendPid(trx)
+      expect(await release(trx, order.id)).toBe(true)
+      released(pid)
+      await hold
+    })
+    const pid = await ready
+    const change = setLimits(code.id, { usageLimit: 5 })
+    try {
+      await waitUntilBlockedBy(t.app.db, pid)
+    } finally {
+      letGo()
+    }
+    await releasing
+    expect((await change).usageCount).toBe(1)
+    expect(await usageCount(code.id)).toBe(1)
   })
 })

@@ -63,9 +63,9 @@ export async function insertCode(db: Db, row: Insertable<DiscountCodesTable>): P
 }
 
 /**
- * `recount`: the count of uses is set to the orders holding the code (a code that has a limit after the change; its
- * count is kept only while it has one). Run it after `lockCode`, as a statement of its own, so it sees every order
- * the lock waited for.
+ * `recount`: the count of uses is set to the orders holding the code (a code given a limit: its count is kept only
+ * while it has one). Run it after `lockCode(…, true)`, as a statement of its own, so it sees every order the lock
+ * waited for.
  */
 export async function updateCode(db: Db, id: number, changes: Updateable<DiscountCodesTable>, recount = false): Promise<DiscountCodeRow | undefined> {
   return db
@@ -148,36 +148,48 @@ const takeUseStatement = prepared((db, v: { codeId: number; orderId: number }) =
 )
 
 /**
- * For an order holding a code without limits: whether the code still has none. On PostgreSQL it holds a key-share
- * lock on the code's row until the transaction ends. Any number of orders hold that lock at once, but it keeps an
- * admin's change of the code (`lockCode`) waiting until they commit, so the change that sets a limit counts them.
- * False when the code has a limit by now, or is gone.
+ * The advisory locks that order an admin giving a code a limit after the orders that took it without one
+ * (PostgreSQL; the two-key form, a space of its own: this class, the code's id).
+ */
+const CODE_LIMITS_LOCK = 1_397_247_824
+
+/**
+ * For an order holding a code without limits: whether the code still has none. On PostgreSQL the order first takes
+ * the code's advisory lock, shared, and holds it until it commits. Any number of orders hold it at once, and an
+ * admin giving the code a limit (`lockCode`) waits for them, then counts them; orders that come meanwhile queue
+ * behind the admin. The code is read in a statement after the lock, so an order that waited for the admin reads the
+ * code as the admin left it (a row lock would not do: a key-share lock reads the version before an update of other
+ * columns, and a stronger one would keep every change of the code waiting for the orders). False when the code has
+ * a limit by now, or is gone.
  */
 export async function holdOpenCode(trx: Db, codeId: number): Promise<boolean> {
-  return (await holdOpenCodeStatement(trx, { codeId })).rows.length > 0
+  if (isPostgres(trx)) await holdCodeStatement(trx, { codeId })
+  return (await openCodeStatement(trx, { codeId })).rows.length > 0
 }
 
-const holdOpenCodeStatement = prepared((db, v: { codeId: number }) =>
-  db
-    .selectFrom('discount_codes')
-    .select('id')
-    .where('id', '=', v.codeId)
-    .where('usage_limit', 'is', null)
-    .where('per_customer_limit', 'is', null)
-    .$if(isPostgres(db), (qb) => qb.forKeyShare()),
+const holdCodeStatement = prepared((db, v: { codeId: number }) =>
+  db.selectNoFrom(sql<string>`pg_advisory_xact_lock_shared(${sql.lit(CODE_LIMITS_LOCK)}, ${v.codeId})`.as('held')),
+)
+
+const openCodeStatement = prepared((db, v: { codeId: number }) =>
+  db.selectFrom('discount_codes').select('id').where('id', '=', v.codeId).where('usage_limit', 'is', null).where('per_customer_limit', 'is', null),
 )
 
 /**
- * The code's row for an admin's change. On PostgreSQL it is locked until the transaction ends: the lock waits for
- * every order in flight that holds the code (its foreign key, `holdOpenCode` or `takeUse`), and keeps new ones
- * waiting until the change commits.
+ * The code's row for an admin's change, locked on PostgreSQL until the change commits: after any use being taken
+ * or given back (`takeUse`, `giveUseBack`), which wait for it in turn; orders taking the code without a limit do not
+ * wait. `givingLimit`: the change may give the code a limit, so it first waits for the orders in flight that took
+ * it without one (`holdOpenCode`), and holds new ones back, so that a count of the orders holding the code made
+ * afterwards, in a statement of its own, includes every order that will not count its use.
  */
-export async function lockCode(trx: Db, id: number): Promise<DiscountCodeRow | undefined> {
+export async function lockCode(trx: Db, id: number, givingLimit: boolean): Promise<DiscountCodeRow | undefined> {
+  const postgres = isPostgres(trx)
+  if (postgres && givingLimit) await sql`select pg_advisory_xact_lock(${sql.lit(CODE_LIMITS_LOCK)}, ${id})`.execute(trx)
   return trx
     .selectFrom('discount_codes')
     .selectAll()
     .where('id', '=', id)
-    .$if(isPostgres(trx), (qb) => qb.forUpdate())
+    .$if(postgres, (qb) => qb.forNoKeyUpdate())
     .executeTakeFirst()
 }
 

@@ -197,8 +197,11 @@ export async function createDiscountCode(db: Db, input: CreateDiscountCodeInput,
  */
 export async function updateDiscountCode(db: Db, id: number, input: UpdateDiscountCodeInput, audit: AuditSource): Promise<DiscountCode> {
   return inTransaction(db, async (trx) => {
-    // Locked (PostgreSQL) until the change commits: a limit set here counts every order in flight with the code.
-    const current = await repo.lockCode(trx, id)
+    // Locked (PostgreSQL) until the change commits. A change that may give the code a limit also waits for the
+    // orders in flight that took it without one, so the count below includes them.
+    const givingLimit =
+      (input.usageLimit !== undefined && input.usageLimit !== null) || (input.perCustomerLimit !== undefined && input.perCustomerLimit !== null)
+    const current = await repo.lockCode(trx, id, givingLimit)
     const changes: Updateable<DiscountCodesTable> = {}
     if (input.type !== undefined || input.value !== undefined) {
       const type = input.type ?? current?.type
@@ -227,11 +230,12 @@ export async function updateDiscountCode(db: Db, id: number, input: UpdateDiscou
     if (input.categoryIds !== undefined) changes.category_ids = JSON.stringify(input.categoryIds)
     if (input.active !== undefined) changes.active = input.active ? 1 : 0
     changes.updated_at = nowIso()
-    // A code with a limit after the change has its uses counted again: its orders took none while it had no limit.
+    // A code given a limit has its uses counted: its orders took none while it had no limit. (A code that had one
+    // kept its count exact, under its row's lock.)
     const usageLimit = changes.usage_limit !== undefined ? changes.usage_limit : current.usage_limit
     const perCustomerLimit = changes.per_customer_limit !== undefined ? changes.per_customer_limit : current.per_customer_limit
-    const limited = usageLimit !== null || perCustomerLimit !== null
-    const row = await repo.updateCode(trx, id, changes, limited)
+    const wasOpen = current.usage_limit === null && current.per_customer_limit === null
+    const row = await repo.updateCode(trx, id, changes, wasOpen && (usageLimit !== null || perCustomerLimit !== null))
     if (!row) throw new AppError(404, 'discountCodeNotFound')
     const uses = await usesOf(trx, id)
     const code = discountCodeRowToCode(row, uses)
@@ -454,9 +458,9 @@ export interface RedeemInput {
 /**
  * Counts one use of the code for an order, inside the order's transaction (call it after the order row exists,
  * holding the code, with that transaction). The order holding the code is its redemption, and the count the API
- * shows. A code without limits has nothing more to count against: the order only holds a key-share lock on the
- * code's row (PostgreSQL), which any number of orders hold at once, so an admin setting a limit meanwhile waits and
- * then counts this order (`updateDiscountCode`). A code with a limit takes a conditional update `usage_count + 1`
+ * shows. A code without limits has nothing more to count against: the order only holds a shared lock on it
+ * (PostgreSQL, `holdOpenCode`), which any number of orders hold at once, so an admin giving it a limit meanwhile
+ * waits and then counts this order (`updateDiscountCode`). A code with a limit takes a conditional update `usage_count + 1`
  * while under `usageLimit` (on PostgreSQL it also locks the code's row until the transaction ends, so concurrent
  * redemptions of the code queue there), then, under that lock and only for a code with `perCustomerLimit`, counts
  * the customer's other orders holding the code, by user id or e-mail. Throws 409 `El código de descuento ha alcanzado su límite de usos` or `Ya has usado

@@ -391,8 +391,9 @@ async function createOrderFromCart(
   await deps.events.emit(trx, { type: 'order.created', data: order, ...(account ? { customer: account } : {}) })
   await deps.inventory.announceLowStock(trx, reserved)
   await clearCartAfterOrder(trx, ref, taken)
-  // The code's use, counted last: a conditional update on the code's row (409 when used up meanwhile), whose lock
-  // every order with that code waits for until this one commits; last, it is held for this statement and the commit.
+  // The code's use, counted last. For a code with a limit it is a conditional update on the code's row (409 when
+  // used up meanwhile), whose lock every order with that code waits for until this one commits: last, it is held for
+  // this statement and the commit. A code without limits is not written (see `redeem`).
   if (code) {
     const limited = code.code.usageLimit !== null || code.code.perCustomerLimit !== null
     await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '', limited })
