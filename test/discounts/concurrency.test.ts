@@ -14,6 +14,8 @@ import { AppError } from '../../src/shared/errors.js'
 import { dialect, useTestApp } from '../helpers/app.js'
 import { backendPid, waitUntilBlockedBy } from '../helpers/pg-locks.js'
 import { sql } from 'kysely'
+import { CODE_LIMITS_LOCK } from '../../src/modules/discounts/code-lock.js'
+import { insertOrder, noBreakdown } from '../../src/modules/orders/orders.repository.js'
 import { countRows } from '../helpers/shop.js'
 
 // Real concurrency: on PostgreSQL the transactions run on a pool of 12 connections; on SQLite Kysely serialises
@@ -388,5 +390,30 @@ describe.skipIf(dialect !== 'postgres')('a code without limits under concurrency
     await releasing
     expect((await change).usageCount).toBe(1)
     expect(await usageCount(code.id)).toBe(1)
+  })
+
+  it('an order written holding a code takes the code’s shared lock with its row (checkout then reads the code once)', async () => {
+    const code = await makeCode({ code: 'HELD-BY-INSERT' })
+    const lockOf = (pid: number) =>
+      sql<{ mode: string }>`select mode from pg_locks
+        where locktype = 'advisory' and classid = ${CODE_LIMITS_LOCK} and objid = ${code.id} and objsubid = 2 and pid = ${pid}`.execute(t.app.db)
+    await t.app.db.transaction().execute(async (trx) => {
+      const now = new Date().toISOString()
+      await insertOrder(trx, {
+        user_id: 7,
+        total_cents: 900,
+        status: 'pending',
+        created_at: now,
+        updated_at: now,
+        subtotal_cents: null,
+        shipping_cents: null,
+        shipping_address: null,
+        shipping_method: null,
+        note: null,
+        ...noBreakdown,
+        ...redemptionColumns(code.id, 'ana@example.com'),
+      })
+      expect((await lockOf(await backendPid(trx))).rows).toEqual([{ mode: 'ShareLock' }])
+    })
   })
 })

@@ -2,6 +2,7 @@ import { type Insertable, type Kysely, sql, type Transaction, type Updateable } 
 import type { Database, DiscountCodeRow, DiscountCodesTable } from '../../db/database.js'
 import { isPostgres } from '../../db/dialect.js'
 import { prepared } from '../../db/prepared.js'
+import { CODE_LIMITS_LOCK, holdCode } from './code-lock.js'
 
 type Db = Kysely<Database> | Transaction<Database>
 
@@ -148,28 +149,18 @@ const takeUseStatement = prepared((db, v: { codeId: number; orderId: number }) =
 )
 
 /**
- * The advisory locks that order an admin giving a code a limit after the orders that took it without one
- * (PostgreSQL; the two-key form, a space of its own: this class, the code's id).
+ * For an order holding a code without limits: whether the code still has none. On PostgreSQL the order holds the
+ * code's shared lock (`holdCode`), from its insert or, when `held` is false, taken here first. The code is read in a
+ * statement after the lock, so an order that waited for an admin reads the code as the admin left it (a row lock
+ * would not do: a key-share lock reads the version before an update of other columns, and a stronger one would keep
+ * every change of the code waiting for the orders). False when the code has a limit by now, or is gone.
  */
-const CODE_LIMITS_LOCK = 1_397_247_824
-
-/**
- * For an order holding a code without limits: whether the code still has none. On PostgreSQL the order first takes
- * the code's advisory lock, shared, and holds it until it commits. Any number of orders hold it at once, and an
- * admin giving the code a limit (`lockCode`) waits for them, then counts them; orders that come meanwhile queue
- * behind the admin. The code is read in a statement after the lock, so an order that waited for the admin reads the
- * code as the admin left it (a row lock would not do: a key-share lock reads the version before an update of other
- * columns, and a stronger one would keep every change of the code waiting for the orders). False when the code has
- * a limit by now, or is gone.
- */
-export async function holdOpenCode(trx: Db, codeId: number): Promise<boolean> {
-  if (isPostgres(trx)) await holdCodeStatement(trx, { codeId })
+export async function holdOpenCode(trx: Db, codeId: number, held: boolean): Promise<boolean> {
+  if (!held && isPostgres(trx)) await holdCodeStatement(trx, { codeId })
   return (await openCodeStatement(trx, { codeId })).rows.length > 0
 }
 
-const holdCodeStatement = prepared((db, v: { codeId: number }) =>
-  db.selectNoFrom(sql<string>`pg_advisory_xact_lock_shared(${sql.lit(CODE_LIMITS_LOCK)}, ${v.codeId})`.as('held')),
-)
+const holdCodeStatement = prepared((db, v: { codeId: number }) => db.selectNoFrom(holdCode(v.codeId).as('held')))
 
 const openCodeStatement = prepared((db, v: { codeId: number }) =>
   db.selectFrom('discount_codes').select('id').where('id', '=', v.codeId).where('usage_limit', 'is', null).where('per_customer_limit', 'is', null),

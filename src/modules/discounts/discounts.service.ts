@@ -453,6 +453,8 @@ export interface RedeemInput {
    * check runs first: a code that has a limit by now is counted all the same.
    */
   limited: boolean
+  /** Whether the order's insert took the code's shared lock (`insertOrder`, PostgreSQL); else `redeem` takes it. */
+  held?: boolean
 }
 
 /**
@@ -471,7 +473,7 @@ export interface RedeemInput {
 export async function redeem(trx: Trx | Db, input: RedeemInput): Promise<void> {
   await inTransaction(trx, async (tx) => {
     // Taking a use on every order would make each order with the code wait for the one before it to commit.
-    if (!input.limited && (await repo.holdOpenCode(tx, input.codeId))) return
+    if (!input.limited && (await repo.holdOpenCode(tx, input.codeId, input.held === true))) return
     const taken = await repo.takeUse(tx, input.codeId, input.orderId)
     if (!taken) {
       if (!(await repo.findCode(tx, input.codeId))) throw new AppError(404, 'discountCodeInvalid')

@@ -1,5 +1,7 @@
 import { type ExpressionBuilder, type Kysely, type SelectQueryBuilder, sql, type Transaction } from 'kysely'
+import { isPostgres } from '../../db/dialect.js'
 import { prepared, preparedRows } from '../../db/prepared.js'
+import { holdCode } from '../discounts/code-lock.js'
 import type { Database, OrderRow } from '../../db/database.js'
 import type { FulfillmentStatus } from './fulfillments.schemas.js'
 import type { OrderStatus } from './orders.schemas.js'
@@ -61,14 +63,28 @@ export type NewOrder = {
 } & CheckoutColumns &
   BreakdownColumns
 
+/**
+ * Writes the order. One that holds a code's use (`discount_code_id`) takes the code's shared lock with its row, on
+ * PostgreSQL (`holdCode`: `redeem` then reads the code in a statement of its own).
+ */
 export async function insertOrder(trx: Trx, order: NewOrder): Promise<OrderRow> {
-  const [row] = (await insertOrderStatement(trx, { ...order, guest: order.guest === true ? 1 : 0, email: order.email ?? null })).rows
+  const values = { ...order, guest: order.guest === true ? 1 : 0, email: order.email ?? null }
+  const statement = order.discount_code_id != null && isPostgres(trx) ? insertOrderHoldingCodeStatement : insertOrderStatement
+  const [row] = (await statement(trx, values)).rows
   if (!row) throw new Error('insert into orders returned no row')
   return row
 }
 
-const insertOrderStatement = prepared((db, order: Omit<NewOrder, 'guest' | 'email'> & { guest: number; email: string | null }) =>
-  db
+type OrderValues = Omit<NewOrder, 'guest' | 'email'> & { guest: number; email: string | null }
+
+const insertOrderStatement = prepared((db, order: OrderValues) => orderInsert(db, order))
+
+const insertOrderHoldingCodeStatement = prepared((db, order: OrderValues) =>
+  orderInsert(db, order).returning(holdCode(order.discount_code_id ?? 0).as('code_held')),
+)
+
+function orderInsert(db: Kysely<Database>, order: OrderValues) {
+  return db
     .insertInto('orders')
     .values({
       user_id: order.user_id,
@@ -94,8 +110,8 @@ const insertOrderStatement = prepared((db, order: Omit<NewOrder, 'guest' | 'emai
       guest: order.guest,
       email: order.email,
     })
-    .returningAll(),
-)
+    .returningAll()
+}
 
 export async function setOrderTotals(
   trx: Trx,

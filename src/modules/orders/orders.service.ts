@@ -311,6 +311,7 @@ async function createOrderFromCart(
   const totalCents = totals.totalCents
   // The order names its code (on PostgreSQL by a key): a code deleted since it was read is the code's 404.
   const written = code ? (error: unknown) => Promise.reject(codeGoneOnWrite(error)) : undefined
+  const created = orderId === undefined
   if (orderId === undefined) {
     orderId = (
       await repo
@@ -396,7 +397,8 @@ async function createOrderFromCart(
   // this statement and the commit. A code without limits is not written (see `redeem`).
   if (code) {
     const limited = code.code.usageLimit !== null || code.code.perCustomerLimit !== null
-    await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '', limited })
+    // A new order's insert took the code's shared lock; an order written again (setOrderTotals) did not.
+    await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '', limited, held: created })
   }
   return order
 }
