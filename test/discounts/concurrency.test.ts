@@ -13,7 +13,8 @@ import type { CreateDiscountCodeInput } from '../../src/modules/discounts/discou
 import { AppError } from '../../src/shared/errors.js'
 import { dialect, useTestApp } from '../helpers/app.js'
 import { backendPid, waitUntilBlockedBy } from '../helpers/pg-locks.js'
-import { sql } from 'kysely'
+import { sql, type Transaction } from 'kysely'
+import type { Database } from '../../src/db/database.js'
 import { CODE_LIMITS_LOCK } from '../../src/modules/discounts/code-lock.js'
 import { insertOrder, noBreakdown } from '../../src/modules/orders/orders.repository.js'
 import { countRows } from '../helpers/shop.js'
@@ -135,13 +136,7 @@ describe.skipIf(dialect !== 'postgres')('the per-customer count waits for the co
     let redeemed = false
     const first = t.app.db.transaction().execute(async (trx) => {
       firstPid = await backendPid(trx)
-      const now = new Date().toISOString()
-      const order = await trx
-        .insertInto('orders')
-        .values({ user_id: 7, total_cents: 900, status: 'pending', created_at: now, updated_at: now, ...redemptionColumns(code.id, 'ana@example.com') })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      await redeem(trx, { codeId: code.id, orderId: order.id, userId: 7, email: 'ana@example.com', limited: true })
+      await orderWithCode(trx, code.id, 7, 'ana@example.com', true)
       redeemed = true
       await hold
     })
@@ -246,15 +241,18 @@ describe(`a code without limits (${dialect})`, () => {
 
 /** An order that read the code without a limit (as a cart that applied it earlier did), placed now. */
 function lateOrder(codeId: number, userId: number, email: string) {
-  return t.app.db.transaction().execute(async (trx) => {
-    const now = new Date().toISOString()
-    const order = await trx
-      .insertInto('orders')
-      .values({ user_id: userId, total_cents: 900, status: 'pending', created_at: now, updated_at: now, ...redemptionColumns(codeId, email) })
-      .returning('id')
-      .executeTakeFirstOrThrow()
-    await redeem(trx, { codeId, orderId: order.id, userId, email, limited: false })
-  })
+  return t.app.db.transaction().execute((trx) => orderWithCode(trx, codeId, userId, email, false))
+}
+
+/** In `trx`: an order holding the code, then its use counted (`limited`: whether the order read the code with a limit). */
+async function orderWithCode(trx: Transaction<Database>, codeId: number, userId: number, email: string, limited: boolean): Promise<void> {
+  const now = new Date().toISOString()
+  const order = await trx
+    .insertInto('orders')
+    .values({ user_id: userId, total_cents: 900, status: 'pending', created_at: now, updated_at: now, ...redemptionColumns(codeId, email) })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  await redeem(trx, { codeId, orderId: order.id, userId, email, limited })
 }
 
 describe.skipIf(dialect !== 'postgres')('a code without limits under concurrency (PostgreSQL)', () => {
@@ -264,13 +262,7 @@ describe.skipIf(dialect !== 'postgres')('a code without limits under concurrency
     const ready = new Promise<number>((resolve) => (redeemed = resolve))
     const done = t.app.db.transaction().execute(async (trx) => {
       const pid = await backendPid(trx)
-      const now = new Date().toISOString()
-      const order = await trx
-        .insertInto('orders')
-        .values({ user_id: 7, total_cents: 900, status: 'pending', created_at: now, updated_at: now, ...redemptionColumns(code.id, email) })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      await redeem(trx, { codeId: code.id, orderId: order.id, userId: 7, email, limited: false })
+      await orderWithCode(trx, code.id, 7, email, false)
       redeemed(pid)
       await hold
     })
@@ -285,13 +277,7 @@ describe.skipIf(dialect !== 'postgres')('a code without limits under concurrency
     // With the first uncommitted, the second commits: it waited for no lock (a lock wait would fail it at 2 s).
     const second = t.app.db.transaction().execute(async (trx) => {
       await sql`set local lock_timeout = '2s'`.execute(trx)
-      const now = new Date().toISOString()
-      const order = await trx
-        .insertInto('orders')
-        .values({ user_id: 8, total_cents: 900, status: 'pending', created_at: now, updated_at: now, ...redemptionColumns(code.id, 'second@example.com') })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-      await redeem(trx, { codeId: code.id, orderId: order.id, userId: 8, email: 'second@example.com', limited: false })
+      await orderWithCode(trx, code.id, 8, 'second@example.com', false)
     })
     try {
       await second

@@ -460,13 +460,17 @@ export interface RedeemInput {
 /**
  * Counts one use of the code for an order, inside the order's transaction (call it after the order row exists,
  * holding the code, with that transaction). The order holding the code is its redemption, and the count the API
- * shows. A code without limits has nothing more to count against: the order only holds a shared lock on it
- * (PostgreSQL, `holdOpenCode`), which any number of orders hold at once, so an admin giving it a limit meanwhile
- * waits and then counts this order (`updateDiscountCode`). A code with a limit takes a conditional update `usage_count + 1`
- * while under `usageLimit` (on PostgreSQL it also locks the code's row until the transaction ends, so concurrent
- * redemptions of the code queue there), then, under that lock and only for a code with `perCustomerLimit`, counts
- * the customer's other orders holding the code, by user id or e-mail. Throws 409 `El código de descuento ha alcanzado su límite de usos` or `Ya has usado
- * este código de descuento el máximo de veces permitido` (404 `Código de descuento no válido` if the code was deleted
+ * shows.
+ *
+ * A code without limits has nothing more to count against: the order only holds the code's shared lock
+ * (PostgreSQL: from its insert when `held`, else taken here; `holdOpenCode`), which any number of orders hold at
+ * once, so an admin giving the code a limit meanwhile waits and then counts this order (`updateDiscountCode`).
+ *
+ * A code with a limit takes a conditional update `usage_count + 1` while under `usageLimit` (on PostgreSQL it also
+ * locks the code's row until the transaction ends, so concurrent redemptions of the code queue there), then, under
+ * that lock and only for a code with `perCustomerLimit`, counts the customer's other orders holding the code, by
+ * user id or e-mail. Throws 409 `El código de descuento ha alcanzado su límite de usos` or `Ya has usado este código
+ * de descuento el máximo de veces permitido` (404 `Código de descuento no válido` if the code was deleted
  * meanwhile): the caller's transaction then rolls back, the counter and the order with it. Given a database rather
  * than a transaction, it runs in a transaction of its own.
  */
