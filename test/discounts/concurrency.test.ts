@@ -1,4 +1,6 @@
+import { sql, type Transaction } from 'kysely'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
+import type { Database } from '../../src/db/database.js'
 import {
   checkCode,
   createDiscountCode,
@@ -13,8 +15,6 @@ import type { CreateDiscountCodeInput } from '../../src/modules/discounts/discou
 import { AppError } from '../../src/shared/errors.js'
 import { dialect, useTestApp } from '../helpers/app.js'
 import { backendPid, waitUntilBlockedBy } from '../helpers/pg-locks.js'
-import { sql, type Transaction } from 'kysely'
-import type { Database } from '../../src/db/database.js'
 import { CODE_LIMITS_LOCK } from '../../src/modules/discounts/code-lock.js'
 import { insertOrder, noBreakdown } from '../../src/modules/orders/orders.repository.js'
 import { countRows } from '../helpers/shop.js'

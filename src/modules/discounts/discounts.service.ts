@@ -150,8 +150,9 @@ export async function getDiscountCode(db: Db, id: number): Promise<DiscountCode>
   return discountCodeRowToCode(row, await usesOf(db, id))
 }
 
-async function usesOf(db: Db, id: number): Promise<number> {
-  return (await repo.countUses(db, [id])).get(id) ?? 0
+/** One code's `usageCount`: its redemptions (`countUses` counts a page of codes at once). */
+function usesOf(db: Db, id: number): Promise<number> {
+  return repo.countRedemptions(db, id)
 }
 
 /** 422 (fields, then unknown products or categories), then 409 for a code taken in any case. */
