@@ -543,6 +543,28 @@ export async function findProductByName(db: Db, name: string): Promise<ProductRo
   return db.selectFrom('products').select(COLUMNS).where('name', '=', name).orderBy('id').limit(1).executeTakeFirst()
 }
 
+/** New products in one statement (the import's run of plain new products): their rows, in no promised order. */
+export async function insertProducts(db: Db, rows: ReadonlyArray<Insertable<ProductsTable>>): Promise<ProductRow[]> {
+  return db.insertInto('products').values([...rows]).returning(COLUMNS).execute()
+}
+
+/** The tag rows of new products whose `tags` column was written with them (no rows to replace yet). */
+export async function insertTagRows(db: Db, products: ReadonlyArray<{ productId: number; tags: readonly string[] }>): Promise<void> {
+  const rows = products.flatMap(({ productId, tags }) => tags.map((tag, position) => ({ product_id: productId, tag, tag_key: tag.toLowerCase(), position })))
+  if (rows.length > 0) await db.insertInto('product_tags').values(rows).execute()
+}
+
+/** Which of `slugs` products have now. */
+export async function takenSlugs(db: Db, slugs: readonly string[]): Promise<string[]> {
+  if (slugs.length === 0) return []
+  return (await db.selectFrom('products').select('slug').where('slug', 'in', slugs).execute()).map((row) => row.slug as string)
+}
+
+/** `slugs` are now products' own: they stop redirecting anywhere (forgetOldSlug, for several). */
+export async function forgetOldSlugs(db: Db, slugs: readonly string[]): Promise<void> {
+  if (slugs.length > 0) await db.deleteFrom('product_slugs').where('slug', 'in', slugs).execute()
+}
+
 /** Replaces the product's tags: the rows `?tag=` searches, and the product's copy it shows. */
 export async function replaceTags(db: Db, productId: number, tags: readonly string[]): Promise<void> {
   await db.deleteFrom('product_tags').where('product_id', '=', productId).execute()

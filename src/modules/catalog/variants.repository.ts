@@ -45,6 +45,49 @@ export async function insertDefaultVariant(
 }
 
 /**
+ * The default variants of new products without an image (the import's run of plain new products), in one
+ * statement: each as insertDefaultVariant writes it, with its SKU, compare-at price and tax class.
+ */
+export async function insertDefaultVariants(
+  db: Db,
+  variants: ReadonlyArray<{
+    product: Pick<ProductRow, 'id' | 'price_cents' | 'stock' | 'created_at'>
+    sku: string | null
+    compare_at_cents: number | null
+    tax_class: string | null
+  }>,
+): Promise<VariantRow[]> {
+  if (variants.length === 0) return []
+  return db
+    .insertInto('product_variants')
+    .values(
+      variants.map(({ product, sku, compare_at_cents, tax_class }) => ({
+        product_id: product.id,
+        sku,
+        sku_key: sku?.toLowerCase() ?? null,
+        title: null,
+        price_cents: product.price_cents,
+        compare_at_cents,
+        stock: product.stock,
+        image_id: null,
+        tax_class,
+        position: 0,
+        values_key: '',
+        created_at: product.created_at,
+        updated_at: product.created_at,
+      })),
+    )
+    .returningAll()
+    .execute()
+}
+
+/** Which of the SKU keys (lower case) variants hold now. */
+export async function takenSkuKeys(db: Db, keys: readonly string[]): Promise<string[]> {
+  if (keys.length === 0) return []
+  return (await db.selectFrom('product_variants').select('sku_key').where('sku_key', 'in', keys).execute()).map((row) => row.sku_key as string)
+}
+
+/**
  * The first image and the default variant of every product that has no variant yet, in two statements: for rows
  * written in bulk (the seed of a benchmark, the tests' factory, a copy between databases).
  */
