@@ -783,7 +783,7 @@ async function applyFile(
       // written together (applyNewTogether), any other run product by product. When a run fails anywhere (a check, a
       // row's error, a statement), it is rolled back and its products are applied again one at a time, each behind a
       // savepoint of its own, so that each failure is reported on its row and leaves nothing behind.
-      for (let i = 0; i < groups.length; ) {
+      for (let i = 0; i < groups.length;) {
         const plain = isPlainNew(groups[i]!)
         let end = i + 1
         while (end < groups.length && end - i < TOGETHER_MAX && isPlainNew(groups[end]!) === plain) end += 1

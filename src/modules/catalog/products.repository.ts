@@ -545,7 +545,11 @@ export async function findProductByName(db: Db, name: string): Promise<ProductRo
 
 /** New products in one statement (the import's run of plain new products): their rows, in no promised order. */
 export async function insertProducts(db: Db, rows: ReadonlyArray<Insertable<ProductsTable>>): Promise<ProductRow[]> {
-  return db.insertInto('products').values([...rows]).returning(COLUMNS).execute()
+  return db
+    .insertInto('products')
+    .values([...rows])
+    .returning(COLUMNS)
+    .execute()
 }
 
 /** The tag rows of new products whose `tags` column was written with them (no rows to replace yet). */
@@ -557,7 +561,7 @@ export async function insertTagRows(db: Db, products: ReadonlyArray<{ productId:
 /** Which of `slugs` products have now. */
 export async function takenSlugs(db: Db, slugs: readonly string[]): Promise<string[]> {
   if (slugs.length === 0) return []
-  return (await db.selectFrom('products').select('slug').where('slug', 'in', slugs).execute()).map((row) => row.slug as string)
+  return (await db.selectFrom('products').select('slug').where('slug', 'in', slugs).execute()).map((row) => row.slug)
 }
 
 /** `slugs` are now products' own: they stop redirecting anywhere (forgetOldSlug, for several). */
