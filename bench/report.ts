@@ -64,16 +64,18 @@ export function renderMarkdown(runs: readonly DatabaseRun[], machine: Machine, c
     out.push(
       `#### ${DB_NAMES[run.db]} — ${run.startedAt}, ${Math.round(run.seconds)} s, background CPU load before the run ${Math.round(run.backgroundLoad * 100)} %`,
     )
-    out.push('')
-    out.push('| Scenario | Server | req/s | p50 ms | p99 ms | bytes/resp | peak RSS MiB | Compared |')
-    out.push('|---|---|---:|---:|---:|---:|---:|---|')
-    for (const scenario of run.scenarios) {
-      for (const row of scenario.rows) {
-        const s = row.summary
-        out.push(
-          `| ${row.scenario} | ${row.server} | ${integer(s.rps)} | ${ms(s.p50)} | ${ms(s.p99)} | ${integer(s.bytesPerResponse)} | ${integer(s.peakRssMiB)} | ${row.versus} |`,
-        )
-      }
+    // A scenario measured in targets and notes alone (csv) has no row.
+    const rows = run.scenarios.flatMap((scenario) => scenario.rows)
+    if (rows.length > 0) {
+      out.push('')
+      out.push('| Scenario | Server | req/s | p50 ms | p99 ms | bytes/resp | peak RSS MiB | Compared |')
+      out.push('|---|---|---:|---:|---:|---:|---:|---|')
+    }
+    for (const row of rows) {
+      const s = row.summary
+      out.push(
+        `| ${row.scenario} | ${row.server} | ${integer(s.rps)} | ${ms(s.p50)} | ${ms(s.p99)} | ${integer(s.bytesPerResponse)} | ${integer(s.peakRssMiB)} | ${row.versus} |`,
+      )
     }
     const targets = run.scenarios.flatMap((s) => s.targets)
     if (targets.length > 0) {

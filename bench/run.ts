@@ -11,6 +11,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { csvScenario } from './csv.js'
 import { BENCH_DIR, ROOT, startService, stopLoaders } from './processes.js'
 import { type DatabaseRun, describeMachine, measureBackgroundLoad, renderMarkdown } from './report.js'
 import {
@@ -90,6 +91,7 @@ const RUNNERS: Record<ScenarioName, (shop: Shop, settings: Settings) => Promise<
   'login-storm': loginStorm,
   upload,
   'admin-write': adminWrite,
+  csv: csvScenario,
 }
 
 /** Reads first, then the scenarios that write (checkout changes stock, upload adds products). */
@@ -105,6 +107,7 @@ const RUN_ORDER: readonly ScenarioName[] = [
   'after-sale',
   'outbox',
   'admin-write',
+  'csv',
   'upload',
   'catalog-filter',
   'catalog-facets',

@@ -31,6 +31,7 @@ export const SCENARIOS = [
   'login-storm',
   'upload',
   'admin-write',
+  'csv',
 ] as const
 export type ScenarioName = (typeof SCENARIOS)[number]
 

@@ -342,6 +342,8 @@ async function applyExisting(
   locked: ProductRow | undefined,
   counts: Counts,
   categories: Map<string, number | undefined>,
+  /** Its options and variants as read under its lock (lockExisting), when read then. */
+  lockedRows?: variants.ProductRowsOf,
 ): Promise<void> {
   const productId = group.productId!
   if (!locked) throw new RowFailure(null, messages.productNotFound)
@@ -375,8 +377,9 @@ async function applyExisting(
   if (Object.keys(changes).length > 0) await products.updateProductById(trx, productId, { ...changes, updated_at: now })
   if (tagsChange) await products.replaceTags(trx, productId, fields.tags!)
 
-  const { options, values } = await variants.findOptionRows(trx, productId)
-  let { variants: rows, links } = await variants.findVariantRows(trx, productId)
+  // Only this product's rows change its options and variants, so those read under its lock are still true here.
+  const { options, values } = lockedRows ?? (await variants.findOptionRows(trx, productId))
+  let { variants: rows, links } = lockedRows ?? (await variants.findVariantRows(trx, productId))
   const optionNames = options.map((o) => o.name)
   let variantsChanged = false
   for (const row of group.rows) {
@@ -668,12 +671,25 @@ function newVariant(input: VariantInput, options: Array<{ name: string; value: s
  * decides who wins what two rows ask for (a SKU one product gives up and a later row takes, a slug two rows want),
  * so sorting the writes would change the report. Taking every lock first orders the waits and changes nothing else.
  */
-async function lockExisting(trx: Trx, dialect: Dialect, groups: readonly Group[]): Promise<Map<number, ProductRow | undefined>> {
+async function lockExisting(
+  trx: Trx,
+  dialect: Dialect,
+  groups: readonly Group[],
+): Promise<{ locked: Map<number, ProductRow | undefined>; rowsOf: Map<number, variants.ProductRowsOf> }> {
   const ids = groups.flatMap((group) => (group.failed || group.productId === undefined ? [] : [group.productId])).sort((a, b) => a - b)
   const locked = new Map<number, ProductRow | undefined>()
   for (const id of ids) locked.set(id, await variants.lockProduct(trx, dialect, id))
-  return locked
+  // Their options and variants, read under the locks a few hundred products at a time.
+  const rowsOf = new Map<number, variants.ProductRowsOf>()
+  const present = ids.filter((id) => locked.get(id) !== undefined)
+  for (let i = 0; i < present.length; i += READ_MANY) {
+    for (const [id, rows] of await variants.findRowsOfProducts(trx, present.slice(i, i + READ_MANY))) rowsOf.set(id, rows)
+  }
+  return { locked, rowsOf }
 }
+
+/** How many products' rows one statement reads (lockExisting). */
+const READ_MANY = 500
 
 /** Thrown to roll the transaction back when the import must write nothing (a dry run, or an error without `partial`). */
 class RollBack extends Error {}
@@ -753,7 +769,7 @@ async function applyFile(
       }
       const buffered = { ...ctx, events }
       // Before the first savepoint: a product rolled back to its savepoint stays locked until the import ends.
-      const locked = await lockExisting(trx, ctx.dialect, groups)
+      const { locked, rowsOf } = await lockExisting(trx, ctx.dialect, groups)
       /** Runs `apply` behind a savepoint: whether it succeeded; when not, it left nothing (rows, counts, events). */
       const behindSavepoint = async (apply: () => Promise<boolean>, failed: (error: unknown) => void): Promise<boolean> => {
         const before = { ...counts }
@@ -776,7 +792,7 @@ async function applyFile(
       }
       const apply = async (group: Group) => {
         if (group.productId === undefined) await applyNew(trx, buffered, group, counts, caches.categories)
-        else await applyExisting(trx, buffered, group, locked.get(group.productId), counts, caches.categories)
+        else await applyExisting(trx, buffered, group, locked.get(group.productId), counts, caches.categories, rowsOf.get(group.productId))
       }
       const caches = { categories, taxClasses: new Set<string>() }
       // The products go in runs of up to TOGETHER_MAX, each run behind one savepoint: a run of plain new products
