@@ -29,6 +29,17 @@ export function amount(cents: number | null | undefined): string {
 }
 
 /**
+ * A page's rows as text, TEXT_ROWS rows a string. A string of a whole page (a few hundred KB) would be one of V8's
+ * large objects, which only a full collection frees: a million lines left the export's text behind in the heap
+ * (+190 MiB). Strings of about 40 KB die young, in the scavenges.
+ */
+function* texts(rows: string[][]): Generator<string> {
+  for (let i = 0; i < rows.length; i += TEXT_ROWS) yield stringify(rows.slice(i, i + TEXT_ROWS), CSV_OPTIONS)
+}
+const TEXT_ROWS = 200
+const CSV_OPTIONS = { record_delimiter: '\r\n', quoted_match: ['\n', '\r'] }
+
+/**
  * Sends `pages` (each an array of rows, each row already made of cells) as a CSV download: RFC 4180 quoting, UTF-8
  * with a byte order mark (so that spreadsheets read the accents), CRLF, a header row. Pages are read one at a time as
  * the client takes the bytes (backpressure), so memory stays bounded whatever the number of rows. A failure before the
@@ -36,20 +47,17 @@ export function amount(cents: number | null | undefined): string {
  * incomplete download instead of a file that looks whole.
  */
 export async function sendCsv(reply: FastifyReply, fileName: string, columns: readonly string[], pages: AsyncIterable<string[][]>): Promise<FastifyReply> {
-  const options = { record_delimiter: '\r\n', quoted_match: ['\n', '\r'] }
   // The first page is read before anything is sent: a failure there is still an ordinary error answer.
   const iterator = pages[Symbol.asyncIterator]()
   const first = await iterator.next()
-  // Each page is made into text by csv-stringify at once (one string per page rather than a stream event per row:
-  // several times faster), and the next page is read only when the client has taken this one.
+  // Each page is made into text by csv-stringify a slice at a time (a string per 200 rows rather than a stream event
+  // per row: several times faster), and the next page is read only when the client has taken this one.
   const body = Readable.from(
     (async function* () {
-      yield `\uFEFF${stringify([[...columns]], options)}`
+      yield `\uFEFF${stringify([[...columns]], CSV_OPTIONS)}`
       if (first.done === true) return
-      if (first.value.length > 0) yield stringify(first.value, options)
-      for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) {
-        if (next.value.length > 0) yield stringify(next.value, options)
-      }
+      yield* texts(first.value)
+      for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) yield* texts(next.value)
     })(),
     { objectMode: false, highWaterMark: 64 * 1024 },
   )
