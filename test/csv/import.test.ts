@@ -615,4 +615,50 @@ describe('runs of new products across the run size', () => {
     expect(rows.map((row) => row.slug)).not.toContain(`${tag}-299`)
     expect(bigEvents.filter((e) => e.type === 'product.created')).toHaveLength(449)
   })
+
+  const bigUpload = async (file: Buffer) => {
+    const form = await multipart({}, [{ field: 'file', filename: 'products.csv', type: 'text/csv', data: file }])
+    return big.app.inject({ method: 'POST', url: '/imports/products', headers: { ...form.headers, ...bearer(big.admin) }, payload: form.payload })
+  }
+  const bigSnapshot = async () =>
+    (await big.app.db.selectFrom('product_variants').select(['id', 'sku', 'updated_at']).orderBy('id').execute())
+      .map((r) => `${r.id}:${r.sku}@${r.updated_at}`)
+      .join(',')
+
+  it('a variant named twice: the second row sees the variant as the first left it: a SKU given away in between is refused', async () => {
+    const slug = unique('cam')
+    const [a, b, x] = [unique('A'), unique('B'), unique('X')]
+    const made = await bigUpload(csv(['name,slug,price,sku,option1_name,option1_value', `Cam,${slug},10,${a},Talla,S`, `Cam,${slug},10,${b},Talla,M`]))
+    expect(made.json()).toMatchObject({ applied: true, errors: [] })
+    const id = (await big.app.db.selectFrom('products').select('id').where('slug', '=', slug).executeTakeFirstOrThrow()).id
+    const [v1, v2] = ((await big.app.inject({ url: `/products/${id}`, headers: bearer(big.admin) })).json() as Product).variants.map((v) => v.id)
+    const before = await bigSnapshot()
+    // V1 gives its SKU A away (to X), V2 takes A, then V1 asks for A again: V2 holds it now.
+    const res = await bigUpload(csv(['product_id,variant_id,name,price,sku', `${id},${v1},Cam,10,${x}`, `${id},${v2},Cam,10,${a}`, `${id},${v1},Cam,10,${a}`]))
+    expect(res.json()).toMatchObject({ applied: false, errors: [{ row: 4, column: 'sku', message: messages.importSkuOfAnotherVariant(a) }] })
+    expect(await bigSnapshot()).toEqual(before)
+  })
+
+  it('200 new products of 50 tags each are still one run written together (their tag rows in several statements)', async () => {
+    const tag = unique('etiquetas')
+    const tags = Array.from({ length: 50 }, (_, i) => `t${i}`)
+    const lines = Array.from({ length: 200 }, (_, i) => `P${i},${tag}-${i},1,"${tags.join(',')}"`)
+    const form = await multipart({}, [{ field: 'file', filename: 'products.csv', type: 'text/csv', data: csv(['name,slug,price,tags', ...lines]) }])
+    const res = await big.app.inject({ method: 'POST', url: '/imports/products', headers: { ...form.headers, ...bearer(big.admin) }, payload: form.payload })
+    expect(res.json()).toMatchObject({ applied: true, created: { products: 200, variants: 200 }, errors: [] })
+    const made = await big.app.db.selectFrom('products').select(['id', 'created_at']).where('slug', 'like', `${tag}-%`).execute()
+    // Written together, the run's products share one time; product by product, each has its own.
+    expect(new Set(made.map((row) => row.created_at)).size).toBe(1)
+    const tagRows = await big.app.db
+      .selectFrom('product_tags')
+      .select(['product_id', 'tag', 'position'])
+      .where(
+        'product_id',
+        'in',
+        made.map((row) => row.id),
+      )
+      .execute()
+    expect(tagRows).toHaveLength(200 * 50)
+    expect(tagRows.every((row) => row.tag === `t${row.position}`)).toBe(true)
+  })
 })

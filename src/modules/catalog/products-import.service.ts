@@ -447,7 +447,9 @@ async function applyExisting(
     }
     if (input.position !== undefined && input.position !== variant.position) update.position = input.position
     if (Object.keys(update).length > 0) {
-      await variants.updateVariant(trx, variant.id, { ...update, updated_at: now })
+      const updated = await variants.updateVariant(trx, variant.id, { ...update, updated_at: now })
+      // A later row of the file may name the variant again: it sees the variant as this row left it.
+      if (updated) rows = rows.map((v) => (v.id === updated.id ? updated : v))
       counts.updatedVariants += 1
       variantsChanged = true
     } else if (!productChanged) counts.unchanged += 1

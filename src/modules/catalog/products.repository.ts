@@ -555,7 +555,12 @@ export async function insertProducts(db: Db, rows: ReadonlyArray<Insertable<Prod
 /** The tag rows of new products whose `tags` column was written with them (no rows to replace yet). */
 export async function insertTagRows(db: Db, products: ReadonlyArray<{ productId: number; tags: readonly string[] }>): Promise<void> {
   const rows = products.flatMap(({ productId, tags }) => tags.map((tag, position) => ({ product_id: productId, tag, tag_key: tag.toLowerCase(), position })))
-  if (rows.length > 0) await db.insertInto('product_tags').values(rows).execute()
+  // 1,000 rows a statement: 4,000 bound values, under SQLite's 32,766 whatever the products' tags.
+  for (let i = 0; i < rows.length; i += 1000)
+    await db
+      .insertInto('product_tags')
+      .values(rows.slice(i, i + 1000))
+      .execute()
 }
 
 /** Which of `slugs` products have now. */
