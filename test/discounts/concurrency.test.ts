@@ -1,5 +1,5 @@
 import { sql, type Transaction } from 'kysely'
-import { beforeEach, describe, expect, it, vi } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import type { Database } from '../../src/db/database.js'
 import {
   checkCode,
@@ -53,8 +53,8 @@ function checkout(code: { id: number; code: string }, customer: DiscountCustomer
       })
       .returning('id')
       .executeTakeFirstOrThrow()
-    const limited = checked.code.usageLimit !== null || checked.code.perCustomerLimit !== null
-    await redeem(trx, { codeId: code.id, orderId: order.id, userId: customer.userId, email: customer.email, limited })
+    const counted = checked.code.usageLimit !== null
+    await redeem(trx, { codeId: code.id, orderId: order.id, userId: customer.userId, email: customer.email, counted })
     await hold
   })
 }
@@ -116,7 +116,9 @@ describe(`a code's limits under concurrency (${dialect})`, () => {
     expect(messagesOf(ana)).toEqual(Array.from({ length: 9 }, () => CUSTOMER_LIMIT))
     // Everyone else got theirs.
     expect(results.slice(10).every((r) => r.status === 'fulfilled')).toBe(true)
-    expect(await usageCount(code.id)).toBe(6)
+    // Counted by its orders: without a usage limit, the code's row is not written.
+    expect((await getDiscountCode(t.app.db, code.id)).usageCount).toBe(6)
+    expect(await usageCount(code.id)).toBe(0)
     const rows = await t.app.db
       .selectFrom('orders')
       .select('id')
@@ -127,33 +129,81 @@ describe(`a code's limits under concurrency (${dialect})`, () => {
   })
 })
 
-describe.skipIf(dialect !== 'postgres')('the per-customer count waits for the code’s row lock (PostgreSQL)', () => {
-  it('a second checkout of the same customer waits for the first to commit, then sees its redemption', async () => {
-    const code = await makeCode({ code: 'SERIAL', perCustomerLimit: 1 })
-    let release!: () => void
-    const hold = new Promise<void>((resolve) => (release = resolve))
-    let firstPid = 0
-    let redeemed = false
-    const first = t.app.db.transaction().execute(async (trx) => {
-      firstPid = await backendPid(trx)
-      await orderWithCode(trx, code.id, 7, 'ana@example.com', true)
-      redeemed = true
+describe.skipIf(dialect !== 'postgres')('the per-customer count waits for the customer’s lock, not other customers (PostgreSQL)', () => {
+  /** An order of `userId`/`email` holding its use of the code uncommitted until `hold` settles; `ready` gives its backend pid. */
+  function heldOrder(codeId: number, userId: number, email: string, counted: boolean, hold: Promise<void>) {
+    let redeemed!: (pid: number) => void
+    const ready = new Promise<number>((resolve) => (redeemed = resolve))
+    const done = t.app.db.transaction().execute(async (trx) => {
+      const pid = await backendPid(trx)
+      await orderWithCode(trx, codeId, userId, email, counted)
+      redeemed(pid)
       await hold
     })
-    // The first has taken its use and holds the code's row, uncommitted.
-    await vi.waitUntil(() => redeemed, { timeout: 5000, interval: 5 })
-    // Its outcome is taken at once: the second may be refused while the first's commit is still being awaited, and a
-    // rejection nobody has listened to yet is an unhandled one.
-    const second = checkout(code, { userId: null, email: 'ANA@example.com' }).then(
+    return { ready, done }
+  }
+
+  for (const kind of ['without a usage limit', 'with a usage limit'] as const) {
+    it(`${kind}: a second checkout of the same customer waits for the first to commit, then sees its redemption`, async () => {
+      const counted = kind === 'with a usage limit'
+      const code = await makeCode({ code: counted ? 'SERIAL-COUNTED' : 'SERIAL', perCustomerLimit: 1, ...(counted ? { usageLimit: 100 } : {}) })
+      let letGo!: () => void
+      const first = heldOrder(code.id, 7, 'ana@example.com', counted, new Promise<void>((resolve) => (letGo = resolve)))
+      const firstPid = await first.ready
+      // Its outcome is taken at once: the second may be refused while the first's commit is still being awaited, and
+      // a rejection nobody has listened to yet is an unhandled one.
+      const second = checkout(code, { userId: null, email: 'ANA@example.com' }).then(
+        () => 'redeemed',
+        (error: unknown) => (error as Error).message,
+      )
+      try {
+        await waitUntilBlockedBy(t.app.db, firstPid)
+      } finally {
+        letGo()
+      }
+      await first.done
+      expect(await second).toBe(CUSTOMER_LIMIT)
+      expect(await redemptions()).toBe(1)
+      expect(await usageCount(code.id)).toBe(counted ? 1 : 0)
+    })
+  }
+
+  it('without a usage limit: another customer’s order is not kept waiting by one in flight', async () => {
+    const code = await makeCode({ code: 'MINE-ONLY', perCustomerLimit: 1 })
+    let letGo!: () => void
+    const first = heldOrder(code.id, 7, 'ana@example.com', false, new Promise<void>((resolve) => (letGo = resolve)))
+    await first.ready
+    // With the first uncommitted, the other customer's order commits: it waited for no lock (a wait fails it at 2 s).
+    const other = t.app.db.transaction().execute(async (trx) => {
+      await sql`set local lock_timeout = '2s'`.execute(trx)
+      await orderWithCode(trx, code.id, 8, 'bea@example.com', false)
+    })
+    try {
+      await other
+    } finally {
+      letGo()
+    }
+    await first.done
+    expect((await getDiscountCode(t.app.db, code.id)).usageCount).toBe(2)
+  })
+
+  it('an order that read the code with a usage limit, removed since, still counts under the customer’s lock', async () => {
+    const code = await makeCode({ code: 'LIMIT-GONE', perCustomerLimit: 1 })
+    let letGo!: () => void
+    // The first order took the code's path for a usage limit (it read one); the code has none now.
+    const first = heldOrder(code.id, 7, 'ana@example.com', true, new Promise<void>((resolve) => (letGo = resolve)))
+    const firstPid = await first.ready
+    const second = lateOrder(code.id, 7, 'ana@example.com').then(
       () => 'redeemed',
       (error: unknown) => (error as Error).message,
     )
-    await waitUntilBlockedBy(t.app.db, firstPid)
-    release()
-    await first
-    const outcome = await second
-    expect(outcome).toBe(CUSTOMER_LIMIT)
-    expect(await usageCount(code.id)).toBe(1)
+    try {
+      await waitUntilBlockedBy(t.app.db, firstPid)
+    } finally {
+      letGo()
+    }
+    await first.done
+    expect(await second).toBe(CUSTOMER_LIMIT)
     expect(await redemptions()).toBe(1)
   })
 })
@@ -191,10 +241,14 @@ describe(`a code without limits (${dialect})`, () => {
     await setLimits(code.id, { usageLimit: null })
     await checkout(code, { userId: 512, email: 'sixth@example.com' })
     expect(await usageCount(code.id)).toBe(4)
-    // A per-customer limit alone counts them too (its checks run under the code's row lock).
+    // A per-customer limit alone counts each customer's orders, not the row's uses.
     expect((await setLimits(code.id, { perCustomerLimit: 1 })).usageCount).toBe(5)
-    expect(await usageCount(code.id)).toBe(5)
     await expect(checkout(code, { userId: 512, email: 'sixth@example.com' })).rejects.toMatchObject({ statusCode: 409, message: CUSTOMER_LIMIT })
+    await checkout(code, { userId: 513, email: 'seventh@example.com' })
+    expect(await usageCount(code.id)).toBe(4)
+    // A usage limit given to it then counts them all.
+    expect((await setLimits(code.id, { usageLimit: 10 })).usageCount).toBe(6)
+    expect(await usageCount(code.id)).toBe(6)
   })
 
   it('a release gives its use back to the API’s count, and to the row’s only for a code with a limit', async () => {
@@ -222,9 +276,9 @@ describe(`a code without limits (${dialect})`, () => {
     await checkout(code, { userId: 810, email: 'mine@example.com' })
     await setLimits(code.id, { perCustomerLimit: 1 })
     await expect(lateOrder(code.id, 810, 'mine@example.com')).rejects.toMatchObject({ statusCode: 409, message: CUSTOMER_LIMIT })
-    // Someone else still gets it, and is counted.
+    // Someone else still gets it, and is counted (by the orders: the code has no usage limit).
     await lateOrder(code.id, 811, 'other@example.com')
-    expect(await usageCount(code.id)).toBe(2)
+    expect((await getDiscountCode(t.app.db, code.id)).usageCount).toBe(2)
   })
 
   it('a release leaves the row’s count of a code without limits as it was (it is kept only while the code has one)', async () => {
@@ -244,15 +298,15 @@ function lateOrder(codeId: number, userId: number, email: string) {
   return t.app.db.transaction().execute((trx) => orderWithCode(trx, codeId, userId, email, false))
 }
 
-/** In `trx`: an order holding the code, then its use counted (`limited`: whether the order read the code with a limit). */
-async function orderWithCode(trx: Transaction<Database>, codeId: number, userId: number, email: string, limited: boolean): Promise<void> {
+/** In `trx`: an order holding the code, then its use counted (`counted`: whether the order read the code with a usage limit). */
+async function orderWithCode(trx: Transaction<Database>, codeId: number, userId: number, email: string, counted: boolean): Promise<void> {
   const now = new Date().toISOString()
   const order = await trx
     .insertInto('orders')
     .values({ user_id: userId, total_cents: 900, status: 'pending', created_at: now, updated_at: now, ...redemptionColumns(codeId, email) })
     .returning('id')
     .executeTakeFirstOrThrow()
-  await redeem(trx, { codeId, orderId: order.id, userId, email, limited })
+  await redeem(trx, { codeId, orderId: order.id, userId, email, counted })
 }
 
 describe.skipIf(dialect !== 'postgres')('a code without limits under concurrency (PostgreSQL)', () => {

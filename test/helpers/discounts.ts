@@ -6,7 +6,7 @@ import { codeGoneOnWrite, redeem, redemptionColumns } from '../../src/modules/di
 /**
  * Makes an existing order a redemption of the code, as checkout does in the order's transaction: the order's row
  * takes the code, its customer (`userId`, or a guest's `email`) and its discount (`amountCents`), then `redeem`
- * counts the use (`limited` as checkout reads it: whether the code has a limit now). Throws what checkout would (a
+ * counts the use (`counted` as checkout reads it: whether the code has a usage limit now). Throws what checkout would (a
  * code gone: 404 on both databases), and then changes nothing.
  */
 export async function redeemOrder(
@@ -21,8 +21,8 @@ export async function redeemOrder(
       .where('id', '=', input.orderId)
       .execute()
       .catch((error: unknown) => Promise.reject(codeGoneOnWrite(error)))
-    const limits = await trx.selectFrom('discount_codes').select(['usage_limit', 'per_customer_limit']).where('id', '=', input.codeId).executeTakeFirst()
-    const limited = limits === undefined || limits.usage_limit !== null || limits.per_customer_limit !== null
-    await redeem(trx, { ...input, limited })
+    const limits = await trx.selectFrom('discount_codes').select('usage_limit').where('id', '=', input.codeId).executeTakeFirst()
+    const counted = limits === undefined || limits.usage_limit !== null
+    await redeem(trx, { ...input, counted })
   })
 }

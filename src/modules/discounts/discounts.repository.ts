@@ -126,7 +126,7 @@ export async function countCustomerRedemptions(
 }
 
 /**
- * Takes one use of a code with a limit (`usage_limit` or `per_customer_limit`) for an order that holds it
+ * Takes one use of a code with a usage limit (`usage_limit`) for an order that holds it
  * (`orders.discount_code_id`), while the code is under its usage limit: one conditional update of the code's count of
  * uses, which on PostgreSQL also holds the code's row lock until the transaction ends (so what follows for this code
  * is serialized). Undefined when the code is used up (or gone), or the order does not hold it (a use no release could
@@ -149,28 +149,43 @@ const takeUseStatement = prepared((db, v: { codeId: number; orderId: number }) =
 )
 
 /**
- * For an order holding a code without limits: whether the code still has none. On PostgreSQL the order holds the
- * code's shared lock (`holdCode`), from its insert or, when `held` is false, taken here first. The code is read in a
- * statement after the lock, so an order that waited for an admin reads the code as the admin left it (a row lock
- * would not do: a key-share lock reads the version before an update of other columns, and a stronger one would keep
- * every change of the code waiting for the orders). False when the code has a limit by now, or is gone.
+ * For an order holding a code without a usage limit: whether the code still has none, and then its per-customer limit
+ * (null for none). On PostgreSQL the order holds the code's shared lock (`holdCode`), from its insert or, when `held`
+ * is false, taken here first. The code is read in a statement after the lock, so an order that waited for an admin
+ * reads the code as the admin left it (a row lock would not do: a key-share lock reads the version before an update
+ * of other columns, and a stronger one would keep every change of the code waiting for the orders). Undefined when
+ * the code has a usage limit by now, or is gone.
  */
-export async function holdOpenCode(trx: Db, codeId: number, held: boolean): Promise<boolean> {
+export async function holdUncountedCode(trx: Db, codeId: number, held: boolean): Promise<{ perCustomerLimit: number | null } | undefined> {
   if (!held && isPostgres(trx)) await holdCodeStatement(trx, { codeId })
-  return (await openCodeStatement(trx, { codeId })).rows.length > 0
+  const row = (await uncountedCodeStatement(trx, { codeId })).rows[0]
+  return row && { perCustomerLimit: row.per_customer_limit }
 }
 
 const holdCodeStatement = prepared((db, v: { codeId: number }) => db.selectNoFrom(holdCode(v.codeId).as('held')))
 
-const openCodeStatement = prepared((db, v: { codeId: number }) =>
-  db.selectFrom('discount_codes').select('id').where('id', '=', v.codeId).where('usage_limit', 'is', null).where('per_customer_limit', 'is', null),
+const uncountedCodeStatement = prepared((db, v: { codeId: number }) =>
+  db.selectFrom('discount_codes').select('per_customer_limit').where('id', '=', v.codeId).where('usage_limit', 'is', null),
 )
+
+/**
+ * Locks the code for one customer until the transaction ends (PostgreSQL; SQLite runs one write at a time): by user
+ * id, then by e-mail, the two ways a customer's redemptions are counted, so two orders of one customer count one
+ * after the other while other customers' orders go on. Advisory locks on a hash of the code and the identity (the
+ * one-key space, which the two-key locks of `holdCode` do not share); a collision of two hashes only makes two
+ * orders wait for each other.
+ */
+export async function lockCodeForCustomer(trx: Db, codeId: number, customer: { userId: number | null; email: string }): Promise<void> {
+  if (!isPostgres(trx)) return
+  const keys = [...(customer.userId === null ? [] : [`discount:${codeId}:user:${customer.userId}`]), `discount:${codeId}:email:${customer.email}`]
+  await sql`select ${sql.join(keys.map((key) => sql`pg_advisory_xact_lock(hashtextextended(${key}, 0))`))}`.execute(trx)
+}
 
 /**
  * The code's row for an admin's change, locked on PostgreSQL until the change commits: after any use being taken
  * or given back (`takeUse`, `giveUseBack`), which wait for it in turn; orders taking the code without a limit do not
  * wait. `givingLimit`: the change may give the code a limit, so it first waits for the orders in flight that took
- * it without one (`holdOpenCode`), and holds new ones back, so that a count of the orders holding the code made
+ * it without one (`holdUncountedCode`), and holds new ones back, so that a count of the orders holding the code made
  * afterwards, in a statement of its own, includes every order that will not count its use.
  */
 export async function lockCode(trx: Db, id: number, givingLimit: boolean): Promise<DiscountCodeRow | undefined> {
@@ -203,14 +218,14 @@ export async function orderHoldsCode(db: Db, orderId: number, codeId: number): P
 }
 
 /**
- * Gives one use back to a code with a limit (never below 0). The update always takes the code's row lock, limit or
+ * Gives one use back to a code with a usage limit (never below 0). The update always takes the code's row lock, limit or
  * not, so that a release and an admin's change setting a limit (which counts the uses again) come one after the other.
  */
 export async function giveUseBack(trx: Db, codeId: number): Promise<void> {
   await trx
     .updateTable('discount_codes')
     .set({
-      usage_count: sql<number>`case when (usage_limit is not null or per_customer_limit is not null) and usage_count > 0 then usage_count - 1 else usage_count end`,
+      usage_count: sql<number>`case when usage_limit is not null and usage_count > 0 then usage_count - 1 else usage_count end`,
     })
     .where('id', '=', codeId)
     .execute()

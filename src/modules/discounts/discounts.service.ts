@@ -231,12 +231,10 @@ export async function updateDiscountCode(db: Db, id: number, input: UpdateDiscou
     if (input.categoryIds !== undefined) changes.category_ids = JSON.stringify(input.categoryIds)
     if (input.active !== undefined) changes.active = input.active ? 1 : 0
     changes.updated_at = nowIso()
-    // A code given a limit has its uses counted: its orders took none while it had no limit. (A code that had one
+    // A code given a usage limit has its uses counted: its orders took none while it had none. (A code that had one
     // kept its count exact, under its row's lock.)
     const usageLimit = changes.usage_limit !== undefined ? changes.usage_limit : current.usage_limit
-    const perCustomerLimit = changes.per_customer_limit !== undefined ? changes.per_customer_limit : current.per_customer_limit
-    const wasOpen = current.usage_limit === null && current.per_customer_limit === null
-    const row = await repo.updateCode(trx, id, changes, wasOpen && (usageLimit !== null || perCustomerLimit !== null))
+    const row = await repo.updateCode(trx, id, changes, current.usage_limit === null && usageLimit !== null)
     if (!row) throw new AppError(404, 'discountCodeNotFound')
     const uses = await usesOf(trx, id)
     const code = discountCodeRowToCode(row, uses)
@@ -450,10 +448,10 @@ export interface RedeemInput {
   /** The order's e-mail, any case. */
   email: string
   /**
-   * Whether the code had a limit (`usageLimit` or `perCustomerLimit`) as the order read it. It only picks which
-   * check runs first: a code that has a limit by now is counted all the same.
+   * Whether the code had a usage limit (`usageLimit`) as the order read it. It only picks which check runs first: a
+   * code that has one by now is counted all the same.
    */
-  limited: boolean
+  counted: boolean
   /** Whether the order's insert took the code's shared lock (`insertOrder`, PostgreSQL); else `redeem` takes it. */
   held?: boolean
 }
@@ -463,41 +461,51 @@ export interface RedeemInput {
  * holding the code, with that transaction). The order holding the code is its redemption, and the count the API
  * shows.
  *
- * A code without limits has nothing more to count against: the order only holds the code's shared lock
- * (PostgreSQL: from its insert when `held`, else taken here; `holdOpenCode`), which any number of orders hold at
- * once, so an admin giving the code a limit meanwhile waits and then counts this order (`updateDiscountCode`).
+ * A code without a usage limit has no count of uses to keep: the order only holds the code's shared lock
+ * (PostgreSQL: from its insert when `held`, else taken here; `holdUncountedCode`), which any number of orders hold at
+ * once, so an admin giving the code a limit meanwhile waits and then counts this order (`updateDiscountCode`). When
+ * A code with a usage limit takes a conditional update `usage_count + 1` while under `usageLimit` (on PostgreSQL it
+ * also locks the code's row until the transaction ends, so concurrent redemptions of the code queue there).
  *
- * A code with a limit takes a conditional update `usage_count + 1` while under `usageLimit` (on PostgreSQL it also
- * locks the code's row until the transaction ends, so concurrent redemptions of the code queue there), then, under
- * that lock and only for a code with `perCustomerLimit`, counts the customer's other orders holding the code, by
- * user id or e-mail. Throws 409 `El código de descuento ha alcanzado su límite de usos` or `Ya has usado este código
- * de descuento el máximo de veces permitido` (404 `Código de descuento no válido` if the code was deleted
- * meanwhile): the caller's transaction then rolls back, the counter and the order with it. Given a database rather
- * than a transaction, it runs in a transaction of its own.
+ * Then, for a code with a `perCustomerLimit` either way, the order takes the code's lock for its customer
+ * (`lockCodeForCustomer`: by user id and by e-mail) and counts the customer's other orders holding the code: two
+ * orders of one customer count one after the other; other customers' orders of a code without a usage limit do not
+ * wait.
+ * Throws 409 `El código de descuento ha alcanzado su límite de usos` or `Ya has usado este código de descuento el
+ * máximo de veces permitido` (404 `Código de descuento no válido` if the code was deleted meanwhile): the caller's
+ * transaction then rolls back, the counter and the order with it. Given a database rather than a transaction, it
+ * runs in a transaction of its own.
  */
 export async function redeem(trx: Trx | Db, input: RedeemInput): Promise<void> {
   await inTransaction(trx, async (tx) => {
+    const customer = { userId: input.userId, email: input.email.trim().toLowerCase() }
     // Taking a use on every order would make each order with the code wait for the one before it to commit.
-    if (!input.limited && (await repo.holdOpenCode(tx, input.codeId, input.held === true))) return
-    const taken = await repo.takeUse(tx, input.codeId, input.orderId)
-    if (!taken) {
-      if (!(await repo.findCode(tx, input.codeId))) throw new AppError(404, 'discountCodeInvalid')
-      // A caller's mistake, not the customer's: a use no release could find to give back.
-      if (!(await repo.orderHoldsCode(tx, input.orderId, input.codeId)))
-        throw new Error(`order ${input.orderId} does not hold code ${input.codeId}: write it with redemptionColumns`)
-      throw new AppError(409, 'discountCodeUsedUp')
+    const uncounted = input.counted ? undefined : await repo.holdUncountedCode(tx, input.codeId, input.held === true)
+    let perCustomerLimit = uncounted?.perCustomerLimit ?? null
+    if (!uncounted) {
+      const taken = await repo.takeUse(tx, input.codeId, input.orderId)
+      if (!taken) {
+        if (!(await repo.findCode(tx, input.codeId))) throw new AppError(404, 'discountCodeInvalid')
+        // A caller's mistake, not the customer's: a use no release could find to give back.
+        if (!(await repo.orderHoldsCode(tx, input.orderId, input.codeId)))
+          throw new Error(`order ${input.orderId} does not hold code ${input.codeId}: write it with redemptionColumns`)
+        throw new AppError(409, 'discountCodeUsedUp')
+      }
+      perCustomerLimit = taken.per_customer_limit
     }
-    if (taken.per_customer_limit !== null) {
-      const customer = { userId: input.userId, email: input.email.trim().toLowerCase() }
+    if (perCustomerLimit !== null) {
+      // Under the code's lock for this customer, whichever way the use was taken: two orders of one customer count
+      // one after the other.
+      await repo.lockCodeForCustomer(tx, input.codeId, customer)
       const used = await repo.countCustomerRedemptions(tx, input.codeId, customer, input.orderId)
-      if (used >= taken.per_customer_limit) throw new AppError(409, 'discountCodeCustomerLimit')
+      if (used >= perCustomerLimit) throw new AppError(409, 'discountCodeCustomerLimit')
     }
   })
 }
 
 /**
  * Gives back the use an order took (a `pending` order cancelled or expired unpaid; never call it for a paid one):
- * the order stops holding the code and, for a code with a limit, its count of uses goes down, in the caller's transaction. False when the
+ * the order stops holding the code and, for a code with a usage limit, its count of uses goes down, in the caller's transaction. False when the
  * order held no use (nothing to do; a second release is harmless).
  */
 export async function release(trx: Trx | Db, orderId: number): Promise<boolean> {

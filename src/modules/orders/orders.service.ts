@@ -392,13 +392,13 @@ async function createOrderFromCart(
   await deps.events.emit(trx, { type: 'order.created', data: order, ...(account ? { customer: account } : {}) })
   await deps.inventory.announceLowStock(trx, reserved)
   await clearCartAfterOrder(trx, ref, taken)
-  // The code's use, counted last. For a code with a limit it is a conditional update on the code's row (409 when
-  // used up meanwhile), whose lock every order with that code waits for until this one commits: last, it is held for
-  // this statement and the commit. A code without limits is not written (see `redeem`).
+  // The code's use, counted last. For a code with a usage limit it is a conditional update on the code's row (409
+  // when used up meanwhile), whose lock every order with that code waits for until this one commits: last, it is held
+  // for this statement and the commit. A code without one is not written (see `redeem`).
   if (code) {
-    const limited = code.code.usageLimit !== null || code.code.perCustomerLimit !== null
+    const counted = code.code.usageLimit !== null
     // A new order's insert took the code's shared lock; an order written again (setOrderTotals) did not.
-    await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '', limited, held: created })
+    await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '', counted, held: created })
   }
   return order
 }
