@@ -562,8 +562,8 @@ export interface DiscountCodesTable {
   usage_limit: number | null
   per_customer_limit: number | null
   /**
-   * The code's uses, counted only while it has a limit (`usage_limit` or `per_customer_limit`), where an order's use
-   * is a conditional update of it; a change that sets a limit counts them again. The API's `usageCount` is the orders
+   * The code's uses, counted only while it has a usage limit (`usage_limit`), where an order's use is a conditional
+   * update of it; a change that gives the code a usage limit counts them again. The API's `usageCount` is the orders
    * holding the code (`orders.discount_code_id`), for every code.
    */
   usage_count: Generated<number>

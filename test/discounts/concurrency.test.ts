@@ -187,6 +187,50 @@ describe.skipIf(dialect !== 'postgres')('the per-customer count waits for the cu
     expect((await getDiscountCode(t.app.db, code.id)).usageCount).toBe(2)
   })
 
+  it('one user under two e-mails (the account’s changed): the second order waits for the first (by user id) and is refused', async () => {
+    const code = await makeCode({ code: 'TWO-MAILS', perCustomerLimit: 1 })
+    let letGo!: () => void
+    const first = heldOrder(code.id, 7, 'old@example.com', false, new Promise<void>((resolve) => (letGo = resolve)))
+    const firstPid = await first.ready
+    const second = lateOrder(code.id, 7, 'new@example.com').then(
+      () => 'redeemed',
+      (error: unknown) => (error as Error).message,
+    )
+    try {
+      await waitUntilBlockedBy(t.app.db, firstPid)
+    } finally {
+      letGo()
+    }
+    await first.done
+    expect(await second).toBe(CUSTOMER_LIMIT)
+    expect(await redemptions()).toBe(1)
+  })
+
+  it('an admin giving a per-customer limit waits for the customer’s order in flight; the customer’s next order queues behind the admin and is refused', async () => {
+    const code = await makeCode({ code: 'LIMIT-LATER' })
+    let letGo!: () => void
+    const first = heldOrder(code.id, 7, 'ana@example.com', false, new Promise<void>((resolve) => (letGo = resolve)))
+    const firstPid = await first.ready
+    const change = setLimits(code.id, { perCustomerLimit: 1 })
+    const guest = t.app.db
+      .transaction()
+      .execute((trx) => orderWithCode(trx, code.id, null, 'ANA@example.com', false))
+      .then(
+        () => 'redeemed',
+        (error: unknown) => (error as Error).message,
+      )
+    try {
+      // The admin waits for the order in flight; the guest's order (its insert) waits behind the admin.
+      await waitUntilBlockedBy(t.app.db, firstPid, 5000, 2)
+    } finally {
+      letGo()
+    }
+    await first.done
+    await change
+    expect(await guest).toBe(CUSTOMER_LIMIT)
+    expect(await redemptions()).toBe(1)
+  })
+
   it('an order that read the code with a usage limit, removed since, still counts under the customer’s lock', async () => {
     const code = await makeCode({ code: 'LIMIT-GONE', perCustomerLimit: 1 })
     let letGo!: () => void
@@ -298,15 +342,30 @@ function lateOrder(codeId: number, userId: number, email: string) {
   return t.app.db.transaction().execute((trx) => orderWithCode(trx, codeId, userId, email, false))
 }
 
-/** In `trx`: an order holding the code, then its use counted (`counted`: whether the order read the code with a usage limit). */
-async function orderWithCode(trx: Transaction<Database>, codeId: number, userId: number, email: string, counted: boolean): Promise<void> {
+/**
+ * In `trx`: an order holding the code, written as checkout writes it (`insertOrder`: on PostgreSQL its insert takes
+ * the code's shared lock), then its use counted (`counted`: whether the order read the code with a usage limit). A
+ * null `userId` is a guest's order.
+ */
+async function orderWithCode(trx: Transaction<Database>, codeId: number, userId: number | null, email: string, counted: boolean): Promise<void> {
   const now = new Date().toISOString()
-  const order = await trx
-    .insertInto('orders')
-    .values({ user_id: userId, total_cents: 900, status: 'pending', created_at: now, updated_at: now, ...redemptionColumns(codeId, email) })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  await redeem(trx, { codeId, orderId: order.id, userId, email, counted })
+  const order = await insertOrder(trx, {
+    user_id: userId,
+    guest: userId === null,
+    email: userId === null ? email : null,
+    total_cents: 900,
+    status: 'pending',
+    created_at: now,
+    updated_at: now,
+    subtotal_cents: null,
+    shipping_cents: null,
+    shipping_address: null,
+    shipping_method: null,
+    note: null,
+    ...noBreakdown,
+    ...redemptionColumns(codeId, email),
+  })
+  await redeem(trx, { codeId, orderId: order.id, userId, email, counted, held: true })
 }
 
 describe.skipIf(dialect !== 'postgres')('a code without limits under concurrency (PostgreSQL)', () => {

@@ -463,7 +463,8 @@ export interface RedeemInput {
  *
  * A code without a usage limit has no count of uses to keep: the order only holds the code's shared lock
  * (PostgreSQL: from its insert when `held`, else taken here; `holdUncountedCode`), which any number of orders hold at
- * once, so an admin giving the code a limit meanwhile waits and then counts this order (`updateDiscountCode`). When
+ * once, so an admin giving the code a limit meanwhile waits and then counts this order (`updateDiscountCode`).
+ *
  * A code with a usage limit takes a conditional update `usage_count + 1` while under `usageLimit` (on PostgreSQL it
  * also locks the code's row until the transaction ends, so concurrent redemptions of the code queue there).
  *
