@@ -129,20 +129,20 @@ describe(`a code's limits under concurrency (${dialect})`, () => {
   })
 })
 
-describe.skipIf(dialect !== 'postgres')('the per-customer count waits for the customer’s lock, not other customers (PostgreSQL)', () => {
-  /** An order of `userId`/`email` holding its use of the code uncommitted until `hold` settles; `ready` gives its backend pid. */
-  function heldOrder(codeId: number, userId: number, email: string, counted: boolean, hold: Promise<void>) {
-    let redeemed!: (pid: number) => void
-    const ready = new Promise<number>((resolve) => (redeemed = resolve))
-    const done = t.app.db.transaction().execute(async (trx) => {
-      const pid = await backendPid(trx)
-      await orderWithCode(trx, codeId, userId, email, counted)
-      redeemed(pid)
-      await hold
-    })
-    return { ready, done }
-  }
+/** An order of `userId`/`email` holding its use of the code uncommitted until `hold` settles; `ready` gives its backend pid. */
+function heldOrder(codeId: number, userId: number, email: string, counted: boolean, hold: Promise<void>) {
+  let redeemed!: (pid: number) => void
+  const ready = new Promise<number>((resolve) => (redeemed = resolve))
+  const done = t.app.db.transaction().execute(async (trx) => {
+    const pid = await backendPid(trx)
+    await orderWithCode(trx, codeId, userId, email, counted)
+    redeemed(pid)
+    await hold
+  })
+  return { ready, done }
+}
 
+describe.skipIf(dialect !== 'postgres')('the per-customer count waits for the customer’s lock, not other customers (PostgreSQL)', () => {
   for (const kind of ['without a usage limit', 'with a usage limit'] as const) {
     it(`${kind}: a second checkout of the same customer waits for the first to commit, then sees its redemption`, async () => {
       const counted = kind === 'with a usage limit'
@@ -167,44 +167,6 @@ describe.skipIf(dialect !== 'postgres')('the per-customer count waits for the cu
       expect(await usageCount(code.id)).toBe(counted ? 1 : 0)
     })
   }
-
-  it('without a usage limit: another customer’s order is not kept waiting by one in flight', async () => {
-    const code = await makeCode({ code: 'MINE-ONLY', perCustomerLimit: 1 })
-    let letGo!: () => void
-    const first = heldOrder(code.id, 7, 'ana@example.com', false, new Promise<void>((resolve) => (letGo = resolve)))
-    await first.ready
-    // With the first uncommitted, the other customer's order commits: it waited for no lock (a wait fails it at 2 s).
-    const other = t.app.db.transaction().execute(async (trx) => {
-      await sql`set local lock_timeout = '2s'`.execute(trx)
-      await orderWithCode(trx, code.id, 8, 'bea@example.com', false)
-    })
-    try {
-      await other
-    } finally {
-      letGo()
-    }
-    await first.done
-    expect((await getDiscountCode(t.app.db, code.id)).usageCount).toBe(2)
-  })
-
-  it('one user under two e-mails (the account’s changed): the second order waits for the first (by user id) and is refused', async () => {
-    const code = await makeCode({ code: 'TWO-MAILS', perCustomerLimit: 1 })
-    let letGo!: () => void
-    const first = heldOrder(code.id, 7, 'old@example.com', false, new Promise<void>((resolve) => (letGo = resolve)))
-    const firstPid = await first.ready
-    const second = lateOrder(code.id, 7, 'new@example.com').then(
-      () => 'redeemed',
-      (error: unknown) => (error as Error).message,
-    )
-    try {
-      await waitUntilBlockedBy(t.app.db, firstPid)
-    } finally {
-      letGo()
-    }
-    await first.done
-    expect(await second).toBe(CUSTOMER_LIMIT)
-    expect(await redemptions()).toBe(1)
-  })
 
   it('an admin giving a per-customer limit waits for the customer’s order in flight; the customer’s next order queues behind the admin and is refused', async () => {
     const code = await makeCode({ code: 'LIMIT-LATER' })
@@ -231,25 +193,32 @@ describe.skipIf(dialect !== 'postgres')('the per-customer count waits for the cu
     expect(await redemptions()).toBe(1)
   })
 
-  it('an order that read the code with a usage limit, removed since, still counts under the customer’s lock', async () => {
-    const code = await makeCode({ code: 'LIMIT-GONE', perCustomerLimit: 1 })
-    let letGo!: () => void
-    // The first order took the code's path for a usage limit (it read one); the code has none now.
-    const first = heldOrder(code.id, 7, 'ana@example.com', true, new Promise<void>((resolve) => (letGo = resolve)))
-    const firstPid = await first.ready
-    const second = lateOrder(code.id, 7, 'ana@example.com').then(
-      () => 'redeemed',
-      (error: unknown) => (error as Error).message,
-    )
-    try {
-      await waitUntilBlockedBy(t.app.db, firstPid)
-    } finally {
-      letGo()
-    }
-    await first.done
-    expect(await second).toBe(CUSTOMER_LIMIT)
-    expect(await redemptions()).toBe(1)
-  })
+  const sameCustomer = [
+    // The user-id lock: the account's e-mail changed between the two orders.
+    { name: 'one user under two e-mails', code: 'TWO-MAILS', first: 'old@example.com', counted: false, second: 'new@example.com' },
+    // The first order read a usage limit (the row's path), removed since: it still counts under the customer's lock.
+    { name: 'the first order read a usage limit removed since', code: 'LIMIT-GONE', first: 'ana@example.com', counted: true, second: 'ana@example.com' },
+  ]
+  for (const race of sameCustomer) {
+    it(`${race.name}: the customer's second order waits for the first and is refused`, async () => {
+      const code = await makeCode({ code: race.code, perCustomerLimit: 1 })
+      let letGo!: () => void
+      const first = heldOrder(code.id, 7, race.first, race.counted, new Promise<void>((resolve) => (letGo = resolve)))
+      const firstPid = await first.ready
+      const second = lateOrder(code.id, 7, race.second).then(
+        () => 'redeemed',
+        (error: unknown) => (error as Error).message,
+      )
+      try {
+        await waitUntilBlockedBy(t.app.db, firstPid)
+      } finally {
+        letGo()
+      }
+      await first.done
+      expect(await second).toBe(CUSTOMER_LIMIT)
+      expect(await redemptions()).toBe(1)
+    })
+  }
 })
 
 const ADMIN = { actor: { type: 'system', name: 'test' }, requestId: null, ip: null, userAgent: null } as const
@@ -369,43 +338,33 @@ async function orderWithCode(trx: Transaction<Database>, codeId: number, userId:
 }
 
 describe.skipIf(dialect !== 'postgres')('a code without limits under concurrency (PostgreSQL)', () => {
-  /** A checkout holding its use of `code` uncommitted until `hold` settles; resolves its backend pid once it has redeemed. */
-  function heldCheckout(code: { id: number }, email: string, hold: Promise<void>) {
-    let redeemed!: (pid: number) => void
-    const ready = new Promise<number>((resolve) => (redeemed = resolve))
-    const done = t.app.db.transaction().execute(async (trx) => {
-      const pid = await backendPid(trx)
-      await orderWithCode(trx, code.id, 7, email, false)
-      redeemed(pid)
-      await hold
+  for (const limits of [{}, { perCustomerLimit: 1 }]) {
+    it(`an order in flight with the code does not keep another customer's waiting (${'perCustomerLimit' in limits ? 'a per-customer limit only' : 'no limits'})`, async () => {
+      const code = await makeCode({ code: `NO-QUEUE-${Object.keys(limits).length}`, ...limits })
+      let letGo!: () => void
+      const first = heldOrder(code.id, 7, 'first@example.com', false, new Promise<void>((resolve) => (letGo = resolve)))
+      await first.ready
+      // With the first uncommitted, the second commits: it waited for no lock (a lock wait would fail it at 2 s).
+      const second = t.app.db.transaction().execute(async (trx) => {
+        await sql`set local lock_timeout = '2s'`.execute(trx)
+        await orderWithCode(trx, code.id, 8, 'second@example.com', false)
+      })
+      try {
+        await second
+      } finally {
+        letGo()
+      }
+      await first.done
+      expect((await getDiscountCode(t.app.db, code.id)).usageCount).toBe(2)
+      expect(await usageCount(code.id)).toBe(0)
     })
-    return { ready, done }
   }
-
-  it('an order in flight with the code does not keep a second one waiting', async () => {
-    const code = await makeCode({ code: 'NO-QUEUE' })
-    let letGo!: () => void
-    const first = heldCheckout(code, 'first@example.com', new Promise<void>((resolve) => (letGo = resolve)))
-    await first.ready
-    // With the first uncommitted, the second commits: it waited for no lock (a lock wait would fail it at 2 s).
-    const second = t.app.db.transaction().execute(async (trx) => {
-      await sql`set local lock_timeout = '2s'`.execute(trx)
-      await orderWithCode(trx, code.id, 8, 'second@example.com', false)
-    })
-    try {
-      await second
-    } finally {
-      letGo()
-    }
-    await first.done
-    expect((await getDiscountCode(t.app.db, code.id)).usageCount).toBe(2)
-  })
 
   it('an admin setting a limit waits for the orders in flight with the code, and counts them', async () => {
     const code = await makeCode({ code: 'IN-FLIGHT' })
     await checkout(code, { userId: 700, email: 'before@example.com' })
     let letGo!: () => void
-    const first = heldCheckout(code, 'held@example.com', new Promise<void>((resolve) => (letGo = resolve)))
+    const first = heldOrder(code.id, 7, 'held@example.com', false, new Promise<void>((resolve) => (letGo = resolve)))
     const pid = await first.ready
     const change = setLimits(code.id, { usageLimit: 3 })
     try {
@@ -425,7 +384,7 @@ describe.skipIf(dialect !== 'postgres')('a code without limits under concurrency
   it('an admin’s change that gives no limit does not wait for the orders in flight (a deactivation during a sale)', async () => {
     const code = await makeCode({ code: 'SWITCH-OFF' })
     let letGo!: () => void
-    const first = heldCheckout(code, 'held@example.com', new Promise<void>((resolve) => (letGo = resolve)))
+    const first = heldOrder(code.id, 7, 'held@example.com', false, new Promise<void>((resolve) => (letGo = resolve)))
     await first.ready
     let outcome: string
     try {
@@ -442,7 +401,7 @@ describe.skipIf(dialect !== 'postgres')('a code without limits under concurrency
   it('orders that come while an admin waits to give the code a limit queue behind the admin, then count against it', async () => {
     const code = await makeCode({ code: 'QUEUED' })
     let letGo!: () => void
-    const first = heldCheckout(code, 'held@example.com', new Promise<void>((resolve) => (letGo = resolve)))
+    const first = heldOrder(code.id, 7, 'held@example.com', false, new Promise<void>((resolve) => (letGo = resolve)))
     const pid = await first.ready
     const change = setLimits(code.id, { usageLimit: 2 })
     let late: Promise<unknown> | undefined
