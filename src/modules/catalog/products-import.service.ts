@@ -697,9 +697,10 @@ const READ_MANY = 500
 class RollBack extends Error {}
 
 /**
- * The product import: reads and checks the file, then applies it product by product in one transaction (the
- * existing products locked first, by id: lockExisting), each product behind a savepoint so that a failing one leaves
- * nothing behind. Without `partial`, one error rolls the whole transaction back; a dry run always does, after doing
+ * The product import: reads and checks the file, then applies it in the file's order in one transaction (the
+ * existing products locked first, by id: lockExisting), in runs of products each behind a savepoint, and product by
+ * product behind savepoints of their own when a run fails (applyFile), so that a failing product leaves nothing
+ * behind. Without `partial`, one error rolls the whole transaction back; a dry run always does, after doing
  * everything (so it finds what the database would refuse).
  */
 export async function importProducts(ctx: ImportContext, file: Buffer, options: { dryRun: boolean; partial: boolean }): Promise<ImportReport> {
