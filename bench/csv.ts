@@ -44,7 +44,7 @@ export async function csvScenario(shop: Shop, settings: Settings): Promise<Scena
   const targets: TargetCheck[] = []
   const notes: string[] = []
 
-  const upload = async (file: Buffer, query: string, what: string): Promise<number> => {
+  const upload = async (file: Buffer, query: string, what: string): Promise<void> => {
     const form = await multipart({}, [{ field: 'file', filename: 'products.csv', type: 'text/csv', data: file }])
     const t0 = performance.now()
     const response = await sendRequest(origin, {
@@ -65,7 +65,6 @@ export async function csvScenario(shop: Shop, settings: Settings): Promise<Scena
     })
     if (!right) notes.push(`csv: import ${what} ${query}: ${response.status} ${response.body.toString().slice(0, 200)}`)
     else notes.push(`csv: import ${what} ${query || '(applied)'}: created ${report.created.products} products, ${report.unchanged} rows unchanged`)
-    return seconds
   }
 
   const tag = `bench-csv-${Date.now()}`

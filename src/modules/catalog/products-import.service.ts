@@ -578,13 +578,12 @@ async function applyNewTogether(
   caches: { categories: Map<string, number | undefined>; taxClasses: Set<string> },
 ): Promise<boolean> {
   const now = nowIso()
-  const planned: Array<{ row: Row; fields: ProductFieldsInput & { category?: string | null }; variant: VariantInput; category: number | null }> = []
+  const planned: Array<{ fields: ProductFieldsInput & { category?: string | null }; variant: VariantInput; category: number | null }> = []
   const skuKeys = new Set<string>()
   try {
     for (const group of run) {
-      const row = group.rows[0]!
-      const fields = row.product!
-      const variant = row.variant!
+      const { product: fields, variant } = group.rows[0]!
+      if (!fields || !variant) return false
       const category = fields.category === undefined ? null : await categoryId(trx, caches.categories, fields.category)
       for (const taxClass of [fields.taxClass, variant.taxClass]) {
         if (taxClass === undefined || taxClass === null || caches.taxClasses.has(taxClass)) continue
@@ -595,7 +594,7 @@ async function applyNewTogether(
         if (skuKeys.has(keyOf(variant.sku))) return false
         skuKeys.add(keyOf(variant.sku))
       }
-      planned.push({ row, fields, variant, category })
+      planned.push({ fields, variant, category })
     }
   } catch (error) {
     if (error instanceof RowFailure || error instanceof AppError) return false
@@ -793,11 +792,11 @@ async function applyFile(
           return false
         }
       }
+      const caches = { categories, taxClasses: new Set<string>() }
       const apply = async (group: Group) => {
         if (group.productId === undefined) await applyNew(trx, buffered, group, counts, caches.categories)
         else await applyExisting(trx, buffered, group, locked.get(group.productId), counts, caches.categories, rowsOf.get(group.productId))
       }
-      const caches = { categories, taxClasses: new Set<string>() }
       // The products go in runs of up to TOGETHER_MAX, each run behind one savepoint: a run of plain new products
       // written together (applyNewTogether), any other run product by product. When a run fails anywhere (a check, a
       // row's error, a statement), it is rolled back and its products are applied again one at a time, each behind a

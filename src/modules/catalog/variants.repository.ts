@@ -7,6 +7,28 @@ import { loadVariantRows, PRODUCT_COLUMNS, variantValueLinksStatement } from './
 
 type Db = Kysely<Database>
 
+/** A product's default variant as a row: its price and stock, no options, the product's time. */
+function defaultVariantRow(
+  product: Pick<ProductRow, 'id' | 'price_cents' | 'stock' | 'created_at'>,
+  own: { sku: string | null; compare_at_cents: number | null; image_id: number | null; tax_class: string | null },
+): Insertable<ProductVariantsTable> {
+  return {
+    product_id: product.id,
+    sku: own.sku,
+    sku_key: own.sku?.toLowerCase() ?? null,
+    title: null,
+    price_cents: product.price_cents,
+    compare_at_cents: own.compare_at_cents,
+    stock: product.stock,
+    image_id: own.image_id,
+    tax_class: own.tax_class,
+    position: 0,
+    values_key: '',
+    created_at: product.created_at,
+    updated_at: product.created_at,
+  }
+}
+
 /**
  * A product's first image and its default variant (no options, values_key ''), as every product without options
  * has: written with the product, in its transaction.
@@ -26,21 +48,7 @@ export async function insertDefaultVariant(
           .executeTakeFirstOrThrow()
   await db
     .insertInto('product_variants')
-    .values({
-      product_id: product.id,
-      sku: own.sku ?? null,
-      sku_key: own.sku?.toLowerCase() ?? null,
-      title: null,
-      price_cents: product.price_cents,
-      compare_at_cents: own.compare_at_cents ?? null,
-      stock: product.stock,
-      image_id: image?.id ?? null,
-      tax_class: null,
-      position: 0,
-      values_key: '',
-      created_at: product.created_at,
-      updated_at: product.created_at,
-    })
+    .values(defaultVariantRow(product, { sku: own.sku ?? null, compare_at_cents: own.compare_at_cents ?? null, image_id: image?.id ?? null, tax_class: null }))
     .execute()
 }
 
@@ -60,23 +68,7 @@ export async function insertDefaultVariants(
   if (variants.length === 0) return []
   return db
     .insertInto('product_variants')
-    .values(
-      variants.map(({ product, sku, compare_at_cents, tax_class }) => ({
-        product_id: product.id,
-        sku,
-        sku_key: sku?.toLowerCase() ?? null,
-        title: null,
-        price_cents: product.price_cents,
-        compare_at_cents,
-        stock: product.stock,
-        image_id: null,
-        tax_class,
-        position: 0,
-        values_key: '',
-        created_at: product.created_at,
-        updated_at: product.created_at,
-      })),
-    )
+    .values(variants.map(({ product, sku, compare_at_cents, tax_class }) => defaultVariantRow(product, { sku, compare_at_cents, image_id: null, tax_class })))
     .returningAll()
     .execute()
 }
