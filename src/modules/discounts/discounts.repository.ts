@@ -156,7 +156,14 @@ const takeUseStatement = prepared((db, v: { codeId: number; orderId: number }) =
  * of other columns, and a stronger one would keep every change of the code waiting for the orders). Undefined when
  * the code has a usage limit by now, or is gone.
  */
-export async function holdUncountedCode(trx: Db, codeId: number, held: boolean): Promise<{ perCustomerLimit: number | null } | undefined> {
+export async function holdUncountedCode(
+  trx: Db,
+  codeId: number,
+  held: boolean,
+  read?: { perCustomerLimit: number | null },
+): Promise<{ perCustomerLimit: number | null } | undefined> {
+  // SQLite: the transaction has held the database's write lock since it began, so the row it read is the row now.
+  if (read !== undefined && !isPostgres(trx)) return read
   if (!held && isPostgres(trx)) await holdCodeStatement(trx, { codeId })
   const row = (await uncountedCodeStatement(trx, { codeId })).rows[0]
   return row && { perCustomerLimit: row.per_customer_limit }

@@ -452,6 +452,12 @@ export interface RedeemInput {
    * code that has one by now is counted all the same.
    */
   counted: boolean
+  /**
+   * The code's per-customer limit as this transaction read it, when it read the code (with `counted`). On SQLite,
+   * whose transaction holds the database's write lock from its start, nothing can have changed it since: the code is
+   * not read again there. PostgreSQL reads it again once the order holds the code.
+   */
+  perCustomerLimit?: number | null
   /** Whether the order's insert took the code's shared lock (`insertOrder`, PostgreSQL); else `redeem` takes it. */
   held?: boolean
 }
@@ -481,7 +487,8 @@ export async function redeem(trx: Trx | Db, input: RedeemInput): Promise<void> {
   await inTransaction(trx, async (tx) => {
     const customer = { userId: input.userId, email: input.email.trim().toLowerCase() }
     // Taking a use on every order would make each order with the code wait for the one before it to commit.
-    const uncounted = input.counted ? undefined : await repo.holdUncountedCode(tx, input.codeId, input.held === true)
+    const read = input.perCustomerLimit === undefined ? undefined : { perCustomerLimit: input.perCustomerLimit }
+    const uncounted = input.counted ? undefined : await repo.holdUncountedCode(tx, input.codeId, input.held === true, read)
     let perCustomerLimit = uncounted?.perCustomerLimit ?? null
     if (!uncounted) {
       const taken = await repo.takeUse(tx, input.codeId, input.orderId)

@@ -397,8 +397,10 @@ async function createOrderFromCart(
   // for this statement and the commit. A code without one is not written (see `redeem`).
   if (code) {
     const counted = code.code.usageLimit !== null
-    // A new order's insert took the code's shared lock; an order written again (setOrderTotals) did not.
-    await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '', counted, held: created })
+    // A new order's insert took the code's shared lock; an order written again (setOrderTotals) did not. The code
+    // was read in this transaction (its limits with it).
+    const { perCustomerLimit } = code.code
+    await redeem(trx, { codeId: code.code.id, orderId: id, userId, email: email ?? '', counted, perCustomerLimit, held: created })
   }
   return order
 }
