@@ -22,6 +22,16 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2
 }
 
+/**
+ * B over A on one figure, round by round (each B window over the A window measured just before it), and the median
+ * of those ratios. A round's two windows share the machine's state of that moment (what else runs on it, how warm it
+ * is), which the ratio of two medians, each taken from other moments, does not share.
+ */
+export function pairedRatio(a: readonly Sample[], b: readonly Sample[], figure: (sample: Sample) => number | undefined): { ratio: number; rounds: number[] } {
+  const rounds = b.map((sample, i) => (figure(sample) ?? Number.NaN) / (figure(a[i] as Sample) ?? Number.NaN))
+  return { ratio: median(rounds), rounds }
+}
+
 /** The median of each figure over a scenario's rounds (peak memory: the highest). */
 export interface Summary {
   rounds: number
