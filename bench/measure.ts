@@ -23,8 +23,8 @@ export function median(values: readonly number[]): number {
 }
 
 /**
- * B over A on one figure, round by round (each B window over the A window measured just before it), and the median
- * of those ratios. A round's two windows share the machine's state of that moment (what else runs on it, how warm it
+ * B over A on one figure, round by round (each B window over the A window of the same round), and the median of
+ * those ratios. A round's two windows share the machine's state of that moment (what else runs on it, how warm it
  * is), which the ratio of two medians, each taken from other moments, does not share.
  */
 export function pairedRatio(a: readonly Sample[], b: readonly Sample[], figure: (sample: Sample) => number | undefined): { ratio: number; rounds: number[] } {
@@ -64,18 +64,22 @@ export function summarize(samples: readonly Sample[]): Summary {
 
 /**
  * Measures each contender in turn, `rounds` times (A B A B …, or A B C A B C …), after one short
- * warm-up of each. Returns the samples per contender, in the order given.
+ * warm-up of each. Returns the samples per contender, in the order given. `counterbalanced`: every
+ * other round runs them in the reverse order (A B, B A, A B …), so that neither always runs second.
  */
 export async function alternate(
   contenders: readonly { run: (seconds: number) => Promise<Sample> }[],
   rounds: number,
   seconds: number,
   warmupSeconds: number,
+  options: { counterbalanced?: boolean } = {},
 ): Promise<Sample[][]> {
   for (const contender of contenders) await contender.run(warmupSeconds)
   const samples: Sample[][] = contenders.map(() => [])
   for (let round = 0; round < rounds; round++) {
-    for (const [i, contender] of contenders.entries()) samples[i]?.push(await contender.run(seconds))
+    const order = [...contenders.keys()]
+    if (options.counterbalanced === true && round % 2 === 1) order.reverse()
+    for (const i of order) samples[i]?.push(await (contenders[i] as (typeof contenders)[number]).run(seconds))
   }
   return samples
 }
