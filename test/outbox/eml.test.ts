@@ -62,4 +62,21 @@ describe('e-mail without SMTP_URL', () => {
     expect(line).toMatchObject({ to: 'ana@shop.test', subject: 'Restablece tu contraseña', file: join('mail', files[0] ?? '') })
     expect(logLines.join('')).not.toContain('SECRET-TOKEN-123')
   })
+
+  it('makes DATA_DIR/mail again when it was removed after the first message', async () => {
+    const send = async (to: string) => {
+      await app.db.transaction().execute((trx) => enqueueEmail(trx, { template: 'password-reset', to, data: { name: 'Ana', link: 'https://shop.test/r' } }))
+      await app.outbox.drain()
+    }
+    await send('bea@shop.test')
+    expect(readdirSync(join(dataDir, 'mail')).length).toBeGreaterThan(0)
+    rmSync(join(dataDir, 'mail'), { recursive: true })
+    await send('carla@shop.test')
+    const files = readdirSync(join(dataDir, 'mail'))
+    expect(files).toHaveLength(1)
+    const parsed = await simpleParser(readFileSync(join(dataDir, 'mail', files[0] ?? '')))
+    expect(parsed.to && !Array.isArray(parsed.to) ? parsed.to.text : '').toBe('carla@shop.test')
+    const last = await app.db.selectFrom('outbox').selectAll().orderBy('created_at', 'desc').executeTakeFirstOrThrow()
+    expect(last).toMatchObject({ status: 'delivered', attempts: 1 })
+  })
 })

@@ -70,6 +70,26 @@ export function createMailSender(settings: MailSettings): { send: (job: MailJob,
   let pool: ReturnType<typeof createPool> | undefined
   const createPool = (smtpUrl: string) =>
     createTransport({ ...smtpOptions(smtpUrl, settings.timeoutMs), pool: true, maxConnections: 4, maxMessages: 50, idleTimeout: 5000 })
+  // Without SMTP_URL: one transport that only builds messages, and the directory made once (again if it is removed).
+  let builder: ReturnType<typeof createBuilder> | undefined
+  const createBuilder = () => createTransport({ streamTransport: true, buffer: true })
+  let mailDirMade = false
+  const writeMessage = async (name: string, message: Buffer): Promise<void> => {
+    const temporary = join(mailDir, `${name}.tmp`)
+    if (!mailDirMade) {
+      await mkdir(mailDir, { recursive: true })
+      mailDirMade = true
+    }
+    // Written whole or not at all: a crash mid-write leaves a .tmp, and the retry writes the same name again.
+    try {
+      await writeFile(temporary, message)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+      await mkdir(mailDir, { recursive: true })
+      await writeFile(temporary, message)
+    }
+    await rename(temporary, join(mailDir, name))
+  }
 
   const send = async (job: MailJob, signal: AbortSignal): Promise<MailResult> => {
     const email = job.payload as EmailMessage
@@ -84,12 +104,10 @@ export function createMailSender(settings: MailSettings): { send: (job: MailJob,
       date: new Date(job.createdAt),
     }
     if (settings.smtpUrl === null) {
-      const built = await createTransport({ streamTransport: true, buffer: true }).sendMail(fields)
-      await mkdir(mailDir, { recursive: true })
+      builder ??= createBuilder()
+      const built = await builder.sendMail(fields)
       const name = `${job.createdAt.replace(/[:.]/g, '-')}-${job.id}.eml`
-      // Written whole or not at all: a crash mid-write leaves a .tmp, and the retry writes the same name again.
-      await writeFile(join(mailDir, `${name}.tmp`), built.message as Buffer)
-      await rename(join(mailDir, `${name}.tmp`), join(mailDir, name))
+      await writeMessage(name, built.message as Buffer)
       return { outcome: { ok: true }, sent: { to: email.to, subject: rendered.subject, file: join('mail', name) } }
     }
     pool ??= createPool(settings.smtpUrl)
